@@ -1,0 +1,290 @@
+// Connection commands: PING ECHO QUIT AUTH HELLO SELECT CLIENT.
+#include "commands/helpers.h"
+
+namespace kvrocks {
+
+namespace {
+
+void Ping(CommandCall& call) {
+  if (call.args.size() > 2) return ReplyError(call, "ERR wrong number of arguments for 'ping' command");
+  if (call.args.size() == 2) return reply::Bulk(call.out, call.args[1]);
+  reply::Simple(call.out, "PONG");
+}
+
+void Echo(CommandCall& call) { reply::Bulk(call.out, call.args[1]); }
+
+void Quit(CommandCall& call) {
+  reply::Ok(call.out);
+  call.conn->CloseAfterReply();
+}
+
+// Checks credentials of the default user; returns an error text or "".
+std::string CheckAuth(CommandCall& call, const std::string* user, const std::string& pass) {
+  const std::string& required = call.server->config()->requirepass;
+  if (user != nullptr && *user != "default") return "WRONGPASS invalid username-password pair or user is disabled.";
+  if (required.empty()) {
+    if (user == nullptr) {
+      return "ERR AUTH <password> called without any password configured for the default user. Are you sure your "
+             "configuration is correct?";
+    }
+    return "";
+  }
+  if (pass != required) return "WRONGPASS invalid username-password pair or user is disabled.";
+  return "";
+}
+
+void Auth(CommandCall& call) {
+  if (call.args.size() > 3) return ReplyError(call, kSyntaxError);
+  std::string err = call.args.size() == 3 ? CheckAuth(call, &call.args[1], call.args[2])
+                                          : CheckAuth(call, nullptr, call.args[1]);
+  if (!err.empty()) return ReplyError(call, err);
+  call.conn->authenticated = true;
+  reply::Ok(call.out);
+}
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+void Hello(CommandCall& call) {
+  const auto& a = call.args;
+  int64_t ver = 2;
+  if (a.size() >= 2) {
+    if (!ParseInt64(a[1], &ver)) return ReplyError(call, "ERR Protocol version is not an integer or out of range");
+    if (ver < 2 || ver > 3) return ReplyError(call, "NOPROTO unsupported protocol version");
+  }
+  std::string setname;
+  bool has_setname = false;
+  for (size_t i = 2; i < a.size(); i++) {
+    size_t left = a.size() - i - 1;
+    if (EqualsIgnoreCase(a[i], "auth") && left >= 2) {
+      std::string err = CheckAuth(call, &a[i + 1], a[i + 2]);
+      if (!err.empty()) return ReplyError(call, err);
+      call.conn->authenticated = true;
+      i += 2;
+    } else if (EqualsIgnoreCase(a[i], "setname") && left >= 1) {
+      setname = a[++i];
+      has_setname = true;
+    } else {
+      return ReplyError(call, "ERR Syntax error in HELLO option '" + a[i] + "'");
+    }
+  }
+  if (!call.conn->authenticated) {
+    return ReplyError(call,
+                      "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> "
+                      "AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol "
+                      "version at the same time");
+  }
+  if (ver == 3) return ReplyError(call, "NOPROTO unsupported protocol version");
+  if (has_setname) {
+    for (char c : setname) {
+      if (c < '!' || c > '~') {
+        return ReplyError(call, "ERR Client names cannot contain spaces, newlines or special characters.");
+      }
+    }
+    std::lock_guard<std::mutex> g(call.conn->info_mu);
+    call.conn->name = setname;
+  }
+  reply::ArrayHeader(call.out, 14);
+  reply::Bulk(call.out, "server");
+  reply::Bulk(call.out, "redis");
+  reply::Bulk(call.out, "version");
+  reply::Bulk(call.out, kRedisVersion);
+  reply::Bulk(call.out, "proto");
+  reply::Integer(call.out, 2);
+  reply::Bulk(call.out, "id");
+  reply::Integer(call.out, static_cast<int64_t>(call.conn->id()));
+  reply::Bulk(call.out, "mode");
+  reply::Bulk(call.out, "standalone");
+  reply::Bulk(call.out, "role");
+  reply::Bulk(call.out, "master");
+  reply::Bulk(call.out, "modules");
+  reply::ArrayHeader(call.out, 0);
+}
+
+void Select(CommandCall& call) {
+  int db;
+  if (!DbIndexArg(call, 1, &db)) return;
+  call.conn->db = db;
+  reply::Ok(call.out);
+}
+
+bool ValidClientName(const std::string& name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+void ClientList(CommandCall& call) {
+  const auto& a = call.args;
+  std::vector<uint64_t> ids;
+  bool only_ids = false;
+  for (size_t i = 2; i < a.size(); i++) {
+    if (EqualsIgnoreCase(a[i], "type") && i + 1 < a.size()) {
+      const std::string& t = a[++i];
+      if (!EqualsIgnoreCase(t, "normal") && !EqualsIgnoreCase(t, "master") && !EqualsIgnoreCase(t, "replica") &&
+          !EqualsIgnoreCase(t, "slave") && !EqualsIgnoreCase(t, "pubsub")) {
+        return ReplyError(call, "ERR Unknown client type '" + t + "'");
+      }
+      // Every client of this server is a normal client for now.
+      if (!EqualsIgnoreCase(t, "normal")) only_ids = true;
+    } else if (EqualsIgnoreCase(a[i], "id") && i + 1 < a.size()) {
+      only_ids = true;
+      for (i++; i < a.size(); i++) {
+        int64_t id;
+        if (!ParseInt64(a[i], &id) || id <= 0) return ReplyError(call, "ERR Invalid client ID");
+        ids.push_back(static_cast<uint64_t>(id));
+      }
+    } else {
+      return ReplyError(call, kSyntaxError);
+    }
+  }
+  std::string text;
+  call.server->ForEachClient([&](Connection* c) {
+    if (only_ids && std::find(ids.begin(), ids.end(), c->id()) == ids.end()) return;
+    text += c->InfoLine() + "\n";
+  });
+  reply::Bulk(call.out, text);
+}
+
+void ClientKill(CommandCall& call) {
+  const auto& a = call.args;
+  if (a.size() == 3) {  // old form: CLIENT KILL addr:port
+    uint64_t target = 0;
+    call.server->ForEachClient([&](Connection* c) {
+      if (c->peer() == a[2]) target = c->id();
+    });
+    if (target == 0) return ReplyError(call, "ERR No such client");
+    if (target == call.conn->id()) {
+      call.conn->CloseAfterReply();
+    } else {
+      call.server->Kill(target);
+    }
+    return reply::Ok(call.out);
+  }
+  if ((a.size() - 2) % 2 != 0) return ReplyError(call, kSyntaxError);
+  uint64_t id = 0;
+  std::string addr, laddr;
+  bool skipme = true, has_type = false, normal_type = true;
+  for (size_t i = 2; i + 1 < a.size(); i += 2) {
+    const std::string& k = a[i];
+    const std::string& v = a[i + 1];
+    if (EqualsIgnoreCase(k, "id")) {
+      int64_t n;
+      if (!ParseInt64(v, &n) || n <= 0) return ReplyError(call, "ERR client-id should be greater than 0");
+      id = static_cast<uint64_t>(n);
+    } else if (EqualsIgnoreCase(k, "addr")) {
+      addr = v;
+    } else if (EqualsIgnoreCase(k, "laddr")) {
+      laddr = v;
+    } else if (EqualsIgnoreCase(k, "type")) {
+      if (!EqualsIgnoreCase(v, "normal") && !EqualsIgnoreCase(v, "master") && !EqualsIgnoreCase(v, "replica") &&
+          !EqualsIgnoreCase(v, "slave") && !EqualsIgnoreCase(v, "pubsub")) {
+        return ReplyError(call, "ERR Unknown client type '" + v + "'");
+      }
+      has_type = true;
+      normal_type = EqualsIgnoreCase(v, "normal");
+    } else if (EqualsIgnoreCase(k, "user")) {
+      if (v != "default") return ReplyError(call, "ERR No such user '" + v + "'");
+    } else if (EqualsIgnoreCase(k, "skipme")) {
+      if (EqualsIgnoreCase(v, "yes")) {
+        skipme = true;
+      } else if (EqualsIgnoreCase(v, "no")) {
+        skipme = false;
+      } else {
+        return ReplyError(call, kSyntaxError);
+      }
+    } else {
+      return ReplyError(call, kSyntaxError);
+    }
+  }
+  std::vector<uint64_t> victims;
+  call.server->ForEachClient([&](Connection* c) {
+    if (id != 0 && c->id() != id) return;
+    if (!addr.empty() && c->peer() != addr) return;
+    if (!laddr.empty() && c->local() != laddr) return;
+    if (has_type && !normal_type) return;
+    if (skipme && c == call.conn) return;
+    victims.push_back(c->id());
+  });
+  for (uint64_t v : victims) {
+    if (v == call.conn->id()) {
+      call.conn->CloseAfterReply();
+    } else {
+      call.server->Kill(v);
+    }
+  }
+  reply::Integer(call.out, static_cast<int64_t>(victims.size()));
+}
+
+void Client(CommandCall& call) {
+  const auto& a = call.args;
+  const std::string& sub = a[1];
+  if (EqualsIgnoreCase(sub, "id") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(call.conn->id()));
+  if (EqualsIgnoreCase(sub, "info") && a.size() == 2) return reply::Bulk(call.out, call.conn->InfoLine() + "\n");
+  if (EqualsIgnoreCase(sub, "list")) return ClientList(call);
+  if (EqualsIgnoreCase(sub, "kill")) {
+    if (a.size() < 3) return ReplySubcommandArity(call);
+    return ClientKill(call);
+  }
+  if (EqualsIgnoreCase(sub, "setname")) {
+    if (a.size() != 3) return ReplySubcommandArity(call);
+    if (!ValidClientName(a[2])) {
+      return ReplyError(call, "ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    std::lock_guard<std::mutex> g(call.conn->info_mu);
+    call.conn->name = a[2];
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "getname")) {
+    if (a.size() != 2) return ReplySubcommandArity(call);
+    std::lock_guard<std::mutex> g(call.conn->info_mu);
+    if (call.conn->name.empty()) return reply::NullBulk(call.out);
+    return reply::Bulk(call.out, call.conn->name);
+  }
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    static const std::vector<std::string> kHelp = {
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options: TYPE, ID.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "HELP",
+        "    Prints this help."};
+    reply::ArrayHeader(call.out, kHelp.size());
+    for (const auto& l : kHelp) reply::Simple(call.out, l);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "id") || EqualsIgnoreCase(sub, "info") || EqualsIgnoreCase(sub, "help")) {
+    return ReplySubcommandArity(call);
+  }
+  ReplyUnknownSubcommand(call, "CLIENT");
+}
+
+}  // namespace
+
+void RegisterConnectionCommands(CommandTable* t) {
+  const uint32_t f = kCmdFast | kCmdLoading | kCmdStale;
+  t->Add({"ping", -1, f, 0, 0, 0, Ping, "connection", "Returns the server's liveliness response.", "1.0.0"});
+  t->Add({"echo", 2, f, 0, 0, 0, Echo, "connection", "Returns the given string.", "1.0.0"});
+  t->Add({"quit", -1, f | kCmdNoAuth | kCmdNoMulti, 0, 0, 0, Quit, "connection", "Closes the connection.", "1.0.0"});
+  t->Add({"auth", -2, f | kCmdNoAuth | kCmdNoScript | kCmdSkipMonitor | kCmdSkipSlowlog, 0, 0, 0, Auth, "connection",
+          "Authenticates the connection.", "1.0.0"});
+  t->Add({"hello", -1, f | kCmdNoAuth | kCmdNoScript | kCmdSkipMonitor | kCmdSkipSlowlog, 0, 0, 0, Hello,
+          "connection", "Handshakes with the Redis server.", "6.0.0"});
+  t->Add({"select", 2, f, 0, 0, 0, Select, "connection", "Changes the selected database.", "1.0.0"});
+  t->Add({"client", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Client, "connection",
+          "A container for client connection commands.", "2.4.0", nullptr,
+          {"client|id", "client|info", "client|list", "client|kill", "client|setname", "client|getname",
+           "client|help"}});
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,617 @@
+// Server commands: INFO CONFIG TIME COMMAND SLOWLOG MONITOR LASTSAVE SAVE BGSAVE SHUTDOWN.
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "commands/helpers.h"
+#include "common/time_util.h"
+
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
+    __attribute__((weak));
+
+namespace kvrocks {
+
+namespace {
+
+std::string RandomHex40() {
+  std::random_device rd;
+  std::mt19937_64 rng(rd());
+  static const char kHex[] = "0123456789abcdef";
+  std::string s(40, '0');
+  for (auto& c : s) c = kHex[rng() % 16];
+  return s;
+}
+
+const std::string& RunId() {
+  static const std::string id = RandomHex40();
+  return id;
+}
+
+const std::string& ReplId() {
+  static const std::string id = RandomHex40();
+  return id;
+}
+
+std::string HumanBytes(uint64_t n) {
+  char buf[64];
+  double d = static_cast<double>(n);
+  if (n < 1024) {
+    snprintf(buf, sizeof(buf), "%" PRIu64 "B", n);
+  } else if (n < 1024ULL * 1024) {
+    snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
+  } else if (n < 1024ULL * 1024 * 1024) {
+    snprintf(buf, sizeof(buf), "%.2fM", d / 1024 / 1024);
+  } else {
+    snprintf(buf, sizeof(buf), "%.2fG", d / 1024 / 1024 / 1024);
+  }
+  return buf;
+}
+
+uint64_t RssBytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, rss = 0;
+  in >> size >> rss;
+  return rss * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+uint64_t AllocatedBytes() {
+  if (mallctl == nullptr) return RssBytes();
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);
+  size_t allocated = 0;
+  sz = sizeof(allocated);
+  if (mallctl("stats.allocated", &allocated, &sz, nullptr, 0) != 0) return RssBytes();
+  return allocated;
+}
+
+void Line(std::string* s, const std::string& k, const std::string& v) { *s += k + ":" + v + "\r\n"; }
+void Line(std::string* s, const std::string& k, int64_t v) { Line(s, k, std::to_string(v)); }
+
+std::string InfoServer(Server* srv) {
+  std::string s = "# Server\r\n";
+  utsname u{};
+  uname(&u);
+  int64_t uptime = static_cast<int64_t>(time(nullptr)) - srv->start_time();
+  Line(&s, "redis_version", kRedisVersion);
+  Line(&s, "kvrocks_version", kKvrocksVersion);
+  Line(&s, "redis_git_sha1", "00000000");
+  Line(&s, "redis_git_dirty", 0);
+  Line(&s, "redis_mode", "standalone");
+  Line(&s, "os", std::string(u.sysname) + " " + u.release + " " + u.machine);
+  Line(&s, "arch_bits", 64);
+  Line(&s, "multiplexing_api", "epoll");
+  Line(&s, "gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+                              std::to_string(__GNUC_PATCHLEVEL__));
+  Line(&s, "process_id", static_cast<int64_t>(getpid()));
+  Line(&s, "run_id", RunId());
+  Line(&s, "tcp_port", srv->config()->port);
+  Line(&s, "server_time_usec", static_cast<int64_t>(NowUs()));
+  Line(&s, "uptime_in_seconds", uptime);
+  Line(&s, "uptime_in_days", uptime / 86400);
+  Line(&s, "hz", srv->config()->hz);
+  Line(&s, "configured_hz", srv->config()->hz);
+  Line(&s, "io_threads_active", 0);
+  Line(&s, "workers", srv->config()->workers);
+  Line(&s, "config_file", srv->config()->config_file);
+  return s;
+}
+
+std::string InfoClients(Server* srv) {
+  std::string s = "# Clients\r\n";
+  Line(&s, "connected_clients", static_cast<int64_t>(srv->ClientCount()));
+  Line(&s, "cluster_connections", 0);
+  Line(&s, "maxclients", srv->config()->maxclients);
+  Line(&s, "blocked_clients", 0);
+  Line(&s, "tracking_clients", 0);
+  Line(&s, "clients_in_timeout_table", 0);
+  return s;
+}
+
+std::string InfoMemory(Server* srv) {
+  std::string s = "# Memory\r\n";
+  uint64_t used = AllocatedBytes(), rss = RssBytes();
+  Line(&s, "used_memory", static_cast<int64_t>(used));
+  Line(&s, "used_memory_human", HumanBytes(used));
+  Line(&s, "used_memory_rss", static_cast<int64_t>(rss));
+  Line(&s, "used_memory_rss_human", HumanBytes(rss));
+  Line(&s, "used_disk_bytes", static_cast<int64_t>(srv->storage()->DiskUsage()));
+  Line(&s, "maxmemory", 0);
+  Line(&s, "maxmemory_human", "0B");
+  Line(&s, "maxmemory_policy", "noeviction");
+  Line(&s, "mem_allocator", mallctl != nullptr ? "jemalloc" : "libc");
+  return s;
+}
+
+std::string InfoPersistence(Server* srv) {
+  std::string s = "# Persistence\r\n";
+  Line(&s, "loading", 0);
+  Line(&s, "async_loading", 0);
+  Line(&s, "rdb_changes_since_last_save", 0);
+  Line(&s, "rdb_bgsave_in_progress", srv->bgsave_in_progress() ? 1 : 0);
+  Line(&s, "rdb_last_save_time", srv->last_save());
+  Line(&s, "rdb_last_bgsave_status", srv->last_bgsave_status());
+  Line(&s, "aof_enabled", 0);
+  Line(&s, "aof_rewrite_in_progress", 0);
+  return s;
+}
+
+std::string InfoStats(Server* srv) {
+  Stats& st = srv->stats();
+  std::string s = "# Stats\r\n";
+  Line(&s, "total_connections_received", static_cast<int64_t>(st.total_connections_received.load()));
+  Line(&s, "total_commands_processed", static_cast<int64_t>(st.total_commands_processed.load()));
+  Line(&s, "total_net_input_bytes", static_cast<int64_t>(st.net_input_bytes.load()));
+  Line(&s, "total_net_output_bytes", static_cast<int64_t>(st.net_output_bytes.load()));
+  Line(&s, "rejected_connections", static_cast<int64_t>(st.rejected_connections.load()));
+  Line(&s, "expired_keys", static_cast<int64_t>(st.expired_keys.load()));
+  Line(&s, "evicted_keys", 0);
+  Line(&s, "keyspace_hits", static_cast<int64_t>(st.keyspace_hits.load()));
+  Line(&s, "keyspace_misses", static_cast<int64_t>(st.keyspace_misses.load()));
+  Line(&s, "pubsub_channels", 0);
+  Line(&s, "pubsub_patterns", 0);
+  Line(&s, "total_error_replies", static_cast<int64_t>(st.total_error_replies.load()));
+  return s;
+}
+
+std::string InfoReplication(Server*) {
+  std::string s = "# Replication\r\n";
+  Line(&s, "role", "master");
+  Line(&s, "connected_slaves", 0);
+  Line(&s, "master_failover_state", "no-failover");
+  Line(&s, "master_replid", ReplId());
+  Line(&s, "master_replid2", std::string(40, '0'));
+  Line(&s, "master_repl_offset", 0);
+  Line(&s, "second_repl_offset", -1);
+  Line(&s, "repl_backlog_active", 0);
+  return s;
+}
+
+std::string InfoCpu() {
+  std::string s = "# CPU\r\n";
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  auto secs = [](const timeval& tv) {
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec), static_cast<long>(tv.tv_usec));
+    return std::string(buf);
+  };
+  Line(&s, "used_cpu_sys", secs(self.ru_stime));
+  Line(&s, "used_cpu_user", secs(self.ru_utime));
+  Line(&s, "used_cpu_sys_children", secs(children.ru_stime));
+  Line(&s, "used_cpu_user_children", secs(children.ru_utime));
+  return s;
+}
+
+std::string InfoKeyspace(Server* srv) {
+  std::string s = "# Keyspace\r\n";
+  Storage* st = srv->storage();
+  for (int i = 0; i < srv->config()->databases; i++) {
+    uint8_t p = st->PhysicalDb(i);
+    int64_t keys = st->KeyCount(p);
+    if (keys <= 0) continue;
+    s += "db" + std::to_string(i) + ":keys=" + std::to_string(keys) + ",expires=" +
+         std::to_string(st->ExpireCount(p)) + ",avg_ttl=0\r\n";
+  }
+  return s;
+}
+
+std::string InfoRocksdb(Server* srv) {
+  Storage* st = srv->storage();
+  std::string s = "# RocksDB\r\n";
+  auto cache = st->block_cache();
+  Line(&s, "block_cache_capacity", static_cast<int64_t>(cache->GetCapacity()));
+  Line(&s, "block_cache_usage", static_cast<int64_t>(cache->GetUsage()));
+  Line(&s, "estimate_num_keys_metadata", st->GetProperty("rocksdb.estimate-num-keys"));
+  Line(&s, "memtables_size", static_cast<int64_t>(st->GetIntProperty("rocksdb.cur-size-all-mem-tables")));
+  Line(&s, "table_readers_memory", static_cast<int64_t>(st->GetIntProperty("rocksdb.estimate-table-readers-mem")));
+  Line(&s, "sst_files_size", static_cast<int64_t>(st->GetIntProperty("rocksdb.total-sst-files-size")));
+  Line(&s, "blob_files_size", static_cast<int64_t>(st->GetIntProperty("rocksdb.total-blob-file-size")));
+  Line(&s, "num_running_compactions", static_cast<int64_t>(st->GetIntProperty("rocksdb.num-running-compactions")));
+  Line(&s, "num_running_flushes", static_cast<int64_t>(st->GetIntProperty("rocksdb.num-running-flushes")));
+  Line(&s, "pending_compaction_bytes",
+       static_cast<int64_t>(st->GetIntProperty("rocksdb.estimate-pending-compaction-bytes")));
+  Line(&s, "is_write_stopped", static_cast<int64_t>(st->GetIntProperty("rocksdb.is-write-stopped")));
+  return s;
+}
+
+std::string InfoCommandStats(Server* srv) {
+  std::string s = "# Commandstats\r\n";
+  for (auto& [name, c] : srv->stats().CommandStats()) {
+    char buf[256];
+    snprintf(buf, sizeof(buf), "calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,rejected_calls=%" PRIu64
+             ",failed_calls=%" PRIu64,
+             c.calls, c.usec, c.calls ? static_cast<double>(c.usec) / static_cast<double>(c.calls) : 0.0,
+             c.rejected_calls, c.failed_calls);
+    Line(&s, "cmdstat_" + name, buf);
+  }
+  return s;
+}
+
+void Info(CommandCall& call) {
+  Server* srv = call.server;
+  std::vector<std::string> wanted;
+  for (size_t i = 1; i < call.args.size(); i++) wanted.push_back(ToLower(call.args[i]));
+  bool all = false, everything = false, defaults = wanted.empty();
+  for (auto& w : wanted) {
+    if (w == "all") all = true;
+    if (w == "everything") everything = true;
+    if (w == "default") defaults = true;
+  }
+  auto want = [&](const std::string& name, bool in_default) {
+    if (everything || (all && name != "commandstats_only") || (defaults && in_default)) return true;
+    return std::find(wanted.begin(), wanted.end(), name) != wanted.end();
+  };
+  std::vector<std::string> parts;
+  if (want("server", true)) parts.push_back(InfoServer(srv));
+  if (want("clients", true)) parts.push_back(InfoClients(srv));
+  if (want("memory", true)) parts.push_back(InfoMemory(srv));
+  if (want("persistence", true)) parts.push_back(InfoPersistence(srv));
+  if (want("stats", true)) parts.push_back(InfoStats(srv));
+  if (want("replication", true)) parts.push_back(InfoReplication(srv));
+  if (want("cpu", true)) parts.push_back(InfoCpu());
+  if (want("commandstats", false)) parts.push_back(InfoCommandStats(srv));
+  if (want("keyspace", true)) parts.push_back(InfoKeyspace(srv));
+  if (want("rocksdb", true)) parts.push_back(InfoRocksdb(srv));
+  std::string text;
+  for (size_t i = 0; i < parts.size(); i++) text += (i ? "\r\n" : "") + parts[i];
+  reply::Bulk(call.out, text);
+}
+
+void ConfigCmd(CommandCall& call) {
+  const auto& a = call.args;
+  const std::string& sub = a[1];
+  Config* cfg = call.server->config();
+  if (EqualsIgnoreCase(sub, "get")) {
+    if (a.size() < 3) return ReplySubcommandArity(call);
+    std::vector<std::pair<std::string, std::string>> found;
+    for (size_t i = 2; i < a.size(); i++) {
+      for (auto& kv : cfg->Get(a[i])) {
+        if (std::find(found.begin(), found.end(), kv) == found.end()) found.push_back(kv);
+      }
+    }
+    reply::ArrayHeader(call.out, found.size() * 2);
+    for (auto& [k, v] : found) {
+      reply::Bulk(call.out, k);
+      reply::Bulk(call.out, v);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "set")) {
+    if (a.size() < 4 || a.size() % 2 != 0) return ReplySubcommandArity(call);
+    for (size_t i = 2; i + 1 < a.size(); i += 2) {
+      Status s = cfg->Set(a[i], a[i + 1], false);
+      if (!s.ok()) return ReplyError(call, s.ToRedisError());
+      if (EqualsIgnoreCase(a[i], "slowlog-max-len")) call.server->slowlog().Trim(static_cast<size_t>(cfg->slowlog_max_len));
+    }
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "rewrite")) {
+    if (a.size() != 2) return ReplySubcommandArity(call);
+    Status s = cfg->Rewrite();
+    if (!s.ok()) return ReplyError(call, "ERR Rewriting config file: " + s.message());
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "resetstat")) {
+    if (a.size() != 2) return ReplySubcommandArity(call);
+    call.server->stats().Reset();
+    call.server->slowlog().Reset();
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    static const std::vector<std::string> kHelp = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Prints this help."};
+    reply::ArrayHeader(call.out, kHelp.size());
+    for (const auto& l : kHelp) reply::Simple(call.out, l);
+    return;
+  }
+  ReplyUnknownSubcommand(call, "CONFIG");
+}
+
+void Time(CommandCall& call) {
+  uint64_t us = NowUs();
+  reply::ArrayHeader(call.out, 2);
+  reply::Bulk(call.out, std::to_string(us / 1000000));
+  reply::Bulk(call.out, std::to_string(us % 1000000));
+}
+
+std::vector<std::string> FlagNames(uint32_t f) {
+  std::vector<std::string> out;
+  static const std::pair<uint32_t, const char*> kNames[] = {
+      {kCmdWrite, "write"},       {kCmdReadOnly, "readonly"},         {kCmdDenyOOM, "denyoom"},
+      {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"},         {kCmdBlocking, "blocking"},
+      {kCmdLoading, "loading"},   {kCmdStale, "stale"},               {kCmdSkipMonitor, "skip_monitor"},
+      {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},          {kCmdNoAuth, "no_auth"},
+      {kCmdNoMulti, "no_multi"}};
+  for (auto& [bit, name] : kNames) {
+    if (f & bit) out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<std::string> AclCategories(const CommandSpec& c) {
+  std::vector<std::string> out;
+  if (c.flags & kCmdWrite) out.push_back("@write");
+  if (c.flags & kCmdReadOnly) out.push_back("@read");
+  std::string group = c.group;
+  if (group == "generic") out.push_back("@keyspace");
+  if (group == "string") out.push_back("@string");
+  if (group == "connection") out.push_back("@connection");
+  if (group == "transactions") out.push_back("@transaction");
+  if (c.flags & kCmdAdmin) {
+    out.push_back("@admin");
+    out.push_back("@dangerous");
+  }
+  out.push_back((c.flags & kCmdFast) ? "@fast" : "@slow");
+  return out;
+}
+
+void CommandInfoEntry(std::string* out, const CommandSpec& c) {
+  reply::ArrayHeader(out, 10);
+  reply::Bulk(out, c.name);
+  reply::Integer(out, c.arity);
+  auto flags = FlagNames(c.flags);
+  reply::ArrayHeader(out, flags.size());
+  for (auto& f : flags) reply::Simple(out, f);
+  reply::Integer(out, c.first_key);
+  reply::Integer(out, c.last_key);
+  reply::Integer(out, c.key_step);
+  auto cats = AclCategories(c);
+  reply::ArrayHeader(out, cats.size());
+  for (auto& cat : cats) reply::Simple(out, cat);
+  reply::ArrayHeader(out, 0);  // tips
+  reply::ArrayHeader(out, 0);  // key specs
+  reply::ArrayHeader(out, 0);  // subcommands
+}
+
+void CommandCmd(CommandCall& call) {
+  const auto& a = call.args;
+  const auto& all = CommandTable::Instance().all();
+  if (a.size() == 1) {
+    reply::ArrayHeader(call.out, all.size());
+    for (auto& [name, c] : all) CommandInfoEntry(call.out, c);
+    return;
+  }
+  const std::string& sub = a[1];
+  if (EqualsIgnoreCase(sub, "count") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(all.size()));
+  if (EqualsIgnoreCase(sub, "info")) {
+    if (a.size() == 2) {
+      reply::ArrayHeader(call.out, all.size());
+      for (auto& [name, c] : all) CommandInfoEntry(call.out, c);
+      return;
+    }
+    reply::ArrayHeader(call.out, a.size() - 2);
+    for (size_t i = 2; i < a.size(); i++) {
+      const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[i]));
+      if (c == nullptr) {
+        reply::NullArray(call.out);
+      } else {
+        CommandInfoEntry(call.out, *c);
+      }
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "docs")) {
+    std::vector<const CommandSpec*> specs;
+    if (a.size() == 2) {
+      for (auto& [name, c] : all) specs.push_back(&c);
+    } else {
+      for (size_t i = 2; i < a.size(); i++) {
+        if (const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[i]))) specs.push_back(c);
+      }
+    }
+    reply::ArrayHeader(call.out, specs.size() * 2);
+    for (const CommandSpec* c : specs) {
+      reply::Bulk(call.out, c->name);
+      reply::ArrayHeader(call.out, 6);
+      reply::Bulk(call.out, "summary");
+      reply::Bulk(call.out, c->summary);
+      reply::Bulk(call.out, "since");
+      reply::Bulk(call.out, c->since);
+      reply::Bulk(call.out, "group");
+      reply::Bulk(call.out, c->group);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "list")) {
+    std::string pattern, category, module;
+    if (a.size() == 5 && EqualsIgnoreCase(a[2], "filterby")) {
+      if (EqualsIgnoreCase(a[3], "pattern")) {
+        pattern = a[4];
+      } else if (EqualsIgnoreCase(a[3], "aclcat")) {
+        category = "@" + ToLower(a[4]);
+      } else if (EqualsIgnoreCase(a[3], "module")) {
+        module = a[4];
+      } else {
+        return ReplyError(call, kSyntaxError);
+      }
+    } else if (a.size() != 2) {
+      return ReplyError(call, kSyntaxError);
+    }
+    std::vector<std::string> names;
+    if (module.empty()) {
+      for (auto& [name, c] : all) {
+        if (!pattern.empty() && !StringMatch(pattern, name, true)) continue;
+        if (!category.empty()) {
+          auto cats = AclCategories(c);
+          if (std::find(cats.begin(), cats.end(), category) == cats.end()) continue;
+        }
+        names.push_back(name);
+      }
+    }
+    reply::BulkArray(call.out, names);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "getkeys")) {
+    if (a.size() < 3) return ReplySubcommandArity(call);
+    const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[2]));
+    if (c == nullptr) return ReplyError(call, "ERR Invalid command specified");
+    int argc = static_cast<int>(a.size()) - 2;
+    if ((c->arity > 0 && argc != c->arity) || (c->arity < 0 && argc < -c->arity)) {
+      return ReplyError(call, "ERR Invalid number of arguments specified for command");
+    }
+    std::vector<std::string> keys;
+    for (size_t i : CommandTable::KeyIndexes(*c, static_cast<size_t>(argc))) keys.push_back(a[i + 2]);
+    if (keys.empty()) return ReplyError(call, "ERR The command has no key arguments");
+    return reply::BulkArray(call.out, keys);
+  }
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    static const std::vector<std::string> kHelp = {
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "HELP",
+        "    Prints this help."};
+    reply::ArrayHeader(call.out, kHelp.size());
+    for (const auto& l : kHelp) reply::Simple(call.out, l);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "count")) return ReplySubcommandArity(call);
+  ReplyUnknownSubcommand(call, "COMMAND");
+}
+
+void SlowlogCmd(CommandCall& call) {
+  const auto& a = call.args;
+  const std::string& sub = a[1];
+  SlowLog& log = call.server->slowlog();
+  if (EqualsIgnoreCase(sub, "get") && a.size() <= 3) {
+    int64_t count = 10;
+    if (a.size() == 3) {
+      if (!ParseInt64(a[2], &count) || count < -1) {
+        return ReplyError(call, "ERR count should be greater than or equal to -1");
+      }
+      if (count == -1) count = INT64_MAX;
+    }
+    auto entries = log.Get(static_cast<size_t>(count));
+    reply::ArrayHeader(call.out, entries.size());
+    for (auto& e : entries) {
+      reply::ArrayHeader(call.out, 6);
+      reply::Integer(call.out, static_cast<int64_t>(e.id));
+      reply::Integer(call.out, e.time);
+      reply::Integer(call.out, static_cast<int64_t>(e.duration_us));
+      reply::BulkArray(call.out, e.args);
+      reply::Bulk(call.out, e.peer);
+      reply::Bulk(call.out, e.name);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "len") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(log.Len()));
+  if (EqualsIgnoreCase(sub, "reset") && a.size() == 2) {
+    log.Reset();
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    static const std::vector<std::string> kHelp = {
+        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        "HELP",
+        "    Prints this help."};
+    reply::ArrayHeader(call.out, kHelp.size());
+    for (const auto& l : kHelp) reply::Simple(call.out, l);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "get") || EqualsIgnoreCase(sub, "len") || EqualsIgnoreCase(sub, "reset") ||
+      EqualsIgnoreCase(sub, "help")) {
+    return ReplySubcommandArity(call);
+  }
+  ReplyUnknownSubcommand(call, "SLOWLOG");
+}
+
+void Monitor(CommandCall& call) {
+  if (call.in_exec) return ReplyError(call, "ERR MONITOR isn't allowed in this context");
+  call.server->AddMonitor(call.conn);
+  reply::Ok(call.out);
+}
+
+void LastSave(CommandCall& call) { reply::Integer(call.out, call.server->last_save()); }
+
+void Save(CommandCall& call) {
+  if (call.server->bgsave_in_progress()) return ReplyError(call, "ERR Background save already in progress");
+  Status s = call.server->Save();
+  if (!s.ok()) return ReplyError(call, "ERR " + s.message());
+  reply::Ok(call.out);
+}
+
+void BgSave(CommandCall& call) {
+  if (call.args.size() > 2 || (call.args.size() == 2 && !EqualsIgnoreCase(call.args[1], "schedule"))) {
+    return ReplyError(call, kSyntaxError);
+  }
+  if (!call.server->BgSave()) return ReplyError(call, "ERR Background save already in progress");
+  reply::Simple(call.out, "Background saving started");
+}
+
+void Shutdown(CommandCall& call) {
+  bool abort = false;
+  for (size_t i = 1; i < call.args.size(); i++) {
+    const std::string& o = call.args[i];
+    if (EqualsIgnoreCase(o, "abort")) {
+      abort = true;
+    } else if (!EqualsIgnoreCase(o, "nosave") && !EqualsIgnoreCase(o, "save") && !EqualsIgnoreCase(o, "now") &&
+               !EqualsIgnoreCase(o, "force")) {
+      return ReplyError(call, kSyntaxError);
+    }
+  }
+  if (abort) {
+    if (call.args.size() > 2) return ReplyError(call, kSyntaxError);
+    return ReplyError(call, "ERR No shutdown in progress.");
+  }
+  if (call.in_exec) return ReplyError(call, "ERR SHUTDOWN isn't allowed in this context");
+  // Data is already durable in RocksDB (WAL); the server closes it cleanly on the way out.
+  call.conn->CloseAfterReply();
+  call.server->Stop();
+}
+
+}  // namespace
+
+void RegisterServerCommands(CommandTable* t) {
+  const uint32_t adm = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
+  t->Add({"info", -1, kCmdLoading | kCmdStale | kCmdSlow, 0, 0, 0, Info, "server", "Returns information and statistics about the server.", "1.0.0"});
+  t->Add({"config", -2, adm, 0, 0, 0, ConfigCmd, "server", "A container for server configuration commands.", "2.0.0", nullptr,
+          {"config|get", "config|set", "config|rewrite", "config|resetstat", "config|help"}});
+  t->Add({"time", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Time, "server", "Returns the server time.", "2.6.0"});
+  t->Add({"command", -1, kCmdLoading | kCmdStale | kCmdSlow, 0, 0, 0, CommandCmd, "server", "Returns detailed information about all commands.", "2.8.13", nullptr,
+          {"command|count", "command|info", "command|docs", "command|list", "command|getkeys", "command|help"}});
+  t->Add({"slowlog", -2, adm, 0, 0, 0, SlowlogCmd, "server", "A container for slow log commands.", "2.2.12", nullptr,
+          {"slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help"}});
+  t->Add({"monitor", 1, adm, 0, 0, 0, Monitor, "server", "Listens for all requests received by the server in real-time.", "1.0.0"});
+  t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
+  t->Add({"save", 1, adm, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
+  t->Add({"bgsave", -1, adm, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});
+  t->Add({"shutdown", -1, adm, 0, 0, 0, Shutdown, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"});
+}
+
+}  // namespace kvrocks

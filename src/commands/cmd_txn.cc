@@ -1,0 +1,64 @@
+// MULTI / EXEC / DISCARD / WATCH / UNWATCH.
+#include "commands/helpers.h"
+#include "server/dispatch.h"
+
+namespace kvrocks {
+
+namespace {
+
+void Multi(CommandCall& call) {
+  if (call.conn->in_multi) return ReplyError(call, "ERR MULTI calls can not be nested");
+  call.conn->in_multi = true;
+  call.conn->multi_error = false;
+  call.conn->queued.clear();
+  reply::Ok(call.out);
+}
+
+void Exec(CommandCall& call) {
+  Connection* c = call.conn;
+  if (!c->in_multi) return ReplyError(call, "ERR EXEC without MULTI");
+  if (c->multi_error) {
+    c->in_multi = false;
+    c->queued.clear();
+    call.server->UnwatchAll(c);
+    return ReplyError(call, "EXECABORT Transaction discarded because of previous errors.");
+  }
+  RunTransaction(c, call.out);
+}
+
+void Discard(CommandCall& call) {
+  Connection* c = call.conn;
+  if (!c->in_multi) return ReplyError(call, "ERR DISCARD without MULTI");
+  c->in_multi = false;
+  c->multi_error = false;
+  c->queued.clear();
+  call.server->UnwatchAll(c);
+  reply::Ok(call.out);
+}
+
+void Watch(CommandCall& call) {
+  if (call.conn->in_multi) return ReplyError(call, "ERR WATCH inside MULTI is not allowed");
+  uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
+  for (size_t i = 1; i < call.args.size(); i++) call.server->Watch(call.conn, db, call.args[i]);
+  reply::Ok(call.out);
+}
+
+void Unwatch(CommandCall& call) {
+  call.server->UnwatchAll(call.conn);
+  reply::Ok(call.out);
+}
+
+}  // namespace
+
+void RegisterTransactionCommands(CommandTable* t) {
+  const uint32_t f = kCmdNoMulti | kCmdFast | kCmdLoading | kCmdStale;
+  t->Add({"multi", 1, f, 0, 0, 0, Multi, "transactions", "Starts a transaction.", "1.2.0"});
+  t->Add({"exec", 1, kCmdNoMulti | kCmdLoading | kCmdStale | kCmdSkipSlowlog, 0, 0, 0, Exec, "transactions",
+          "Executes all commands in a transaction.", "1.2.0"});
+  t->Add({"discard", 1, f, 0, 0, 0, Discard, "transactions", "Discards a transaction.", "2.0.0"});
+  t->Add({"watch", -2, f, 1, -1, 1, Watch, "transactions",
+          "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"});
+  t->Add({"unwatch", 1, f, 0, 0, 0, Unwatch, "transactions", "Forgets about watched keys of a transaction.", "2.2.0"});
+}
+
+}  // namespace kvrocks

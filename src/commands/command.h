@@ -1,0 +1,93 @@
+// The command table: one row per Redis command with its name, arity, flags
+// and key positions. Dispatch, COMMAND INFO/COUNT/LIST, MULTI queuing and the
+// key locks all read this one table. Each cmd_*.cc file registers one group.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/context.h"
+
+namespace kvrocks {
+
+class Server;
+class Connection;
+
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1 << 0,
+  kCmdReadOnly = 1 << 1,
+  kCmdAdmin = 1 << 2,
+  kCmdFast = 1 << 3,
+  kCmdNoAuth = 1 << 4,       // allowed before AUTH
+  kCmdNoMulti = 1 << 5,      // executed at once even inside MULTI (EXEC, DISCARD, WATCH ...)
+  kCmdExclusive = 1 << 6,    // needs every key lock (whole-database writes)
+  kCmdLoading = 1 << 7,
+  kCmdStale = 1 << 8,
+  kCmdSkipMonitor = 1 << 9,
+  kCmdSkipSlowlog = 1 << 10,
+  kCmdDenyOOM = 1 << 11,
+  kCmdBlocking = 1 << 12,
+  kCmdNoScript = 1 << 13,
+  kCmdSlow = 1 << 14,
+};
+
+// One execution of a command.
+struct CommandCall {
+  Server* server;
+  Connection* conn;
+  const std::vector<std::string>& args;
+  Context* ctx;      // storage context; shared by all commands of one EXEC
+  std::string* out;  // reply bytes
+  bool in_exec;      // running inside EXEC
+};
+
+using CommandHandler = void (*)(CommandCall& call);
+
+// Extra (logical db, key) pairs a command writes beyond its key positions
+// (e.g. MOVE's and COPY's destination database).
+using ExtraLockKeys = std::vector<std::pair<int, std::string>> (*)(const CommandCall& call);
+
+struct CommandSpec {
+  const char* name;
+  int arity;  // >0 exact count, <0 minimum count (including the name)
+  uint32_t flags;
+  int first_key, last_key, key_step;  // Redis' legacy key spec; last_key -1 = last arg
+  CommandHandler handler;
+  const char* group;    // "string", "generic", "server", "connection", "transactions"
+  const char* summary;  // for COMMAND DOCS
+  const char* since;
+  ExtraLockKeys extra_keys = nullptr;
+  std::vector<std::string> subcommands = {};  // "config|get" ... for COMMAND output
+};
+
+class CommandTable {
+ public:
+  static CommandTable& Instance();
+  // name must be lower case.
+  const CommandSpec* Find(std::string_view name) const;
+  const std::map<std::string, CommandSpec, std::less<>>& all() const { return commands_; }
+  void Add(CommandSpec spec);
+  // Argument indexes of the keys of a call.
+  static std::vector<size_t> KeyIndexes(const CommandSpec& spec, size_t argc);
+
+ private:
+  CommandTable();
+  std::map<std::string, CommandSpec, std::less<>> commands_;
+};
+
+// Registration functions, one per command group file.
+void RegisterStringCommands(CommandTable* table);
+void RegisterKeyspaceCommands(CommandTable* table);
+void RegisterServerCommands(CommandTable* table);
+void RegisterConnectionCommands(CommandTable* table);
+void RegisterTransactionCommands(CommandTable* table);
+
+// Shared reply texts.
+extern const char kSyntaxError[];
+extern const char kNotIntegerError[];
+extern const char kNotFloatError[];
+
+}  // namespace kvrocks

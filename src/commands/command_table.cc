@@ -1,0 +1,39 @@
+#include "commands/command.h"
+
+namespace kvrocks {
+
+const char kSyntaxError[] = "ERR syntax error";
+const char kNotIntegerError[] = "ERR value is not an integer or out of range";
+const char kNotFloatError[] = "ERR value is not a valid float";
+
+CommandTable& CommandTable::Instance() {
+  static CommandTable table;
+  return table;
+}
+
+CommandTable::CommandTable() {
+  RegisterStringCommands(this);
+  RegisterKeyspaceCommands(this);
+  RegisterServerCommands(this);
+  RegisterConnectionCommands(this);
+  RegisterTransactionCommands(this);
+}
+
+void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }
+
+const CommandSpec* CommandTable::Find(std::string_view name) const {
+  auto it = commands_.find(name);
+  return it == commands_.end() ? nullptr : &it->second;
+}
+
+std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec, size_t argc) {
+  std::vector<size_t> out;
+  if (spec.first_key <= 0) return out;
+  int last = spec.last_key < 0 ? static_cast<int>(argc) + spec.last_key : spec.last_key;
+  for (int i = spec.first_key; i <= last && i < static_cast<int>(argc); i += spec.key_step) {
+    out.push_back(static_cast<size_t>(i));
+  }
+  return out;
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,36 @@
+// String helpers with Redis' exact parsing and formatting rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvrocks {
+
+std::string ToLower(std::string_view s);
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Parses a decimal int64 as Redis' string2ll does: no spaces, no '+', no
+// leading zeros, no "-0". Returns false when s is not such a number.
+bool ParseInt64(std::string_view s, int64_t* out);
+
+// Parses a double as Redis' string2d / getDoubleFromObject does: rejects empty
+// input, leading/trailing spaces and NaN; accepts "inf", "-inf", "1e10" ...
+bool ParseDouble(std::string_view s, double* out);
+bool ParseLongDouble(std::string_view s, long double* out);
+
+// Formats like Redis' ld2string(LD_STR_HUMAN) (INCRBYFLOAT replies).
+std::string FormatLongDoubleHuman(long double v);
+
+// Glob-style pattern match of Redis' stringmatchlen (*, ?, [..], \).
+bool StringMatch(std::string_view pattern, std::string_view str, bool nocase = false);
+
+// Redis Cluster hash slot of a key (CRC16 of the key or its {hash tag}, mod 16384).
+uint16_t KeySlot(std::string_view key);
+
+// Splits an inline command line as Redis' sdssplitargs does. Returns false
+// on unbalanced quotes.
+bool SplitArgs(std::string_view line, std::vector<std::string>* out);
+
+}  // namespace kvrocks

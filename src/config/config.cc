@@ -1,0 +1,283 @@
+#include "config/config.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/string_util.h"
+
+namespace kvrocks {
+
+struct Config::Option {
+  std::string name;
+  bool mutable_at_runtime;
+  std::function<std::string()> get;
+  std::function<Status(const std::string&)> set;
+  SetHook hook;
+  std::vector<std::string> aliases;
+};
+
+bool ParseMemory(const std::string& s, int64_t* out) {
+  std::string lower = ToLower(s);
+  int64_t mul = 1;
+  size_t digits = lower.size();
+  static const std::pair<const char*, int64_t> kUnits[] = {
+      {"gb", 1024LL * 1024 * 1024}, {"mb", 1024LL * 1024}, {"kb", 1024}, {"g", 1000LL * 1000 * 1000},
+      {"m", 1000LL * 1000}, {"k", 1000}, {"b", 1}};
+  for (const auto& [suffix, m] : kUnits) {
+    size_t n = std::strlen(suffix);
+    if (lower.size() > n && lower.compare(lower.size() - n, n, suffix) == 0) {
+      mul = m;
+      digits = lower.size() - n;
+      break;
+    }
+  }
+  int64_t v;
+  if (!ParseInt64(lower.substr(0, digits), &v) || v < 0) return false;
+  *out = v * mul;
+  return true;
+}
+
+namespace {
+
+std::unique_ptr<Config::Option> IntOption(const char* name, int* field, int64_t min, int64_t max, bool mut) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = name;
+  o->mutable_at_runtime = mut;
+  o->get = [field] { return std::to_string(*field); };
+  o->set = [field, min, max, name](const std::string& v) {
+    int64_t n;
+    if (!ParseInt64(v, &n)) return Status::InvalidArgument("argument couldn't be parsed into an integer");
+    if (n < min || n > max) {
+      return Status::InvalidArgument("argument must be between " + std::to_string(min) + " and " +
+                                     std::to_string(max) + " inclusive");
+    }
+    *field = static_cast<int>(n);
+    return Status::OK();
+  };
+  return o;
+}
+
+std::unique_ptr<Config::Option> Int64Option(const char* name, int64_t* field, int64_t min, bool memory, bool mut) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = name;
+  o->mutable_at_runtime = mut;
+  o->get = [field] { return std::to_string(*field); };
+  o->set = [field, min, memory](const std::string& v) {
+    int64_t n;
+    bool ok = memory ? ParseMemory(v, &n) : ParseInt64(v, &n);
+    if (!ok) return Status::InvalidArgument("argument couldn't be parsed into an integer");
+    if (n < min) return Status::InvalidArgument("argument must be at least " + std::to_string(min));
+    *field = n;
+    return Status::OK();
+  };
+  return o;
+}
+
+std::unique_ptr<Config::Option> BoolOption(const char* name, bool* field, bool mut) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = name;
+  o->mutable_at_runtime = mut;
+  o->get = [field] { return std::string(*field ? "yes" : "no"); };
+  o->set = [field](const std::string& v) {
+    if (EqualsIgnoreCase(v, "yes")) {
+      *field = true;
+    } else if (EqualsIgnoreCase(v, "no")) {
+      *field = false;
+    } else {
+      return Status::InvalidArgument("argument must be 'yes' or 'no'");
+    }
+    return Status::OK();
+  };
+  return o;
+}
+
+std::unique_ptr<Config::Option> StringOption(const char* name, std::string* field, bool mut,
+                                             std::vector<std::string> allowed = {}) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = name;
+  o->mutable_at_runtime = mut;
+  o->get = [field] { return *field; };
+  o->set = [field, allowed](const std::string& v) {
+    if (!allowed.empty()) {
+      for (const auto& a : allowed) {
+        if (EqualsIgnoreCase(a, v)) {
+          *field = a;
+          return Status::OK();
+        }
+      }
+      return Status::InvalidArgument("argument(s) must be one of the following: " + [&] {
+        std::string s;
+        for (size_t i = 0; i < allowed.size(); i++) s += (i ? ", " : "") + allowed[i];
+        return s;
+      }());
+    }
+    *field = v;
+    return Status::OK();
+  };
+  return o;
+}
+
+}  // namespace
+
+Config::Config() {
+  Add(StringOption("bind", &bind, false));
+  Add(IntOption("port", &port, 0, 65535, false));
+  Add(IntOption("workers", &workers, 1, 256, false));
+  Add(StringOption("dir", &dir, false));
+  Add(BoolOption("daemonize", &daemonize, false));
+  Add(StringOption("pidfile", &pidfile, false));
+  Add(StringOption("log-dir", &log_dir, false));
+  Add(StringOption("log-level", &log_level, true, {"debug", "verbose", "notice", "warning"}));
+  Add(StringOption("requirepass", &requirepass, true));
+  Add(IntOption("maxclients", &maxclients, 1, 1000000, true));
+  Add(IntOption("timeout", &timeout, 0, INT32_MAX, true));
+  Add(IntOption("databases", &databases, 1, 256, false));
+  Add(IntOption("tcp-keepalive", &tcp_keepalive, 0, INT32_MAX, true));
+  Add(Int64Option("proto-max-bulk-len", &proto_max_bulk_len, 1024 * 1024, true, true));
+  Add(Int64Option("client-query-buffer-limit", &client_query_buffer_limit, 1024 * 1024, true, true));
+  Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
+  Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
+  Add(IntOption("hz", &hz, 1, 500, true));
+  Add(BoolOption("active-expire", &active_expire, true));
+
+  Add(Int64Option("rocksdb.block-cache-size", &rocksdb_block_cache_size, 0, true, true));
+  Add(Int64Option("rocksdb.write-buffer-size", &rocksdb_write_buffer_size, 1024 * 1024, true, false));
+  Add(IntOption("rocksdb.max-write-buffer-number", &rocksdb_max_write_buffer_number, 2, 64, false));
+  Add(IntOption("rocksdb.max-background-jobs", &rocksdb_max_background_jobs, 1, 64, false));
+  Add(IntOption("rocksdb.bloom-filter-bits", &rocksdb_bloom_filter_bits, 0, 64, false));
+  Add(StringOption("rocksdb.compression", &rocksdb_compression, false));
+  Add(BoolOption("rocksdb.enable-blob-files", &rocksdb_enable_blob_files, false));
+  Add(Int64Option("rocksdb.min-blob-size", &rocksdb_min_blob_size, 0, true, false));
+  Add(Int64Option("rocksdb.rate-limiter-bytes-per-sec", &rocksdb_rate_limiter_bytes_per_sec, 0, true, false));
+  Add(BoolOption("rocksdb.use-direct-reads", &rocksdb_use_direct_reads, false));
+  Add(BoolOption("rocksdb.use-direct-io-for-flush-and-compaction", &rocksdb_use_direct_io_for_flush_and_compaction,
+                 false));
+  Add(BoolOption("rocksdb.sync-writes", &rocksdb_sync_writes, true));
+  Add(Int64Option("rocksdb.target-file-size-base", &rocksdb_target_file_size_base, 1024 * 1024, true, false));
+  Add(IntOption("rocksdb.level0-slowdown-writes-trigger", &rocksdb_level0_slowdown_writes_trigger, 1, 1024, false));
+  Add(IntOption("rocksdb.level0-stop-writes-trigger", &rocksdb_level0_stop_writes_trigger, 1, 1024, false));
+}
+
+Config::~Config() = default;
+
+void Config::Add(std::unique_ptr<Option> opt) {
+  by_name_[opt->name] = opt.get();
+  options_.push_back(std::move(opt));
+}
+
+Config::Option* Config::Find(const std::string& name) const {
+  auto it = by_name_.find(ToLower(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+void Config::OnSet(const std::string& name, SetHook hook) {
+  if (Option* o = Find(name)) o->hook = std::move(hook);
+}
+
+Status Config::Set(const std::string& name, const std::string& value, bool at_startup) {
+  Option* o = Find(name);
+  if (o == nullptr) return Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
+  if (!at_startup && !o->mutable_at_runtime) {
+    return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + o->name +
+                                   "') - can't set immutable config");
+  }
+  std::string old = o->get();
+  Status s = o->set(value);
+  if (!s.ok()) {
+    if (at_startup) return s;
+    return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + o->name + "') - " +
+                                   s.message());
+  }
+  if (!at_startup && o->hook) {
+    Status hs = o->hook(*this);
+    if (!hs.ok()) {
+      o->set(old);
+      return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + o->name + "') - " +
+                                     hs.message());
+    }
+  }
+  return Status::OK();
+}
+
+std::vector<std::pair<std::string, std::string>> Config::Get(const std::string& pattern) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& o : options_) {
+    if (StringMatch(pattern, o->name, true)) out.emplace_back(o->name, o->get());
+  }
+  return out;
+}
+
+static std::string QuoteIfNeeded(const std::string& v) {
+  if (v.empty()) return "\"\"";
+  for (char c : v) {
+    if (c == ' ' || c == '"' || c == '\'' || c == '\\' || c < 32) {
+      std::string q = "\"";
+      for (char ch : v) {
+        if (ch == '"' || ch == '\\') q.push_back('\\');
+        q.push_back(ch);
+      }
+      return q + "\"";
+    }
+  }
+  return v;
+}
+
+Status Config::LoadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError("can't open config file '" + path + "'");
+  config_file = path;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    lineno++;
+    std::vector<std::string> argv;
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    if (!SplitArgs(line, &argv)) return Status::InvalidArgument("unbalanced quotes at line " + std::to_string(lineno));
+    if (argv.empty()) continue;
+    std::string value;
+    for (size_t i = 1; i < argv.size(); i++) value += (i > 1 ? " " : "") + argv[i];
+    Status s = Set(argv[0], value, true);
+    if (!s.ok()) {
+      return Status::InvalidArgument("config file " + path + " line " + std::to_string(lineno) + ": '" + argv[0] +
+                                     "': " + s.message());
+    }
+  }
+  return Status::OK();
+}
+
+Status Config::Rewrite() const {
+  if (config_file.empty()) return Status::InvalidArgument("The server is running without a config file");
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(config_file);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  std::map<std::string, bool> written;
+  for (auto& line : lines) {
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    std::vector<std::string> argv;
+    if (!SplitArgs(line, &argv) || argv.empty()) continue;
+    Option* o = Find(argv[0]);
+    if (o == nullptr) continue;
+    line = o->name + " " + QuoteIfNeeded(o->get());
+    written[o->name] = true;
+  }
+  for (const auto& o : options_) {
+    if (!written[o->name]) lines.push_back(o->name + " " + QuoteIfNeeded(o->get()));
+  }
+  std::string tmp = config_file + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Status::IOError("can't write " + tmp);
+    for (const auto& l : lines) out << l << "\n";
+    if (!out.good()) return Status::IOError("write failed for " + tmp);
+  }
+  if (std::rename(tmp.c_str(), config_file.c_str()) != 0) return Status::IOError("rename failed for " + config_file);
+  return Status::OK();
+}
+
+}  // namespace kvrocks

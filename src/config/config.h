@@ -1,0 +1,92 @@
+// Server configuration: kvrocks.conf, command-line overrides and the one
+// table behind CONFIG GET / SET / REWRITE.
+//
+// Every option is one row of the table built in Config::Config(): its name,
+// kind, the field it writes, whether CONFIG SET may change it at run time, and
+// an optional hook run after a successful SET (e.g. to resize the block cache).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace kvrocks {
+
+struct Config {
+  // Server
+  std::string bind = "127.0.0.1";
+  int port = 6666;
+  int workers = 2;
+  std::string dir = "./data";
+  bool daemonize = false;
+  std::string pidfile;
+  std::string log_dir;  // empty: log to stderr
+  std::string log_level = "notice";
+  std::string requirepass;
+  int maxclients = 10000;
+  int timeout = 0;
+  int databases = 16;
+  int tcp_keepalive = 300;
+  int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
+  int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
+  int64_t slowlog_log_slower_than = 10000;
+  int slowlog_max_len = 128;
+  int hz = 10;
+  bool active_expire = true;
+
+  // RocksDB
+  int64_t rocksdb_block_cache_size = 512LL * 1024 * 1024;
+  int64_t rocksdb_write_buffer_size = 64LL * 1024 * 1024;
+  int rocksdb_max_write_buffer_number = 4;
+  int rocksdb_max_background_jobs = 4;
+  int rocksdb_bloom_filter_bits = 10;
+  std::string rocksdb_compression = "no:no:lz4:lz4:lz4:zstd:zstd";
+  bool rocksdb_enable_blob_files = true;
+  int64_t rocksdb_min_blob_size = 4096;
+  int64_t rocksdb_rate_limiter_bytes_per_sec = 0;  // 0: no limit
+  bool rocksdb_use_direct_reads = false;
+  bool rocksdb_use_direct_io_for_flush_and_compaction = false;
+  bool rocksdb_sync_writes = false;
+  int64_t rocksdb_target_file_size_base = 64LL * 1024 * 1024;
+  int rocksdb_level0_slowdown_writes_trigger = 20;
+  int rocksdb_level0_stop_writes_trigger = 40;
+
+  // Not options: where the config came from.
+  std::string config_file;
+
+  Config();
+  ~Config();
+  Config(const Config&) = delete;
+  Config& operator=(const Config&) = delete;
+
+  // Reads a kvrocks.conf file (redis.conf syntax: "name value...", '#' comments).
+  Status LoadFile(const std::string& path);
+  // Applies one "name value" pair as from the file or a --name flag.
+  Status Set(const std::string& name, const std::string& value, bool at_startup);
+  // Pairs (name, value) of options whose name matches the glob pattern.
+  std::vector<std::pair<std::string, std::string>> Get(const std::string& pattern) const;
+  // Rewrites config_file with the current values, keeping comments and order.
+  Status Rewrite() const;
+
+  using SetHook = std::function<Status(const Config&)>;
+  // Registers a function run after CONFIG SET name succeeds at run time.
+  void OnSet(const std::string& name, SetHook hook);
+
+  struct Option;
+
+ private:
+  std::vector<std::unique_ptr<Option>> options_;
+  std::map<std::string, Option*> by_name_;
+  void Add(std::unique_ptr<Option> opt);
+  Option* Find(const std::string& name) const;
+};
+
+// Parses "1gb", "512mb", "100k", "42" as redis.conf does (k=1000, kb=1024 ...).
+bool ParseMemory(const std::string& s, int64_t* out);
+
+}  // namespace kvrocks

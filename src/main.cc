@@ -1,0 +1,150 @@
+// kvrocks: a Redis-compatible server whose data lives in RocksDB.
+//
+//   kvrocks [--conf kvrocks.conf | kvrocks.conf] [--<option> <value> ...]
+//
+// Every kvrocks.conf option can be given as a flag, which overrides the file.
+#include <event2/thread.h>
+#include <glog/logging.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "common/version.h"
+#include "config/config.h"
+#include "server/server.h"
+#include "storage/storage.h"
+
+using kvrocks::Config;
+using kvrocks::Status;
+
+namespace {
+
+void Usage() {
+  std::cerr << "Usage: kvrocks [--conf FILE | FILE] [--<option> <value> ...]\n"
+               "       kvrocks --version\n";
+}
+
+Status ParseArgs(int argc, char** argv, Config* cfg) {
+  std::vector<std::pair<std::string, std::string>> overrides;
+  std::string conf;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--conf" || a == "-c") {
+      if (i + 1 >= argc) return Status::InvalidArgument("--conf needs a file");
+      conf = argv[++i];
+    } else if (a.rfind("--", 0) == 0) {
+      if (i + 1 >= argc) return Status::InvalidArgument(a + " needs a value");
+      overrides.emplace_back(a.substr(2), argv[++i]);
+    } else if (conf.empty() && i == 1) {
+      conf = a;
+    } else {
+      return Status::InvalidArgument("unexpected argument '" + a + "'");
+    }
+  }
+  if (!conf.empty()) {
+    Status s = cfg->LoadFile(conf);
+    if (!s.ok()) return s;
+  }
+  for (auto& [k, v] : overrides) {
+    Status s = cfg->Set(k, v, true);
+    if (!s.ok()) return Status::InvalidArgument("--" + k + ": " + s.message());
+  }
+  return Status::OK();
+}
+
+void InitLogging(const Config& cfg, const char* argv0) {
+  google::InitGoogleLogging(argv0);
+  if (cfg.log_dir.empty()) {
+    FLAGS_logtostderr = true;
+  } else {
+    ::mkdir(cfg.log_dir.c_str(), 0755);
+    FLAGS_log_dir = cfg.log_dir;
+  }
+  if (cfg.log_level == "warning") {
+    FLAGS_minloglevel = google::GLOG_WARNING;
+  } else {
+    FLAGS_minloglevel = google::GLOG_INFO;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-v")) {
+    std::cout << "kvrocks " << kvrocks::kKvrocksVersion << " (redis " << kvrocks::kRedisVersion << " compatible)\n";
+    return 0;
+  }
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    Usage();
+    return 0;
+  }
+  Config cfg;
+  Status s = ParseArgs(argc, argv, &cfg);
+  if (!s.ok()) {
+    std::cerr << "kvrocks: " << s.message() << "\n";
+    Usage();
+    return 1;
+  }
+  if (cfg.daemonize && daemon(1, 0) != 0) {
+    perror("daemon");
+    return 1;
+  }
+  InitLogging(cfg, argv[0]);
+  evthread_use_pthreads();
+
+  // Signals are handled by one thread with sigwait; every other thread blocks them.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  kvrocks::Storage storage(&cfg);
+  s = storage.Open();
+  if (!s.ok()) {
+    LOG(ERROR) << "Failed to open storage: " << s.message();
+    return 1;
+  }
+  cfg.OnSet("rocksdb.block-cache-size", [&storage](const Config& c) {
+    storage.SetBlockCacheCapacity(static_cast<size_t>(c.rocksdb_block_cache_size));
+    return Status::OK();
+  });
+  kvrocks::Server server(&cfg, &storage);
+  s = server.Start();
+  if (!s.ok()) {
+    LOG(ERROR) << "Failed to start server: " << s.message();
+    return 1;
+  }
+  if (!cfg.pidfile.empty()) {
+    std::ofstream(cfg.pidfile) << getpid() << "\n";
+  }
+  LOG(INFO) << "kvrocks " << kvrocks::kKvrocksVersion << " ready to accept connections on " << cfg.bind << ":"
+            << cfg.port << " with " << cfg.workers << " workers, data in " << cfg.dir;
+
+  std::thread signal_thread([&server, sigs] {
+    int sig = 0;
+    while (sigwait(&sigs, &sig) == 0) {
+      if (server.stopping()) return;
+      LOG(INFO) << "Received signal " << sig << ", shutting down";
+      server.Stop();
+      return;
+    }
+  });
+  server.Wait();
+  // Wake the signal thread if the stop came from SHUTDOWN.
+  if (signal_thread.joinable()) {
+    pthread_kill(signal_thread.native_handle(), SIGTERM);
+    signal_thread.join();
+  }
+  storage.Close();
+  if (!cfg.pidfile.empty()) unlink(cfg.pidfile.c_str());
+  LOG(INFO) << "kvrocks is now ready to exit, bye bye...";
+  return 0;
+}

@@ -1,0 +1,160 @@
+#include "server/connection.h"
+
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/time_util.h"
+#include "server/dispatch.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace kvrocks {
+
+Connection::Connection(Worker* worker, int fd, uint64_t id, std::string peer, std::string local)
+    : worker_(worker), fd_(fd), id_(id), peer_(std::move(peer)), local_(std::move(local)) {
+  int64_t now = static_cast<int64_t>(NowMs());
+  created_ms = now;
+  last_interaction_ms = now;
+  authenticated = server()->config()->requirepass.empty();
+}
+
+Connection::~Connection() {
+  if (read_ev_ != nullptr) event_free(read_ev_);
+  if (write_ev_ != nullptr) event_free(write_ev_);
+  ::close(fd_);
+}
+
+Server* Connection::server() const { return worker_->server(); }
+
+void Connection::Start() {
+  read_ev_ = event_new(worker_->base(), fd_, EV_READ | EV_PERSIST, &Connection::OnEvent, this);
+  write_ev_ = event_new(worker_->base(), fd_, EV_WRITE, &Connection::OnEvent, this);
+  event_add(read_ev_, nullptr);
+}
+
+void Connection::OnEvent(evutil_socket_t, short what, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
+  if (what & EV_READ) {
+    self->OnReadable();  // may destroy self
+    return;
+  }
+  if (what & EV_WRITE) self->OnWritable();
+}
+
+void Connection::OnReadable() {
+  static constexpr size_t kReadChunk = 16 * 1024;
+  size_t want = kReadChunk;
+  if (parser_.pending_bulk() > static_cast<int64_t>(kReadChunk)) {
+    want = static_cast<size_t>(parser_.pending_bulk()) + 2 - std::min(in_.size() - in_pos_, size_t(parser_.pending_bulk()));
+    want = std::max(want, kReadChunk);
+  }
+  size_t old = in_.size();
+  in_.resize(old + want);
+  ssize_t n = ::read(fd_, in_.data() + old, want);
+  if (n <= 0) {
+    in_.resize(old);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    worker_->Close(this);
+    return;
+  }
+  in_.resize(old + static_cast<size_t>(n));
+  server()->stats().net_input_bytes += static_cast<uint64_t>(n);
+  last_interaction_ms = static_cast<int64_t>(NowMs());
+  ProcessInput();
+  if (closing_) {
+    worker_->Close(this);
+    return;
+  }
+  Flush();
+}
+
+void Connection::ProcessInput() {
+  Config* cfg = server()->config();
+  while (!close_after_reply_ && !closing_) {
+    RespParser::Limits limits;
+    limits.max_bulk_len = cfg->proto_max_bulk_len;
+    limits.authenticated = authenticated;
+    std::string error;
+    auto r = parser_.Parse(in_, &in_pos_, limits, &args_, &error);
+    if (r == RespParser::Result::kNeedMore) break;
+    if (r == RespParser::Result::kError) {
+      LOG(INFO) << "Protocol error from client " << peer_ << ": " << error;
+      Write("-" + error + "\r\n");
+      close_after_reply_ = true;
+      break;
+    }
+    Dispatch(this, args_);
+    if (kill_requested.load()) close_after_reply_ = true;
+  }
+  if (in_pos_ > 0) {
+    in_.erase(0, in_pos_);
+    in_pos_ = 0;
+  }
+  query_buffer_size = in_.size();
+  if (static_cast<int64_t>(in_.size()) > cfg->client_query_buffer_limit) {
+    LOG(WARNING) << "Closing client " << peer_ << " that reached max query buffer length (" << in_.size()
+                 << " bytes)";
+    closing_ = true;
+  }
+}
+
+void Connection::Write(std::string_view bytes) { out_.append(bytes); }
+
+void Connection::Flush() {
+  while (out_pos_ < out_.size()) {
+    ssize_t n = ::write(fd_, out_.data() + out_pos_, out_.size() - out_pos_);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        event_add(write_ev_, nullptr);
+        output_buffer_size = out_.size() - out_pos_;
+        return;
+      }
+      worker_->Close(this);
+      return;
+    }
+    server()->stats().net_output_bytes += static_cast<uint64_t>(n);
+    out_pos_ += static_cast<size_t>(n);
+  }
+  out_.clear();
+  out_pos_ = 0;
+  output_buffer_size = 0;
+  if (close_after_reply_) worker_->Close(this);
+}
+
+void Connection::OnWritable() { Flush(); }
+
+void Connection::CloseAfterReply() { close_after_reply_ = true; }
+
+std::string Connection::InfoLine() {
+  int64_t now = static_cast<int64_t>(NowMs());
+  std::string flags;
+  if (monitor) flags += "O";
+  if (in_multi) flags += "x";
+  if (flags.empty()) flags = "N";
+  std::lock_guard<std::mutex> g(info_mu);
+  std::string s;
+  s += "id=" + std::to_string(id_);
+  s += " addr=" + peer_;
+  s += " laddr=" + local_;
+  s += " fd=" + std::to_string(fd_);
+  s += " name=" + name;
+  s += " age=" + std::to_string((now - created_ms.load()) / 1000);
+  s += " idle=" + std::to_string((now - last_interaction_ms.load()) / 1000);
+  s += " flags=" + flags;
+  s += " db=" + std::to_string(db);
+  s += " sub=0 psub=0 ssub=0";
+  s += " multi=" + std::to_string(in_multi ? static_cast<int64_t>(queued.size()) : -1);
+  s += " qbuf=" + std::to_string(query_buffer_size.load());
+  s += " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0";
+  s += " obl=0 oll=0 omem=" + std::to_string(output_buffer_size.load());
+  s += " tot-mem=" + std::to_string(query_buffer_size.load() + output_buffer_size.load());
+  s += " events=r";
+  s += " cmd=" + last_command;
+  s += " user=default redir=-1 resp=2";
+  return s;
+}
+
+}  // namespace kvrocks

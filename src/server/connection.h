@@ -1,0 +1,91 @@
+// One client connection, owned by the worker thread whose event loop serves it.
+// Everything here runs on that thread, except the fields documented as
+// readable from other threads (CLIENT LIST, CLIENT KILL, WATCH signalling).
+#pragma once
+
+#include <event2/event.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/resp_parser.h"
+
+namespace kvrocks {
+
+class Worker;
+class Server;
+struct CommandSpec;
+
+class Connection {
+ public:
+  Connection(Worker* worker, int fd, uint64_t id, std::string peer, std::string local);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Starts reading from the socket.
+  void Start();
+  // Appends reply bytes (from the owning thread only).
+  void Write(std::string_view bytes);
+  // Sends what is buffered; schedules a write event if the socket is full.
+  void Flush();
+  // Closes once everything buffered has been written.
+  void CloseAfterReply();
+
+  uint64_t id() const { return id_; }
+  int fd() const { return fd_; }
+  Worker* worker() const { return worker_; }
+  Server* server() const;
+  const std::string& peer() const { return peer_; }
+  const std::string& local() const { return local_; }
+
+  // Logical database (SELECT).
+  int db = 0;
+  bool authenticated = false;
+  bool monitor = false;
+  // MULTI state.
+  bool in_multi = false;
+  bool multi_error = false;
+  std::vector<std::vector<std::string>> queued;
+  // Set by any thread that modifies a WATCHed key.
+  std::atomic<bool> watch_dirty{false};
+  std::vector<std::pair<uint8_t, std::string>> watched;  // (physical db, key)
+
+  // Readable from other threads under info_mu.
+  std::mutex info_mu;
+  std::string name;
+  std::string last_command = "NULL";
+  std::atomic<int64_t> created_ms{0};
+  std::atomic<int64_t> last_interaction_ms{0};
+  std::atomic<size_t> query_buffer_size{0};
+  std::atomic<size_t> output_buffer_size{0};
+  std::atomic<bool> kill_requested{false};
+  // CLIENT LIST line for this connection.
+  std::string InfoLine();
+
+ private:
+  static void OnEvent(evutil_socket_t fd, short what, void* arg);
+  void OnReadable();
+  void OnWritable();
+  void ProcessInput();
+
+  Worker* worker_;
+  int fd_;
+  uint64_t id_;
+  std::string peer_, local_;
+  event* read_ev_ = nullptr;
+  event* write_ev_ = nullptr;
+  std::string in_;
+  size_t in_pos_ = 0;
+  std::string out_;
+  size_t out_pos_ = 0;
+  bool close_after_reply_ = false;
+  bool closing_ = false;
+  RespParser parser_;
+  std::vector<std::string> args_;
+};
+
+}  // namespace kvrocks

@@ -1,0 +1,181 @@
+// Command dispatch: lookup, arity and auth checks, MULTI queuing, key locks,
+// one storage context per command (or per EXEC), commit, WATCH signalling,
+// statistics, SLOWLOG and MONITOR.
+#include "server/dispatch.h"
+
+#include "commands/command.h"
+#include "common/string_util.h"
+#include "common/time_util.h"
+#include "server/connection.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "storage/context.h"
+
+namespace kvrocks {
+
+namespace {
+
+std::vector<size_t> LockStripes(Server* srv, Connection* conn, const CommandSpec& spec,
+                                const std::vector<std::string>& args, const CommandCall& call) {
+  Storage* st = srv->storage();
+  std::vector<size_t> stripes;
+  uint8_t db = st->PhysicalDb(conn->db);
+  for (size_t i : CommandTable::KeyIndexes(spec, args.size())) stripes.push_back(st->locks()->StripeOf(db, args[i]));
+  if (spec.extra_keys != nullptr) {
+    for (auto& [logical, key] : spec.extra_keys(call)) {
+      stripes.push_back(st->locks()->StripeOf(st->PhysicalDb(logical), key));
+    }
+  }
+  return stripes;
+}
+
+void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+            const std::string& reply, uint64_t start_us) {
+  uint64_t dur = MonotonicUs() - start_us;
+  bool failed = !reply.empty() && reply[0] == '-';
+  srv->stats().RecordCall(spec.name, dur, failed);
+  srv->stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+  if (failed) srv->stats().total_error_replies++;
+  int64_t threshold = srv->config()->slowlog_log_slower_than;
+  if (threshold >= 0 && dur >= static_cast<uint64_t>(threshold) && !(spec.flags & kCmdSkipSlowlog)) {
+    std::string name;
+    {
+      std::lock_guard<std::mutex> g(conn->info_mu);
+      name = conn->name;
+    }
+    srv->slowlog().Add(args, dur, conn->peer(), name, static_cast<size_t>(srv->config()->slowlog_max_len));
+  }
+}
+
+}  // namespace
+
+void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
+  Server* srv = conn->server();
+  if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
+  std::string reply;
+  Context ctx(srv->storage());
+  CommandCall call{srv, conn, args, &ctx, &reply, false};
+  uint64_t start = MonotonicUs();
+  if (spec.flags & kCmdWrite) {
+    std::unique_ptr<MultiLockGuard> guard;
+    if (spec.flags & kCmdExclusive) {
+      guard = std::make_unique<MultiLockGuard>(srv->storage()->locks());
+    } else {
+      guard = std::make_unique<MultiLockGuard>(srv->storage()->locks(), LockStripes(srv, conn, spec, args, call));
+    }
+    spec.handler(call);
+    Status s = ctx.Commit();
+    if (!s.ok()) {
+      reply.clear();
+      reply::Error(&reply, "ERR " + s.message());
+    } else if (!ctx.touched().empty()) {
+      srv->TouchKeys(ctx.touched());
+    }
+  } else {
+    spec.handler(call);
+  }
+  Finish(srv, conn, spec, args, reply, start);
+  conn->Write(reply);
+}
+
+void RunTransaction(Connection* conn, std::string* out) {
+  Server* srv = conn->server();
+  Storage* st = srv->storage();
+  auto queued = std::move(conn->queued);
+  conn->queued.clear();
+  conn->in_multi = false;
+
+  std::vector<const CommandSpec*> specs;
+  bool exclusive = false;
+  for (auto& args : queued) {
+    const CommandSpec* spec = CommandTable::Instance().Find(ToLower(args[0]));
+    specs.push_back(spec);
+    // Commands that change or span databases lock everything.
+    if ((spec->flags & kCmdExclusive) || spec->extra_keys != nullptr || EqualsIgnoreCase(args[0], "select")) {
+      exclusive = true;
+    }
+  }
+  Context ctx(st);
+  std::unique_ptr<MultiLockGuard> guard;
+  if (exclusive) {
+    guard = std::make_unique<MultiLockGuard>(st->locks());
+  } else {
+    std::vector<size_t> stripes;
+    uint8_t db = st->PhysicalDb(conn->db);
+    for (size_t i = 0; i < queued.size(); i++) {
+      if (!(specs[i]->flags & kCmdWrite)) continue;
+      for (size_t k : CommandTable::KeyIndexes(*specs[i], queued[i].size())) {
+        stripes.push_back(st->locks()->StripeOf(db, queued[i][k]));
+      }
+    }
+    // Watched keys are locked too, so no writer can slip in between the check and EXEC.
+    for (auto& [wdb, key] : conn->watched) stripes.push_back(st->locks()->StripeOf(wdb, key));
+    guard = std::make_unique<MultiLockGuard>(st->locks(), std::move(stripes));
+  }
+  bool dirty = conn->watch_dirty.load();
+  srv->UnwatchAll(conn);
+  if (dirty) {
+    reply::NullArray(out);
+    return;
+  }
+  std::string replies;
+  reply::ArrayHeader(&replies, queued.size());
+  for (size_t i = 0; i < queued.size(); i++) {
+    const CommandSpec& spec = *specs[i];
+    if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, queued[i]);
+    std::string reply;
+    CommandCall call{srv, conn, queued[i], &ctx, &reply, true};
+    uint64_t start = MonotonicUs();
+    spec.handler(call);
+    Finish(srv, conn, spec, queued[i], reply, start);
+    replies += reply;
+  }
+  Status s = ctx.Commit();
+  if (!s.ok()) {
+    reply::Error(out, "ERR " + s.message());
+    return;
+  }
+  if (!ctx.touched().empty()) srv->TouchKeys(ctx.touched());
+  out->append(replies);
+}
+
+void Dispatch(Connection* conn, std::vector<std::string>& args) {
+  Server* srv = conn->server();
+  std::string name = ToLower(args[0]);
+  {
+    std::lock_guard<std::mutex> g(conn->info_mu);
+    conn->last_command = name;
+  }
+  const CommandSpec* spec = CommandTable::Instance().Find(name);
+  std::string err;
+  if (spec == nullptr) {
+    std::string shown;
+    for (size_t i = 1; i < args.size() && shown.size() < 128; i++) {
+      shown += "'" + args[i].substr(0, 128 - shown.size()) + "' ";
+    }
+    err = "ERR unknown command '" + args[0].substr(0, 128) + "', with args beginning with: " + shown;
+  } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
+             (spec->arity < 0 && static_cast<int>(args.size()) < -spec->arity)) {
+    err = "ERR wrong number of arguments for '" + name + "' command";
+  } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
+    err = "NOAUTH Authentication required.";
+  }
+  if (!err.empty()) {
+    if (spec != nullptr) srv->stats().RecordRejected(spec->name);
+    srv->stats().total_error_replies++;
+    if (conn->in_multi) conn->multi_error = true;
+    std::string reply;
+    reply::Error(&reply, err);
+    conn->Write(reply);
+    return;
+  }
+  if (conn->in_multi && !(spec->flags & kCmdNoMulti)) {
+    conn->queued.push_back(std::move(args));
+    args.clear();
+    conn->Write("+QUEUED\r\n");
+    return;
+  }
+  RunCommand(conn, *spec, args);
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,20 @@
+// Runs parsed commands for a connection. See dispatch.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kvrocks {
+
+class Connection;
+struct CommandSpec;
+
+// Runs (or, inside MULTI, queues) one command and appends its reply.
+void Dispatch(Connection* conn, std::vector<std::string>& args);
+// Runs one command now: locks its keys if it writes, commits its batch.
+void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args);
+// EXEC: runs the queued commands under all their key locks and commits them
+// as one batch; appends the EXEC reply to out.
+void RunTransaction(Connection* conn, std::string* out);
+
+}  // namespace kvrocks

@@ -1,0 +1,135 @@
+#include "server/resp_parser.h"
+
+#include <climits>
+#include <cstring>
+
+#include "common/string_util.h"
+
+namespace kvrocks {
+
+static constexpr size_t kInlineMax = 64 * 1024;
+
+void RespParser::Reset() {
+  multibulk_left_ = 0;
+  bulk_len_ = -1;
+  pending_.clear();
+}
+
+RespParser::Result RespParser::Parse(std::string_view buf, size_t* pos, const Limits& limits,
+                                     std::vector<std::string>* args, std::string* error) {
+  while (*pos < buf.size()) {
+    if (multibulk_left_ == 0 && buf[*pos] != '*') {
+      Result r = ParseInline(buf, pos, args, error);
+      if (r == Result::kCommand && args->empty()) continue;  // empty line
+      return r;
+    }
+    Result r = ParseMultibulk(buf, pos, limits, args, error);
+    if (r == Result::kCommand && args->empty()) continue;  // "*0" or "*-1"
+    return r;
+  }
+  return Result::kNeedMore;
+}
+
+RespParser::Result RespParser::ParseInline(std::string_view buf, size_t* pos, std::vector<std::string>* args,
+                                           std::string* error) {
+  std::string_view rest = buf.substr(*pos);
+  size_t nl = rest.find('\n');
+  if (nl == std::string_view::npos) {
+    if (rest.size() > kInlineMax) {
+      *error = "ERR Protocol error: too big inline request";
+      return Result::kError;
+    }
+    return Result::kNeedMore;
+  }
+  std::string_view line = rest.substr(0, nl);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (!SplitArgs(line, args)) {
+    *error = "ERR Protocol error: unbalanced quotes in request";
+    return Result::kError;
+  }
+  *pos += nl + 1;
+  return Result::kCommand;
+}
+
+// Reads a "<prefix><integer>\r\n" line at buf[*pos]. Returns 1 on success, 0 if
+// incomplete, -1 if the line is too long without a CR.
+static int ReadLine(std::string_view buf, size_t pos, std::string_view* line, size_t* next) {
+  std::string_view rest = buf.substr(pos);
+  size_t cr = rest.find('\r');
+  if (cr == std::string_view::npos) return rest.size() > kInlineMax ? -1 : 0;
+  if (cr + 1 >= rest.size()) return 0;  // need the '\n'
+  *line = rest.substr(1, cr - 1);
+  *next = pos + cr + 2;
+  return 1;
+}
+
+RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* pos, const Limits& limits,
+                                              std::vector<std::string>* args, std::string* error) {
+  if (multibulk_left_ == 0) {
+    std::string_view line;
+    size_t next;
+    int r = ReadLine(buf, *pos, &line, &next);
+    if (r < 0) {
+      *error = "ERR Protocol error: too big mbulk count string";
+      return Result::kError;
+    }
+    if (r == 0) return Result::kNeedMore;
+    int64_t n;
+    if (!ParseInt64(line, &n) || n > INT_MAX) {
+      *error = "ERR Protocol error: invalid multibulk length";
+      return Result::kError;
+    }
+    if (n > 1024 * 1024 && !limits.authenticated) {
+      *error = "ERR Protocol error: unauthenticated multibulk length";
+      return Result::kError;
+    }
+    *pos = next;
+    if (n <= 0) {
+      args->clear();
+      return Result::kCommand;
+    }
+    multibulk_left_ = n;
+    pending_.clear();
+    pending_.reserve(static_cast<size_t>(n < 1024 ? n : 1024));
+    bulk_len_ = -1;
+  }
+  while (multibulk_left_ > 0) {
+    if (bulk_len_ < 0) {
+      if (*pos >= buf.size()) return Result::kNeedMore;
+      if (buf[*pos] != '$') {
+        *error = std::string("ERR Protocol error: expected '$', got '") + buf[*pos] + "'";
+        return Result::kError;
+      }
+      std::string_view line;
+      size_t next;
+      int r = ReadLine(buf, *pos, &line, &next);
+      if (r < 0) {
+        *error = "ERR Protocol error: too big bulk count string";
+        return Result::kError;
+      }
+      if (r == 0) return Result::kNeedMore;
+      int64_t n;
+      if (!ParseInt64(line, &n) || n < 0 || n > limits.max_bulk_len) {
+        *error = "ERR Protocol error: invalid bulk length";
+        return Result::kError;
+      }
+      if (n > 16384 && !limits.authenticated) {
+        *error = "ERR Protocol error: unauthenticated bulk length";
+        return Result::kError;
+      }
+      *pos = next;
+      bulk_len_ = n;
+    }
+    if (buf.size() - *pos < static_cast<size_t>(bulk_len_) + 2) return Result::kNeedMore;
+    pending_.emplace_back(buf.data() + *pos, static_cast<size_t>(bulk_len_));
+    *pos += static_cast<size_t>(bulk_len_) + 2;
+    bulk_len_ = -1;
+    multibulk_left_--;
+  }
+  args->swap(pending_);
+  pending_.clear();
+  Reset();
+  return Result::kCommand;
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,306 @@
+#include "server/server.h"
+
+#include <glog/logging.h>
+
+#include <ctime>
+#include <filesystem>
+
+#include "common/time_util.h"
+#include "server/connection.h"
+#include "server/worker.h"
+#include "storage/context.h"
+#include "storage/key_encoding.h"
+
+namespace kvrocks {
+
+Server::Server(Config* config, Storage* storage)
+    : config_(config), storage_(storage), start_time_(static_cast<int64_t>(std::time(nullptr))),
+      last_save_(static_cast<int64_t>(std::time(nullptr))) {}
+
+Server::~Server() {
+  if (bgsave_thread_.joinable()) bgsave_thread_.join();
+}
+
+Status Server::Start() {
+  std::vector<std::string> hosts;
+  std::string cur;
+  for (char c : config_->bind + " ") {
+    if (c == ' ') {
+      if (!cur.empty()) hosts.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  for (int i = 0; i < config_->workers; i++) {
+    auto w = std::make_unique<Worker>(this, i);
+    for (const auto& h : hosts) {
+      Status s = w->Listen(h, config_->port);
+      if (!s.ok()) return s;
+    }
+    workers_.push_back(std::move(w));
+  }
+  for (auto& w : workers_) w->Start();
+  expire_thread_ = std::thread([this] { ActiveExpireLoop(); });
+  return Status::OK();
+}
+
+void Server::Stop() {
+  {
+    std::lock_guard<std::mutex> g(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+}
+
+void Server::Wait() {
+  {
+    std::unique_lock<std::mutex> g(stop_mu_);
+    stop_cv_.wait(g, [this] { return stop_.load(); });
+  }
+  for (auto& w : workers_) w->Stop();
+  if (expire_thread_.joinable()) expire_thread_.join();
+  if (bgsave_thread_.joinable()) bgsave_thread_.join();
+  workers_.clear();
+}
+
+bool Server::Register(Connection* conn) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  if (static_cast<int>(clients_.size()) >= config_->maxclients) return false;
+  clients_[conn->id()] = conn;
+  return true;
+}
+
+void Server::Unregister(Connection* conn) {
+  UnwatchAll(conn);
+  if (conn->monitor) RemoveMonitor(conn);
+  std::lock_guard<std::mutex> g(clients_mu_);
+  clients_.erase(conn->id());
+}
+
+size_t Server::ClientCount() {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  return clients_.size();
+}
+
+bool Server::Kill(uint64_t id) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return false;
+  Worker* w = it->second->worker();
+  it->second->kill_requested = true;
+  w->Post([w, id] {
+    if (Connection* c = w->Find(id)) w->Close(c);
+  });
+  return true;
+}
+
+void Server::Watch(Connection* conn, uint8_t db, const std::string& key) {
+  std::lock_guard<std::mutex> g(watch_mu_);
+  auto& set = watched_[{db, key}];
+  if (set.insert(conn).second) {
+    conn->watched.emplace_back(db, key);
+    watch_count_++;
+  }
+}
+
+void Server::UnwatchAll(Connection* conn) {
+  if (conn->watched.empty()) {
+    conn->watch_dirty = false;
+    return;
+  }
+  std::lock_guard<std::mutex> g(watch_mu_);
+  for (auto& k : conn->watched) {
+    auto it = watched_.find(k);
+    if (it == watched_.end()) continue;
+    if (it->second.erase(conn) > 0) watch_count_--;
+    if (it->second.empty()) watched_.erase(it);
+  }
+  conn->watched.clear();
+  conn->watch_dirty = false;
+}
+
+void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys) {
+  if (watch_count_.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> g(watch_mu_);
+  for (auto& k : keys) {
+    auto it = watched_.find(k);
+    if (it == watched_.end()) continue;
+    for (Connection* c : it->second) c->watch_dirty = true;
+  }
+}
+
+void Server::TouchDb(uint8_t db) {
+  if (watch_count_.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> g(watch_mu_);
+  for (auto& [k, conns] : watched_) {
+    if (k.first != db) continue;
+    for (Connection* c : conns) c->watch_dirty = true;
+  }
+}
+
+void Server::TouchAll() {
+  std::lock_guard<std::mutex> g(watch_mu_);
+  for (auto& [k, conns] : watched_) {
+    for (Connection* c : conns) c->watch_dirty = true;
+  }
+}
+
+void Server::AddMonitor(Connection* conn) {
+  std::lock_guard<std::mutex> g(monitor_mu_);
+  if (monitors_.insert(conn).second) monitor_count_++;
+  conn->monitor = true;
+}
+
+void Server::RemoveMonitor(Connection* conn) {
+  std::lock_guard<std::mutex> g(monitor_mu_);
+  if (monitors_.erase(conn) > 0) monitor_count_--;
+}
+
+static void AppendRepr(std::string* out, const std::string& s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': out->append("\\\\"); break;
+      case '"': out->append("\\\""); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\a': out->append("\\a"); break;
+      case '\b': out->append("\\b"); break;
+      default:
+        if (c >= 32 && c < 127) {
+          out->push_back(static_cast<char>(c));
+        } else {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out->append(buf);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void Server::FeedMonitors(Connection* from, const std::vector<std::string>& args) {
+  uint64_t us = NowUs();
+  char ts[64];
+  snprintf(ts, sizeof(ts), "+%llu.%06llu ", static_cast<unsigned long long>(us / 1000000),
+           static_cast<unsigned long long>(us % 1000000));
+  std::string line = ts;
+  line += "[" + std::to_string(from->db) + " " + from->peer() + "]";
+  for (const auto& a : args) {
+    line.push_back(' ');
+    AppendRepr(&line, a);
+  }
+  line += "\r\n";
+  std::lock_guard<std::mutex> g(monitor_mu_);
+  for (Connection* m : monitors_) {
+    if (m == from) continue;
+    Worker* w = m->worker();
+    uint64_t id = m->id();
+    w->Post([w, id, line] {
+      if (Connection* c = w->Find(id)) {
+        c->Write(line);
+        c->Flush();
+      }
+    });
+  }
+}
+
+Status Server::Save() {
+  std::lock_guard<std::mutex> g(save_mu_);
+  namespace fs = std::filesystem;
+  std::string target = config_->dir + "/checkpoint";
+  std::string tmp = target + ".tmp";
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  Status s = storage_->Checkpoint(tmp);
+  if (!s.ok()) return s;
+  fs::remove_all(target, ec);
+  fs::rename(tmp, target, ec);
+  if (ec) return Status::IOError("rename checkpoint: " + ec.message());
+  last_save_ = static_cast<int64_t>(std::time(nullptr));
+  return Status::OK();
+}
+
+bool Server::BgSave() {
+  bool expected = false;
+  if (!bgsave_running_.compare_exchange_strong(expected, true)) return false;
+  if (bgsave_thread_.joinable()) bgsave_thread_.join();
+  bgsave_thread_ = std::thread([this] {
+    Status s = Save();
+    last_bgsave_ok_ = s.ok();
+    if (!s.ok()) LOG(WARNING) << "BGSAVE failed: " << s.message();
+    bgsave_running_ = false;
+  });
+  return true;
+}
+
+void Server::ActiveExpireLoop() {
+  pthread_setname_np(pthread_self(), "active-expire");
+  while (true) {
+    {
+      std::unique_lock<std::mutex> g(stop_mu_);
+      int hz = std::max(1, config_->hz);
+      stop_cv_.wait_for(g, std::chrono::milliseconds(1000 / hz), [this] { return stop_.load(); });
+      if (stop_) return;
+    }
+    if (!config_->active_expire) continue;
+    for (int db = 0; db < Storage::kMaxDatabases; db++) {
+      if (storage_->KeyCount(static_cast<uint8_t>(db)) == 0) continue;
+      // Keep going while a cycle finds a full batch of expired keys.
+      while (!stop_ && ExpireCycle(static_cast<uint8_t>(db), 200) == 200) {
+      }
+    }
+  }
+}
+
+size_t Server::ExpireCycle(uint8_t db, size_t budget) {
+  uint64_t now = NowMs();
+  std::string lower = EncodeExpireKey(db, storage_->ExpireFloor(db), "");
+  std::string upper = EncodeExpireKey(db, now + 1, "");
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(storage_->db()->NewIterator(ro, storage_->cf(ColumnFamily::kExpire)));
+  std::vector<std::pair<uint64_t, std::string>> due;
+  for (it->Seek(lower); it->Valid() && due.size() < budget; it->Next()) {
+    uint8_t d;
+    uint64_t expire;
+    std::string_view key;
+    if (!DecodeExpireKey(std::string_view(it->key().data(), it->key().size()), &d, &expire, &key) || d != db) break;
+    due.emplace_back(expire, std::string(key));
+  }
+  if (due.empty()) {
+    // Nothing due before now: later scans can start here.
+    storage_->SetExpireFloor(db, std::max(storage_->ExpireFloor(db), now));
+    return 0;
+  }
+  Context ctx(storage_);
+  std::vector<size_t> stripes;
+  for (auto& [e, k] : due) stripes.push_back(storage_->locks()->StripeOf(db, k));
+  MultiLockGuard guard(storage_->locks(), std::move(stripes));
+  uint64_t expired = 0;
+  for (auto& [e, k] : due) {
+    std::string raw;
+    std::string meta_key = EncodeMetaKey(db, k);
+    Status s = ctx.Get(ColumnFamily::kMetadata, meta_key, &raw);
+    RedisType type;
+    uint64_t actual = 0;
+    if (s.ok() && PeekMetadata(raw, &type, &actual).ok() && actual == e && actual <= now) {
+      ctx.Delete(ColumnFamily::kMetadata, meta_key);
+      ctx.AddKeyCount(db, -1);
+      ctx.AddExpireCount(db, -1);
+      ctx.Touch(db, k);
+      expired++;
+    }
+    ctx.Delete(ColumnFamily::kExpire, EncodeExpireKey(db, e, k));
+  }
+  if (ctx.Commit().ok()) {
+    stats_.expired_keys += expired;
+    if (!ctx.touched().empty()) TouchKeys(ctx.touched());
+  }
+  return due.size();
+}
+
+}  // namespace kvrocks

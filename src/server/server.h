@@ -1,0 +1,116 @@
+// The server: workers, the client registry, WATCH and MONITOR bookkeeping,
+// SLOWLOG, statistics, background jobs (active expiry, BGSAVE) and shutdown.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+#include "stats/slowlog.h"
+#include "stats/stats.h"
+#include "storage/storage.h"
+
+namespace kvrocks {
+
+class Worker;
+class Connection;
+
+class Server {
+ public:
+  Server(Config* config, Storage* storage);
+  ~Server();
+
+  // Binds listeners and starts worker and background threads.
+  Status Start();
+  // Blocks until Stop() is called and everything has shut down.
+  void Wait();
+  // Requests shutdown (thread-safe, async-signal-unsafe: call from a thread).
+  void Stop();
+
+  Config* config() { return config_; }
+  Storage* storage() { return storage_; }
+  Stats& stats() { return stats_; }
+  SlowLog& slowlog() { return slowlog_; }
+  int64_t start_time() const { return start_time_; }
+
+  // Client registry. Register fails when maxclients is reached.
+  uint64_t NextClientId() { return next_client_id_.fetch_add(1) + 1; }
+  bool Register(Connection* conn);
+  void Unregister(Connection* conn);
+  size_t ClientCount();
+  // Calls fn(conn) for every client under the registry lock; fn must not block.
+  template <typename Fn>
+  void ForEachClient(Fn fn) {
+    std::lock_guard<std::mutex> g(clients_mu_);
+    for (auto& [id, c] : clients_) fn(c);
+  }
+  // Closes a client from any thread; false if no such client.
+  bool Kill(uint64_t id);
+
+  // WATCH bookkeeping.
+  void Watch(Connection* conn, uint8_t db, const std::string& key);
+  void UnwatchAll(Connection* conn);
+  // Marks watchers of modified keys dirty. Called while the key locks are held.
+  void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys);
+  void TouchDb(uint8_t db);
+  void TouchAll();
+
+  // MONITOR.
+  void AddMonitor(Connection* conn);
+  void RemoveMonitor(Connection* conn);
+  bool HasMonitors() const { return monitor_count_.load(std::memory_order_relaxed) > 0; }
+  void FeedMonitors(Connection* from, const std::vector<std::string>& args);
+
+  // SAVE / BGSAVE: a RocksDB checkpoint at dir/checkpoint.
+  Status Save();
+  bool BgSave();  // false if one is running
+  int64_t last_save() const { return last_save_.load(); }
+  bool bgsave_in_progress() const { return bgsave_running_.load(); }
+  std::string last_bgsave_status() const { return last_bgsave_ok_.load() ? "ok" : "err"; }
+
+  bool stopping() const { return stop_.load(); }
+
+ private:
+  void ActiveExpireLoop();
+  // Deletes expired keys of one physical db; returns how many index entries were processed.
+  size_t ExpireCycle(uint8_t db, size_t budget);
+
+  Config* config_;
+  Storage* storage_;
+  Stats stats_;
+  SlowLog slowlog_;
+  int64_t start_time_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  std::atomic<uint64_t> next_client_id_{0};
+  std::mutex clients_mu_;
+  std::map<uint64_t, Connection*> clients_;
+
+  std::mutex watch_mu_;
+  std::atomic<size_t> watch_count_{0};
+  std::map<std::pair<uint8_t, std::string>, std::set<Connection*>> watched_;
+
+  std::mutex monitor_mu_;
+  std::atomic<size_t> monitor_count_{0};
+  std::set<Connection*> monitors_;
+
+  std::mutex save_mu_;
+  std::atomic<int64_t> last_save_;
+  std::atomic<bool> bgsave_running_{false};
+  std::atomic<bool> last_bgsave_ok_{true};
+  std::thread bgsave_thread_;
+
+  std::atomic<bool> stop_{false};
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  std::thread expire_thread_;
+};
+
+}  // namespace kvrocks

@@ -1,0 +1,157 @@
+#include "server/worker.h"
+
+#include <arpa/inet.h>
+#include <event2/thread.h>
+#include <glog/logging.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/time_util.h"
+#include "server/connection.h"
+#include "server/server.h"
+
+namespace kvrocks {
+
+static std::string AddrToString(const sockaddr* sa) {
+  char host[INET6_ADDRSTRLEN] = {0};
+  int port = 0;
+  if (sa->sa_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (sa->sa_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+Worker::Worker(Server* server, int index) : server_(server), index_(index) {
+  base_ = event_base_new();
+  posted_ev_ = event_new(base_, -1, EV_PERSIST, &Worker::OnPosted, this);
+  event_add(posted_ev_, nullptr);
+  timer_ev_ = event_new(base_, -1, EV_PERSIST, &Worker::OnTimer, this);
+  timeval tv{1, 0};
+  event_add(timer_ev_, &tv);
+}
+
+Worker::~Worker() {
+  conns_.clear();
+  for (auto* l : listeners_) evconnlistener_free(l);
+  event_free(posted_ev_);
+  event_free(timer_ev_);
+  event_base_free(base_);
+}
+
+Status Worker::Listen(const std::string& host, int port) {
+  sockaddr_storage ss{};
+  int len = sizeof(ss);
+  std::string spec = host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)
+                                                         : host + ":" + std::to_string(port);
+  if (evutil_parse_sockaddr_port(spec.c_str(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+    return Status::InvalidArgument("bad bind address " + host);
+  }
+  evconnlistener* l = evconnlistener_new_bind(
+      base_, &Worker::OnAccept, this,
+      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT | LEV_OPT_CLOSE_ON_EXEC, 511,
+      reinterpret_cast<sockaddr*>(&ss), len);
+  if (l == nullptr) return Status::IOError("could not bind " + spec + ": " + strerror(errno));
+  listeners_.push_back(l);
+  return Status::OK();
+}
+
+void Worker::Start() {
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), ("worker-" + std::to_string(index_)).c_str());
+    event_base_dispatch(base_);
+    // Close everything this worker owns on its own thread.
+    for (auto* l : listeners_) evconnlistener_disable(l);
+    while (!conns_.empty()) Close(conns_.begin()->second.get());
+  });
+}
+
+void Worker::Stop() {
+  Post([this] { event_base_loopbreak(base_); });
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::Post(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> g(posted_mu_);
+    posted_.push_back(std::move(fn));
+  }
+  event_active(posted_ev_, EV_READ, 0);
+}
+
+void Worker::OnPosted(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Worker*>(arg);
+  std::vector<std::function<void()>> fns;
+  {
+    std::lock_guard<std::mutex> g(self->posted_mu_);
+    fns.swap(self->posted_);
+  }
+  for (auto& fn : fns) fn();
+}
+
+void Worker::OnTimer(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Worker*>(arg);
+  int timeout = self->server_->config()->timeout;
+  if (timeout <= 0) return;
+  int64_t now = static_cast<int64_t>(NowMs());
+  std::vector<Connection*> idle;
+  for (auto& [id, c] : self->conns_) {
+    // Clients in MONITOR are never timed out, as in Redis.
+    if (!c->monitor && now - c->last_interaction_ms.load() > static_cast<int64_t>(timeout) * 1000) {
+      idle.push_back(c.get());
+    }
+  }
+  for (auto* c : idle) self->Close(c);
+}
+
+void Worker::OnAccept(evconnlistener* listener, evutil_socket_t fd, sockaddr* addr, int, void* arg) {
+  auto* self = static_cast<Worker*>(arg);
+  Server* srv = self->server_;
+  evutil_make_socket_nonblocking(fd);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  int keepalive = srv->config()->tcp_keepalive;
+  if (keepalive > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &keepalive, sizeof(keepalive));
+    int intvl = std::max(1, keepalive / 3);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    int cnt = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+  }
+  sockaddr_storage local{};
+  socklen_t llen = sizeof(local);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen);
+  srv->stats().total_connections_received++;
+  auto conn = std::make_unique<Connection>(self, fd, srv->NextClientId(), AddrToString(addr),
+                                           AddrToString(reinterpret_cast<sockaddr*>(&local)));
+  if (!srv->Register(conn.get())) {
+    srv->stats().rejected_connections++;
+    static const char kMsg[] = "-ERR max number of clients reached\r\n";
+    ssize_t ignored = ::write(fd, kMsg, sizeof(kMsg) - 1);
+    (void)ignored;
+    return;  // the Connection destructor closes fd
+  }
+  Connection* c = conn.get();
+  self->conns_.emplace(c->id(), std::move(conn));
+  c->Start();
+}
+
+void Worker::Close(Connection* conn) {
+  server_->Unregister(conn);
+  conns_.erase(conn->id());
+}
+
+Connection* Worker::Find(uint64_t id) {
+  auto it = conns_.find(id);
+  return it == conns_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace kvrocks

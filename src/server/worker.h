@@ -1,0 +1,63 @@
+// A worker thread: one libevent loop serving a set of connections, with its
+// own SO_REUSEPORT listening socket(s) so the kernel spreads new connections.
+#pragma once
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+
+namespace kvrocks {
+
+class Server;
+class Connection;
+
+class Worker {
+ public:
+  Worker(Server* server, int index);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  Status Listen(const std::string& host, int port);
+  void Start();
+  // Stops the loop (thread-safe) and joins the thread.
+  void Stop();
+
+  // Runs fn on this worker's thread (thread-safe).
+  void Post(std::function<void()> fn);
+
+  Server* server() const { return server_; }
+  event_base* base() const { return base_; }
+  int index() const { return index_; }
+
+  // Destroys a connection (on this worker's thread).
+  void Close(Connection* conn);
+  Connection* Find(uint64_t id);
+
+ private:
+  static void OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
+  static void OnPosted(evutil_socket_t, short, void* arg);
+  static void OnTimer(evutil_socket_t, short, void* arg);
+
+  Server* server_;
+  int index_;
+  event_base* base_;
+  std::vector<evconnlistener*> listeners_;
+  event* posted_ev_ = nullptr;
+  event* timer_ev_ = nullptr;
+  std::mutex posted_mu_;
+  std::vector<std::function<void()>> posted_;
+  std::map<uint64_t, std::unique_ptr<Connection>> conns_;
+  std::thread thread_;
+};
+
+}  // namespace kvrocks

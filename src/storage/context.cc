@@ -1,0 +1,86 @@
+#include "storage/context.h"
+
+namespace kvrocks {
+
+Context::~Context() {
+  if (snapshot_ != nullptr) storage_->db()->ReleaseSnapshot(snapshot_);
+}
+
+void Context::UseSnapshot() {
+  if (snapshot_ == nullptr) snapshot_ = storage_->db()->GetSnapshot();
+}
+
+rocksdb::ReadOptions Context::ReadOpts() const {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot_;
+  return ro;
+}
+
+rocksdb::WriteBatchWithIndex* Context::batch() {
+  if (!batch_) batch_ = std::make_unique<rocksdb::WriteBatchWithIndex>(rocksdb::BytewiseComparator(), 0, true);
+  return batch_.get();
+}
+
+Status Context::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
+  rocksdb::Status s;
+  if (batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0) {
+    s = batch_->GetFromBatchAndDB(storage_->db(), ReadOpts(), storage_->cf(cf), key, value);
+  } else {
+    s = storage_->db()->Get(ReadOpts(), storage_->cf(cf), key, value);
+  }
+  if (s.ok()) return Status::OK();
+  if (s.IsNotFound()) return Status::NotFound();
+  return Status::IOError(s.ToString());
+}
+
+std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb::ReadOptions ro) {
+  ro.snapshot = snapshot_;
+  rocksdb::Iterator* base = storage_->db()->NewIterator(ro, storage_->cf(cf));
+  if (batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0) {
+    return std::unique_ptr<rocksdb::Iterator>(batch_->NewIteratorWithBase(storage_->cf(cf), base, &ro));
+  }
+  return std::unique_ptr<rocksdb::Iterator>(base);
+}
+
+void Context::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+  batch()->Put(storage_->cf(cf), key, value);
+}
+
+void Context::Delete(ColumnFamily cf, const rocksdb::Slice& key) { batch()->Delete(storage_->cf(cf), key); }
+
+void Context::AddCounts(uint8_t db, int64_t keys, int64_t expires) {
+  for (auto& d : deltas_) {
+    if (d.db == db) {
+      d.keys += keys;
+      d.expires += expires;
+      return;
+    }
+  }
+  deltas_.push_back({db, keys, expires});
+}
+
+Status Context::Commit() {
+  if (!HasWrites()) {
+    Rollback();
+    return Status::OK();
+  }
+  for (auto& d : deltas_) storage_->AddCountMerges(batch_.get(), d.db, d.keys, d.expires);
+  Status s = storage_->Write(batch_->GetWriteBatch());
+  if (s.ok()) {
+    for (auto& d : deltas_) storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
+    for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
+  }
+  batch_->Clear();
+  deltas_.clear();
+  expires_.clear();
+  return s;
+}
+
+void Context::Rollback() {
+  if (batch_) batch_->Clear();
+  deltas_.clear();
+  expires_.clear();
+  touched_.clear();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,79 @@
+// Context: one command's (or one MULTI/EXEC's) view of the storage.
+//
+// Writes are collected in a WriteBatchWithIndex and become visible to the
+// context's own reads at once (read-your-writes inside EXEC); Commit() writes
+// them to RocksDB as a single atomic batch through the WAL. Reads of a
+// context with no pending writes go straight to RocksDB (optionally from a
+// snapshot, for commands that read several keys). A context does no locking:
+// the command layer holds the key locks around it.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/utilities/write_batch_with_index.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/storage.h"
+
+namespace kvrocks {
+
+class Context {
+ public:
+  explicit Context(Storage* storage) : storage_(storage) {}
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  Storage* storage() const { return storage_; }
+
+  // Reads from a consistent snapshot from now until the context ends.
+  void UseSnapshot();
+
+  // value of key in cf, seeing this context's pending writes. NotFound if absent.
+  Status Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value);
+  // An iterator over cf that sees pending writes. ro's bounds must outlive it.
+  std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf, rocksdb::ReadOptions ro);
+
+  void Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);
+  void Delete(ColumnFamily cf, const rocksdb::Slice& key);
+
+  // Records that a key was created (+1) or removed (-1) in a physical database,
+  // and that a key gained (+1) or lost (-1) an expiry.
+  void AddKeyCount(uint8_t db, int64_t delta) { AddCounts(db, delta, 0); }
+  void AddExpireCount(uint8_t db, int64_t delta) { AddCounts(db, 0, delta); }
+  // Records that the expire index of db received an entry at expire_ms.
+  void NoteExpire(uint8_t db, uint64_t expire_ms) { expires_.emplace_back(db, expire_ms); }
+  // Records that a key's value changed (WATCH, keyspace bookkeeping).
+  void Touch(uint8_t db, std::string_view key) { touched_.emplace_back(db, std::string(key)); }
+  const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
+
+  bool HasWrites() const { return batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0; }
+  // Writes everything pending as one batch, then applies counter deltas. The
+  // context can be reused afterwards.
+  Status Commit();
+  // Drops pending writes.
+  void Rollback();
+
+ private:
+  rocksdb::WriteBatchWithIndex* batch();
+  void AddCounts(uint8_t db, int64_t keys, int64_t expires);
+  rocksdb::ReadOptions ReadOpts() const;
+
+  Storage* storage_;
+  std::unique_ptr<rocksdb::WriteBatchWithIndex> batch_;
+  const rocksdb::Snapshot* snapshot_ = nullptr;
+  struct CountDelta {
+    uint8_t db;
+    int64_t keys;
+    int64_t expires;
+  };
+  std::vector<CountDelta> deltas_;
+  std::vector<std::pair<uint8_t, uint64_t>> expires_;
+  std::vector<std::pair<uint8_t, std::string>> touched_;
+};
+
+}  // namespace kvrocks

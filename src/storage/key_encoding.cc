@@ -1,0 +1,119 @@
+#include "storage/key_encoding.h"
+
+#include "common/encoding.h"
+#include "common/string_util.h"
+
+namespace kvrocks {
+
+const char* RedisTypeName(RedisType t) {
+  switch (t) {
+    case RedisType::kString: return "string";
+    case RedisType::kHash: return "hash";
+    case RedisType::kList: return "list";
+    case RedisType::kSet: return "set";
+    case RedisType::kZSet: return "zset";
+    case RedisType::kStream: return "stream";
+    default: return "none";
+  }
+}
+
+std::string EncodeMetaKey(uint8_t db, std::string_view user_key) {
+  std::string out;
+  out.reserve(3 + user_key.size());
+  PutFixed8(&out, db);
+  PutBE16(&out, KeySlot(user_key));
+  out.append(user_key);
+  return out;
+}
+
+bool DecodeMetaKey(std::string_view raw, uint8_t* db, std::string_view* user_key) {
+  if (raw.size() < 3) return false;
+  *db = static_cast<uint8_t>(raw[0]);
+  *user_key = raw.substr(3);
+  return true;
+}
+
+std::string MetaDbPrefix(uint8_t db) { return std::string(1, static_cast<char>(db)); }
+
+std::string EncodeSubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version) {
+  std::string out;
+  out.reserve(15 + user_key.size());
+  PutFixed8(&out, db);
+  PutBE16(&out, KeySlot(user_key));
+  PutBE32(&out, static_cast<uint32_t>(user_key.size()));
+  out.append(user_key);
+  PutBE64(&out, version);
+  return out;
+}
+
+bool DecodeSubkeyPrefix(std::string_view raw, uint8_t* db, std::string_view* user_key, uint64_t* version) {
+  Reader r(raw);
+  uint16_t slot;
+  uint32_t len;
+  if (!r.GetU8(db) || !r.GetBE16(&slot) || !r.GetBE32(&len) || !r.GetBytes(len, user_key) || !r.GetBE64(version)) {
+    return false;
+  }
+  return true;
+}
+
+std::string EncodeExpireKey(uint8_t db, uint64_t expire_ms, std::string_view user_key) {
+  std::string out;
+  out.reserve(9 + user_key.size());
+  PutFixed8(&out, db);
+  PutBE64(&out, expire_ms);
+  out.append(user_key);
+  return out;
+}
+
+bool DecodeExpireKey(std::string_view raw, uint8_t* db, uint64_t* expire_ms, std::string_view* user_key) {
+  Reader r(raw);
+  if (!r.GetU8(db) || !r.GetBE64(expire_ms)) return false;
+  *user_key = r.rest();
+  return true;
+}
+
+std::string Metadata::Encode() const {
+  std::string out;
+  out.reserve(17 + payload.size() + (IsString() ? 0 : 16));
+  PutFixed8(&out, static_cast<uint8_t>(type));
+  PutBE64(&out, expire_ms);
+  if (!IsString()) {
+    PutBE64(&out, version);
+    PutBE64(&out, size);
+  }
+  out.append(payload);
+  return out;
+}
+
+Status Metadata::Decode(std::string_view raw) {
+  Reader r(raw);
+  uint8_t t;
+  if (!r.GetU8(&t) || !r.GetBE64(&expire_ms)) return Status::Corruption("metadata too short");
+  type = static_cast<RedisType>(t & 0x0f);
+  if (type == RedisType::kNone || static_cast<uint8_t>(type) > static_cast<uint8_t>(RedisType::kStream)) {
+    return Status::Corruption("bad metadata type");
+  }
+  if (!IsString()) {
+    if (!r.GetBE64(&version) || !r.GetBE64(&size)) return Status::Corruption("collection metadata too short");
+  }
+  payload.assign(r.rest());
+  return Status::OK();
+}
+
+std::string EncodeStringValue(std::string_view value, uint64_t expire_ms) {
+  std::string out;
+  out.reserve(9 + value.size());
+  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString));
+  PutBE64(&out, expire_ms);
+  out.append(value);
+  return out;
+}
+
+Status PeekMetadata(std::string_view raw, RedisType* type, uint64_t* expire_ms) {
+  if (raw.size() < 9) return Status::Corruption("metadata too short");
+  *type = static_cast<RedisType>(static_cast<uint8_t>(raw[0]) & 0x0f);
+  *expire_ms = DecodeBE64(raw.data() + 1);
+  return Status::OK();
+}
+
+}  // namespace kvrocks

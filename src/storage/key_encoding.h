@@ -1,0 +1,71 @@
+// How Redis keys are laid out in RocksDB. See docs/encoding.md.
+//
+//   metadata CF   key:   db(1) | slot(2, BE) | user_key
+//                 value: type(1) | expire_ms(8, BE, 0 = none) | payload
+//                        string     -> payload is the raw value
+//                        collection -> version(8) | size(8) | type extras
+//   subkey CFs    key:   db(1) | slot(2) | key_len(4, BE) | user_key | version(8) | field...
+//   expire CF     key:   db(1) | expire_ms(8, BE) | user_key        value: empty
+//
+// `db` is the physical database id (SWAPDB swaps the logical->physical map).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace kvrocks {
+
+enum class RedisType : uint8_t {
+  kNone = 0,
+  kString = 1,
+  kHash = 2,
+  kList = 3,
+  kSet = 4,
+  kZSet = 5,
+  kStream = 6,
+};
+
+// Redis' name of a type as TYPE reports it ("string", "hash" ...).
+const char* RedisTypeName(RedisType t);
+
+std::string EncodeMetaKey(uint8_t db, std::string_view user_key);
+// Splits a metadata CF key; false if it is too short to be one.
+bool DecodeMetaKey(std::string_view raw, uint8_t* db, std::string_view* user_key);
+// The first byte of every metadata key of database db; keys of db sort in [prefix, prefix+1).
+std::string MetaDbPrefix(uint8_t db);
+
+// Prefix of all subkeys of one incarnation (version) of a key.
+std::string EncodeSubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version);
+// Parses the fixed part of a subkey; false on malformed input.
+bool DecodeSubkeyPrefix(std::string_view raw, uint8_t* db, std::string_view* user_key, uint64_t* version);
+
+std::string EncodeExpireKey(uint8_t db, uint64_t expire_ms, std::string_view user_key);
+bool DecodeExpireKey(std::string_view raw, uint8_t* db, uint64_t* expire_ms, std::string_view* user_key);
+
+// The metadata value of one key.
+struct Metadata {
+  RedisType type = RedisType::kNone;
+  uint64_t expire_ms = 0;  // absolute unix ms, 0 = no expiry
+  // Collections only:
+  uint64_t version = 0;
+  uint64_t size = 0;
+  // String: the value. Collections: type-specific extras after size.
+  std::string payload;
+
+  bool IsString() const { return type == RedisType::kString; }
+  bool Expired(uint64_t now_ms) const { return expire_ms != 0 && expire_ms <= now_ms; }
+
+  std::string Encode() const;
+  Status Decode(std::string_view raw);
+};
+
+// Encodes a string key's metadata value without building a Metadata.
+std::string EncodeStringValue(std::string_view value, uint64_t expire_ms);
+
+// Reads only type and expiry of an encoded metadata value.
+Status PeekMetadata(std::string_view raw, RedisType* type, uint64_t* expire_ms);
+
+}  // namespace kvrocks

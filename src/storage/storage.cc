@@ -1,0 +1,320 @@
+#include "storage/storage.h"
+
+#include <glog/logging.h>
+#include <rocksdb/cache.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/rate_limiter.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/utilities/table_properties_collectors.h>
+
+#include <sys/stat.h>
+
+#include "common/encoding.h"
+#include "common/string_util.h"
+#include "common/time_util.h"
+#include "storage/compaction_filter.h"
+
+namespace kvrocks {
+
+namespace {
+
+const char* const kCFNames[] = {"default", "metadata", "zset_score", "stream", "propagate", "state", "expire"};
+
+const char kDbMapKey[] = "dbmap";
+const char kKeyCountPrefix[] = "keycount:";
+const char kExpireCountPrefix[] = "expirecount:";
+const char kVersionKey[] = "version";
+
+// Adds signed 64-bit integers stored big-endian: the key counters.
+class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& value,
+             std::string* new_value, rocksdb::Logger*) const override {
+    int64_t base = 0;
+    if (existing != nullptr && existing->size() == 8) base = static_cast<int64_t>(DecodeBE64(existing->data()));
+    int64_t add = value.size() == 8 ? static_cast<int64_t>(DecodeBE64(value.data())) : 0;
+    new_value->clear();
+    PutBE64(new_value, static_cast<uint64_t>(base + add));
+    return true;
+  }
+  const char* Name() const override { return "kvrocks.Int64Add"; }
+};
+
+rocksdb::CompressionType ParseCompression(const std::string& s) {
+  std::string l = ToLower(s);
+  if (l == "snappy") return rocksdb::kSnappyCompression;
+  if (l == "lz4") return rocksdb::kLZ4Compression;
+  if (l == "zstd") return rocksdb::kZSTD;
+  return rocksdb::kNoCompression;
+}
+
+std::shared_ptr<SubkeyFilterFactory> g_subkey_filter = std::make_shared<SubkeyFilterFactory>();
+
+}  // namespace
+
+Storage::Storage(const Config* config) : config_(config) {
+  for (int i = 0; i < kMaxDatabases; i++) {
+    db_map_[i].store(static_cast<uint8_t>(i));
+    key_counts_[i].store(0);
+    expire_counts_[i].store(0);
+    expire_floor_[i].store(0);
+  }
+}
+
+Storage::~Storage() { Close(); }
+
+rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
+  rocksdb::ColumnFamilyOptions o;
+  o.write_buffer_size = static_cast<size_t>(config_->rocksdb_write_buffer_size);
+  o.max_write_buffer_number = config_->rocksdb_max_write_buffer_number;
+  o.target_file_size_base = static_cast<uint64_t>(config_->rocksdb_target_file_size_base);
+  o.max_bytes_for_level_base = o.target_file_size_base * 4;
+  o.level0_slowdown_writes_trigger = config_->rocksdb_level0_slowdown_writes_trigger;
+  o.level0_stop_writes_trigger = config_->rocksdb_level0_stop_writes_trigger;
+  o.level_compaction_dynamic_level_bytes = true;
+
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char ch : config_->rocksdb_compression + ":") {
+    if (ch == ':') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(ch);
+    }
+  }
+  o.num_levels = 7;
+  for (int i = 0; i < o.num_levels; i++) {
+    o.compression_per_level.push_back(ParseCompression(parts[std::min<size_t>(i, parts.size() - 1)]));
+  }
+
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = block_cache_;
+  t.block_size = 16 * 1024;
+  t.cache_index_and_filter_blocks = true;
+  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  t.format_version = 5;
+  if (config_->rocksdb_bloom_filter_bits > 0) {
+    t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(config_->rocksdb_bloom_filter_bits, false));
+    t.whole_key_filtering = true;
+  }
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+
+  switch (c) {
+    case ColumnFamily::kMetadata:
+      // Strings live in the metadata CF; large values go to blob files.
+      o.enable_blob_files = config_->rocksdb_enable_blob_files;
+      o.min_blob_size = static_cast<uint64_t>(config_->rocksdb_min_blob_size);
+      o.blob_compression_type = rocksdb::kLZ4Compression;
+      o.enable_blob_garbage_collection = true;
+      break;
+    case ColumnFamily::kSubkey:
+    case ColumnFamily::kZSetScore:
+    case ColumnFamily::kStream:
+      o.compaction_filter_factory = g_subkey_filter;
+      break;
+    case ColumnFamily::kState:
+      o.merge_operator = std::make_shared<Int64AddOperator>();
+      break;
+    case ColumnFamily::kExpire:
+      // The active-expire cycle deletes from the front of this CF; compact files
+      // full of tombstones early so that its seeks stay cheap.
+      o.table_properties_collector_factories.push_back(
+          rocksdb::NewCompactOnDeletionCollectorFactory(10000, 5000, 0.5));
+      break;
+    default:
+      break;
+  }
+  return o;
+}
+
+Status Storage::Open() {
+  std::string path = config_->dir + "/db";
+  ::mkdir(config_->dir.c_str(), 0755);
+  block_cache_ = rocksdb::NewLRUCache(static_cast<size_t>(config_->rocksdb_block_cache_size), 6);
+
+  rocksdb::DBOptions dbo;
+  dbo.create_if_missing = true;
+  dbo.create_missing_column_families = true;
+  dbo.max_background_jobs = config_->rocksdb_max_background_jobs;
+  dbo.max_open_files = 4096;
+  dbo.use_direct_reads = config_->rocksdb_use_direct_reads;
+  dbo.use_direct_io_for_flush_and_compaction = config_->rocksdb_use_direct_io_for_flush_and_compaction;
+  dbo.bytes_per_sync = 1024 * 1024;
+  dbo.wal_bytes_per_sync = 512 * 1024;
+  dbo.enable_pipelined_write = true;
+  dbo.keep_log_file_num = 5;
+  dbo.max_total_wal_size = 4 * static_cast<uint64_t>(config_->rocksdb_write_buffer_size) * static_cast<int>(ColumnFamily::kCount);
+  if (config_->rocksdb_rate_limiter_bytes_per_sec > 0) {
+    dbo.rate_limiter.reset(rocksdb::NewGenericRateLimiter(config_->rocksdb_rate_limiter_bytes_per_sec));
+  }
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (int i = 0; i < static_cast<int>(ColumnFamily::kCount); i++) {
+    cfs.emplace_back(kCFNames[i], CFOptions(static_cast<ColumnFamily>(i)));
+  }
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(dbo, path, cfs, &handles_, &raw);
+  if (!s.ok()) return Status::IOError("open rocksdb at " + path + ": " + s.ToString());
+  db_.reset(raw);
+  write_options_.sync = config_->rocksdb_sync_writes;
+  g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata));
+  return LoadState();
+}
+
+Status Storage::LoadState() {
+  rocksdb::ReadOptions ro;
+  std::string v;
+  rocksdb::Status s = db_->Get(ro, cf(ColumnFamily::kState), kDbMapKey, &v);
+  if (s.ok() && v.size() == kMaxDatabases) {
+    for (int i = 0; i < kMaxDatabases; i++) db_map_[i].store(static_cast<uint8_t>(v[i]));
+  }
+  for (int i = 0; i < kMaxDatabases; i++) {
+    s = db_->Get(ro, cf(ColumnFamily::kState), kKeyCountPrefix + std::to_string(i), &v);
+    if (s.ok() && v.size() == 8) key_counts_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
+    s = db_->Get(ro, cf(ColumnFamily::kState), kExpireCountPrefix + std::to_string(i), &v);
+    if (s.ok() && v.size() == 8) expire_counts_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
+  }
+  s = db_->Get(ro, cf(ColumnFamily::kState), kVersionKey, &v);
+  uint64_t persisted = (s.ok() && v.size() == 8) ? DecodeBE64(v.data()) : 0;
+  last_version_.store(std::max(persisted, NowUs() << 10));
+  return Status::OK();
+}
+
+void Storage::Close() {
+  std::lock_guard<std::mutex> g(close_mu_);
+  if (!db_) return;
+  g_subkey_filter->Detach();
+  // Persist the version high-water mark so that versions never repeat even if the clock steps back.
+  std::string v;
+  PutBE64(&v, last_version_.load());
+  db_->Put(write_options_, cf(ColumnFamily::kState), kVersionKey, v);
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  db_->Flush(fo, handles_);
+  db_->SyncWAL();
+  for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+  handles_.clear();
+  db_->Close();
+  db_.reset();
+}
+
+Status Storage::Write(rocksdb::WriteBatch* batch) {
+  rocksdb::Status s = db_->Write(write_options_, batch);
+  return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+}
+
+Status Storage::WriteNoWAL(rocksdb::WriteBatch* batch) {
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;
+  rocksdb::Status s = db_->Write(wo, batch);
+  return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+}
+
+uint64_t Storage::NewVersion() {
+  uint64_t candidate = NowUs() << 10;
+  uint64_t last = last_version_.load(std::memory_order_relaxed);
+  while (true) {
+    uint64_t next = std::max(candidate, last + 1);
+    if (last_version_.compare_exchange_weak(last, next, std::memory_order_relaxed)) return next;
+  }
+}
+
+void Storage::AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db, int64_t keys, int64_t expires) {
+  std::string v;
+  if (keys != 0) {
+    PutBE64(&v, static_cast<uint64_t>(keys));
+    batch->Merge(cf(ColumnFamily::kState), kKeyCountPrefix + std::to_string(physical_db), v);
+  }
+  if (expires != 0) {
+    v.clear();
+    PutBE64(&v, static_cast<uint64_t>(expires));
+    batch->Merge(cf(ColumnFamily::kState), kExpireCountPrefix + std::to_string(physical_db), v);
+  }
+}
+
+Status Storage::SwapDb(int a, int b) {
+  uint8_t pa = db_map_[a].load(), pb = db_map_[b].load();
+  std::string v(kMaxDatabases, '\0');
+  for (int i = 0; i < kMaxDatabases; i++) v[i] = static_cast<char>(db_map_[i].load());
+  v[a] = static_cast<char>(pb);
+  v[b] = static_cast<char>(pa);
+  rocksdb::WriteBatch batch;
+  batch.Put(cf(ColumnFamily::kState), kDbMapKey, v);
+  Status s = Write(&batch);
+  if (!s.ok()) return s;
+  db_map_[a].store(pb);
+  db_map_[b].store(pa);
+  return Status::OK();
+}
+
+Status Storage::FlushDb(uint8_t physical_db) {
+  std::string begin(1, static_cast<char>(physical_db));
+  std::string end;
+  if (physical_db == 255) {
+    end = std::string(1, '\xff') + std::string(1024, '\xff');
+  } else {
+    end = std::string(1, static_cast<char>(physical_db + 1));
+  }
+  rocksdb::WriteBatch batch;
+  for (auto c : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream,
+                 ColumnFamily::kExpire}) {
+    batch.DeleteRange(cf(c), begin, end);
+  }
+  std::string zero;
+  PutBE64(&zero, 0);
+  batch.Put(cf(ColumnFamily::kState), kKeyCountPrefix + std::to_string(physical_db), zero);
+  batch.Put(cf(ColumnFamily::kState), kExpireCountPrefix + std::to_string(physical_db), zero);
+  Status s = Write(&batch);
+  if (!s.ok()) return s;
+  key_counts_[physical_db].store(0);
+  expire_counts_[physical_db].store(0);
+  return Status::OK();
+}
+
+Status Storage::Checkpoint(const std::string& dir) {
+  rocksdb::Checkpoint* cp = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &cp);
+  if (!s.ok()) return Status::IOError(s.ToString());
+  std::unique_ptr<rocksdb::Checkpoint> owner(cp);
+  s = cp->CreateCheckpoint(dir);
+  return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+}
+
+void Storage::LowerExpireFloor(uint8_t db, uint64_t expire_ms) {
+  uint64_t cur = expire_floor_[db].load(std::memory_order_relaxed);
+  while (expire_ms < cur && !expire_floor_[db].compare_exchange_weak(cur, expire_ms)) {
+  }
+}
+
+uint64_t Storage::DiskUsage() {
+  uint64_t total = 0, v = 0;
+  for (auto* h : handles_) {
+    if (db_->GetIntProperty(h, "rocksdb.total-sst-files-size", &v)) total += v;
+    if (db_->GetIntProperty(h, "rocksdb.total-blob-file-size", &v)) total += v;
+  }
+  return total;
+}
+
+std::string Storage::GetProperty(const std::string& name, ColumnFamily c) {
+  std::string v;
+  db_->GetProperty(cf(c), name, &v);
+  return v;
+}
+
+uint64_t Storage::GetIntProperty(const std::string& name) {
+  uint64_t total = 0, v = 0;
+  for (auto* h : handles_) {
+    if (db_->GetIntProperty(h, name, &v)) total += v;
+  }
+  return total;
+}
+
+rocksdb::Status Storage::SetBlockCacheCapacity(size_t bytes) {
+  block_cache_->SetCapacity(bytes);
+  return rocksdb::Status::OK();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,115 @@
+// The RocksDB instance behind kvrocks: column families, options from
+// kvrocks.conf, per-database key counters, the logical->physical database
+// map, and the lock table. It knows bytes and column families, not Redis
+// types (those are in src/types).
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/utilities/write_batch_with_index.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "storage/lock_manager.h"
+
+namespace kvrocks {
+
+enum class ColumnFamily : int {
+  kSubkey = 0,  // RocksDB's "default": collection elements
+  kMetadata,
+  kZSetScore,
+  kStream,
+  kPropagate,
+  kState,   // replication state, counters, the database map
+  kExpire,  // expiry index for the active-expire cycle
+  kCount,
+};
+
+class Storage {
+ public:
+  static constexpr int kMaxDatabases = 256;
+
+  explicit Storage(const Config* config);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  // Opens (creating if needed) the database under config->dir/db.
+  Status Open();
+  // Flushes memtables and closes RocksDB. Idempotent.
+  void Close();
+
+  rocksdb::DB* db() { return db_.get(); }
+  rocksdb::ColumnFamilyHandle* cf(ColumnFamily c) { return handles_[static_cast<int>(c)]; }
+
+  // Commits a batch through the WAL (fsync'd when rocksdb.sync-writes is yes).
+  Status Write(rocksdb::WriteBatch* batch);
+  // Commits a batch without the WAL (bulk loads that flush afterwards).
+  Status WriteNoWAL(rocksdb::WriteBatch* batch);
+
+  LockManager* locks() { return &locks_; }
+
+  // A new, strictly increasing version for a new incarnation of a collection.
+  uint64_t NewVersion();
+
+  // Physical database id of a logical one (SELECT index).
+  uint8_t PhysicalDb(int logical) const { return db_map_[logical].load(std::memory_order_acquire); }
+  // Swaps two logical databases: O(1), persisted. Caller holds all key stripes.
+  Status SwapDb(int a, int b);
+
+  // Number of keys (including expired ones not yet reclaimed) in a physical db.
+  int64_t KeyCount(uint8_t physical_db) const { return key_counts_[physical_db].load(std::memory_order_relaxed); }
+  // Number of keys with an expiry in a physical db.
+  int64_t ExpireCount(uint8_t physical_db) const { return expire_counts_[physical_db].load(std::memory_order_relaxed); }
+  // Adds persistent counter updates for db to batch; apply them with
+  // ApplyCountDeltas after the write succeeds.
+  void AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db, int64_t keys, int64_t expires);
+  void ApplyCountDeltas(uint8_t physical_db, int64_t keys, int64_t expires) {
+    key_counts_[physical_db].fetch_add(keys, std::memory_order_relaxed);
+    expire_counts_[physical_db].fetch_add(expires, std::memory_order_relaxed);
+  }
+
+  // Deletes every key of a physical db (range deletes in every CF). Caller holds all key stripes.
+  Status FlushDb(uint8_t physical_db);
+
+  // Writes a consistent RocksDB checkpoint to dir (which must not exist).
+  Status Checkpoint(const std::string& dir);
+
+  // Lowest expiry that may still sit in the expire index of db; the active-expire
+  // cycle starts its scan there.
+  uint64_t ExpireFloor(uint8_t db) const { return expire_floor_[db].load(std::memory_order_relaxed); }
+  void LowerExpireFloor(uint8_t db, uint64_t expire_ms);
+  void SetExpireFloor(uint8_t db, uint64_t expire_ms) { expire_floor_[db].store(expire_ms); }
+
+  // Approximate on-disk size of all SST and blob files.
+  uint64_t DiskUsage();
+  std::string GetProperty(const std::string& name, ColumnFamily c = ColumnFamily::kMetadata);
+  uint64_t GetIntProperty(const std::string& name);
+  std::shared_ptr<rocksdb::Cache> block_cache() { return block_cache_; }
+  rocksdb::Status SetBlockCacheCapacity(size_t bytes);
+
+ private:
+  Status LoadState();
+  rocksdb::ColumnFamilyOptions CFOptions(ColumnFamily c);
+
+  const Config* config_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::shared_ptr<rocksdb::Cache> block_cache_;
+  rocksdb::WriteOptions write_options_;
+  LockManager locks_;
+  std::atomic<uint64_t> last_version_{0};
+  std::array<std::atomic<uint8_t>, kMaxDatabases> db_map_;
+  std::array<std::atomic<int64_t>, kMaxDatabases> key_counts_;
+  std::array<std::atomic<int64_t>, kMaxDatabases> expire_counts_;
+  std::array<std::atomic<uint64_t>, kMaxDatabases> expire_floor_;
+  std::mutex close_mu_;
+};
+
+}  // namespace kvrocks

@@ -1,0 +1,284 @@
+#include "types/database.h"
+
+#include <random>
+
+#include "common/string_util.h"
+#include "common/time_util.h"
+
+namespace kvrocks {
+
+const char kWrongTypeError[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+Status Database::Load(std::string_view key, LoadedKey* lk) {
+  lk->meta_key = EncodeMetaKey(db_, key);
+  Status s = ctx_->Get(ColumnFamily::kMetadata, lk->meta_key, &lk->raw);
+  if (s.IsNotFound()) {
+    lk->on_disk = lk->live = false;
+    lk->expire_ms = 0;
+    lk->type = RedisType::kNone;
+    lk->raw.clear();
+    return Status::OK();
+  }
+  if (!s.ok()) return s;
+  s = PeekMetadata(lk->raw, &lk->type, &lk->expire_ms);
+  if (!s.ok()) return s;
+  lk->on_disk = true;
+  lk->live = lk->expire_ms == 0 || lk->expire_ms > NowMs();
+  return Status::OK();
+}
+
+void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms) {
+  ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
+  if (!lk->on_disk) ctx_->AddKeyCount(db_, 1);
+  uint64_t old_expire = lk->on_disk ? lk->expire_ms : 0;
+  if (old_expire != new_expire_ms) {
+    ctx_->AddExpireCount(db_, (new_expire_ms != 0) - (old_expire != 0));
+    if (old_expire != 0) ctx_->Delete(ColumnFamily::kExpire, EncodeExpireKey(db_, old_expire, key));
+    if (new_expire_ms != 0) {
+      ctx_->Put(ColumnFamily::kExpire, EncodeExpireKey(db_, new_expire_ms, key), "");
+      ctx_->NoteExpire(db_, new_expire_ms);
+    }
+  }
+  ctx_->Touch(db_, key);
+  lk->on_disk = true;
+  lk->live = new_expire_ms == 0 || new_expire_ms > NowMs();
+  lk->expire_ms = new_expire_ms;
+  lk->type = static_cast<RedisType>(static_cast<uint8_t>(encoded[0]) & 0x0f);
+  lk->raw.assign(encoded);
+}
+
+void Database::Remove(std::string_view key, LoadedKey* lk) {
+  if (!lk->on_disk) return;
+  ctx_->Delete(ColumnFamily::kMetadata, lk->meta_key);
+  if (lk->expire_ms != 0) {
+    ctx_->Delete(ColumnFamily::kExpire, EncodeExpireKey(db_, lk->expire_ms, key));
+    ctx_->AddExpireCount(db_, -1);
+  }
+  ctx_->AddKeyCount(db_, -1);
+  ctx_->Touch(db_, key);
+  lk->on_disk = lk->live = false;
+  lk->expire_ms = 0;
+  lk->type = RedisType::kNone;
+  lk->raw.clear();
+}
+
+Status Database::Type(std::string_view key, RedisType* type) {
+  LoadedKey lk;
+  Status s = Load(key, &lk);
+  if (!s.ok()) return s;
+  *type = lk.live ? lk.type : RedisType::kNone;
+  return Status::OK();
+}
+
+Status Database::Delete(std::string_view key, bool* deleted) {
+  LoadedKey lk;
+  Status s = Load(key, &lk);
+  if (!s.ok()) return s;
+  *deleted = lk.live;
+  Remove(key, &lk);
+  return Status::OK();
+}
+
+Status Database::Exists(std::string_view key, bool* exists) {
+  LoadedKey lk;
+  Status s = Load(key, &lk);
+  *exists = s.ok() && lk.live;
+  return s;
+}
+
+Status Database::GetExpire(std::string_view key, uint64_t* expire_ms) {
+  LoadedKey lk;
+  Status s = Load(key, &lk);
+  if (!s.ok()) return s;
+  if (!lk.live) return Status::NotFound();
+  *expire_ms = lk.expire_ms;
+  return Status::OK();
+}
+
+static std::string WithExpire(const std::string& raw, uint64_t expire_ms) {
+  std::string out = raw;
+  for (int i = 0; i < 8; i++) out[1 + i] = static_cast<char>(expire_ms >> (56 - 8 * i));
+  return out;
+}
+
+Status Database::SetExpire(std::string_view key, uint64_t expire_ms, ExpireCond cond, bool* applied) {
+  *applied = false;
+  LoadedKey lk;
+  Status s = Load(key, &lk);
+  if (!s.ok() || !lk.live) return s;
+  // A persistent key counts as an infinite TTL for GT/LT, as in Redis.
+  switch (cond) {
+    case ExpireCond::kNX:
+      if (lk.expire_ms != 0) return Status::OK();
+      break;
+    case ExpireCond::kXX:
+      if (lk.expire_ms == 0) return Status::OK();
+      break;
+    case ExpireCond::kGT:
+      if (lk.expire_ms == 0 || expire_ms <= lk.expire_ms) return Status::OK();
+      break;
+    case ExpireCond::kLT:
+      if (lk.expire_ms != 0 && expire_ms >= lk.expire_ms) return Status::OK();
+      break;
+    case ExpireCond::kNone:
+      break;
+  }
+  *applied = true;
+  if (expire_ms <= NowMs()) {
+    Remove(key, &lk);
+    return Status::OK();
+  }
+  Store(key, &lk, WithExpire(lk.raw, expire_ms), expire_ms);
+  return Status::OK();
+}
+
+Status Database::Persist(std::string_view key, bool* removed) {
+  *removed = false;
+  LoadedKey lk;
+  Status s = Load(key, &lk);
+  if (!s.ok() || !lk.live || lk.expire_ms == 0) return s;
+  Store(key, &lk, WithExpire(lk.raw, 0), 0);
+  *removed = true;
+  return Status::OK();
+}
+
+Status Database::Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, bool* copied) {
+  *copied = false;
+  LoadedKey from, to;
+  Status s = Load(src, &from);
+  if (!s.ok() || !from.live) return s;
+  s = dst_db->Load(dst, &to);
+  if (!s.ok()) return s;
+  if (to.live && !replace) return Status::OK();
+  if (from.type != RedisType::kString) {
+    // Collections get their own subkeys in a later type layer.
+    return Status::RedisError("ERR COPY of this type is not supported yet");
+  }
+  dst_db->Store(dst, &to, from.raw, from.expire_ms);
+  *copied = true;
+  return Status::OK();
+}
+
+Status Database::Rename(std::string_view src, std::string_view dst, bool nx, bool* renamed) {
+  *renamed = false;
+  LoadedKey from, to;
+  Status s = Load(src, &from);
+  if (!s.ok()) return s;
+  if (!from.live) return Status::NotFound();
+  if (src == dst) {
+    *renamed = !nx;
+    return Status::OK();
+  }
+  s = Load(dst, &to);
+  if (!s.ok()) return s;
+  if (nx && to.live) return Status::OK();
+  if (from.type != RedisType::kString) {
+    return Status::RedisError("ERR RENAME of this type is not supported yet");
+  }
+  std::string raw = from.raw;
+  uint64_t expire = from.expire_ms;
+  Remove(src, &from);
+  Store(dst, &to, raw, expire);
+  *renamed = true;
+  return Status::OK();
+}
+
+Status Database::Keys(std::string_view pattern, std::vector<std::string>* keys) {
+  std::string prefix = MetaDbPrefix(db_);
+  std::string upper = MetaDbPrefix(db_ + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
+  auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
+  uint64_t now = NowMs();
+  bool all = pattern == "*";
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    auto k = it->key();
+    if (k.size() < 3 || static_cast<uint8_t>(k[0]) != db_) break;
+    std::string_view user_key(k.data() + 3, k.size() - 3);
+    if (!all && !StringMatch(pattern, user_key)) continue;
+    RedisType t;
+    uint64_t expire;
+    auto v = it->value();
+    if (!PeekMetadata(std::string_view(v.data(), v.size()), &t, &expire).ok()) continue;
+    if (expire != 0 && expire <= now) continue;
+    keys->emplace_back(user_key);
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  return Status::OK();
+}
+
+Status Database::Scan(const std::string& after, size_t count, std::string_view pattern, RedisType type,
+                      std::vector<std::string>* keys, std::string* next) {
+  std::string prefix = MetaDbPrefix(db_);
+  std::string upper = MetaDbPrefix(db_ + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
+  auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
+  uint64_t now = NowMs();
+  next->clear();
+  if (after.empty()) {
+    it->Seek(prefix);
+  } else {
+    it->Seek(after);
+    if (it->Valid() && it->key() == rocksdb::Slice(after)) it->Next();
+  }
+  size_t examined = 0;
+  for (; it->Valid(); it->Next()) {
+    auto k = it->key();
+    if (k.size() < 3 || static_cast<uint8_t>(k[0]) != db_) break;
+    if (examined == count) {
+      // More keys remain: continue after the last one examined.
+      break;
+    }
+    examined++;
+    *next = k.ToString();
+    std::string_view user_key(k.data() + 3, k.size() - 3);
+    if (pattern != "*" && !StringMatch(pattern, user_key)) continue;
+    RedisType t;
+    uint64_t expire;
+    auto v = it->value();
+    if (!PeekMetadata(std::string_view(v.data(), v.size()), &t, &expire).ok()) continue;
+    if (expire != 0 && expire <= now) continue;
+    if (type != RedisType::kNone && t != type) continue;
+    keys->emplace_back(user_key);
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  bool more = it->Valid() && it->key().size() >= 3 && static_cast<uint8_t>(it->key()[0]) == db_;
+  if (!more) next->clear();
+  return Status::OK();
+}
+
+Status Database::RandomKey(std::string* key) {
+  // Keys are ordered by (slot, name): seek to a random slot and take the first
+  // live key from there, wrapping around once.
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  std::string prefix = MetaDbPrefix(db_);
+  std::string upper = MetaDbPrefix(db_ + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
+  auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
+  uint64_t now = NowMs();
+  std::string start = prefix;
+  uint16_t slot = static_cast<uint16_t>(rng() % 16384);
+  start.push_back(static_cast<char>(slot >> 8));
+  start.push_back(static_cast<char>(slot & 0xff));
+  for (int pass = 0; pass < 2; pass++) {
+    for (it->Seek(pass == 0 ? start : prefix); it->Valid(); it->Next()) {
+      auto k = it->key();
+      if (k.size() < 3 || static_cast<uint8_t>(k[0]) != db_) break;
+      RedisType t;
+      uint64_t expire;
+      auto v = it->value();
+      if (!PeekMetadata(std::string_view(v.data(), v.size()), &t, &expire).ok()) continue;
+      if (expire != 0 && expire <= now) continue;
+      key->assign(k.data() + 3, k.size() - 3);
+      return Status::OK();
+    }
+  }
+  return Status::NotFound();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,80 @@
+// Database: the type-independent operations on one logical Redis database
+// (existence, expiry, deletion, renaming, scanning). Type files build on its
+// Load/Store/Remove, which keep the key counter and the expire index right.
+//
+// All methods run inside a Context; the caller holds the key locks of every
+// key a method writes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/context.h"
+#include "storage/key_encoding.h"
+
+namespace kvrocks {
+
+extern const char kWrongTypeError[];
+
+// One key's metadata as read at the start of a write.
+struct LoadedKey {
+  std::string meta_key;
+  bool on_disk = false;  // a metadata entry exists (possibly expired)
+  bool live = false;     // on_disk and not expired
+  uint64_t expire_ms = 0;
+  RedisType type = RedisType::kNone;
+  std::string raw;  // encoded metadata value when on_disk
+};
+
+class Database {
+ public:
+  Database(Context* ctx, uint8_t physical_db) : ctx_(ctx), db_(physical_db) {}
+
+  Context* ctx() const { return ctx_; }
+  uint8_t id() const { return db_; }
+
+  // Reads key's metadata; lk->live tells whether it exists for clients.
+  Status Load(std::string_view key, LoadedKey* lk);
+  // Writes key's new encoded metadata with expiry new_expire_ms.
+  void Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms);
+  // Deletes key's metadata (its subkeys become garbage for compaction).
+  void Remove(std::string_view key, LoadedKey* lk);
+
+  // Live type of key (kNone if absent).
+  Status Type(std::string_view key, RedisType* type);
+  // Deletes key; *deleted tells if it was live.
+  Status Delete(std::string_view key, bool* deleted);
+  Status Exists(std::string_view key, bool* exists);
+
+  // Expiry in absolute ms; NotFound if absent; 0 = persistent.
+  Status GetExpire(std::string_view key, uint64_t* expire_ms);
+  enum class ExpireCond { kNone, kNX, kXX, kGT, kLT };
+  // Sets an absolute expiry. *applied=false if the key is absent or cond fails.
+  // An expiry at or before now deletes the key (as Redis does on a master).
+  Status SetExpire(std::string_view key, uint64_t expire_ms, ExpireCond cond, bool* applied);
+  Status Persist(std::string_view key, bool* removed);
+
+  // Copies src (of this db) to dst in dst_db. *copied=false if src is absent or,
+  // without replace, dst exists.
+  Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, bool* copied);
+  // RENAME / RENAMENX. NotFound if src is absent. *renamed=false if nx and dst exists.
+  Status Rename(std::string_view src, std::string_view dst, bool nx, bool* renamed);
+
+  // Keys matching pattern (KEYS).
+  Status Keys(std::string_view pattern, std::vector<std::string>* keys);
+  // One step of SCAN: keys after `after` (a raw metadata key, "" = start),
+  // examining about count entries. *next is the raw key to continue from, or
+  // "" when the scan is complete.
+  Status Scan(const std::string& after, size_t count, std::string_view pattern, RedisType type,
+              std::vector<std::string>* keys, std::string* next);
+  Status RandomKey(std::string* key);
+
+ private:
+  Context* ctx_;
+  uint8_t db_;
+};
+
+}  // namespace kvrocks

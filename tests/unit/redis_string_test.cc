@@ -1,0 +1,158 @@
+// Type operations over a real RocksDB in a temporary directory.
+#include "types/redis_string.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/time_util.h"
+#include "config/config.h"
+#include "storage/storage.h"
+
+using namespace kvrocks;
+
+class StringTypeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("kvrocks-unit-" + std::to_string(NowUs()));
+    cfg_.dir = dir_.string();
+    cfg_.rocksdb_block_cache_size = 8 << 20;
+    storage_ = std::make_unique<Storage>(&cfg_);
+    ASSERT_TRUE(storage_->Open().ok());
+  }
+  void TearDown() override {
+    storage_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Runs fn in a fresh context on db 0 and commits.
+  template <typename Fn>
+  void Run(Fn fn) {
+    Context ctx(storage_.get());
+    Database db(&ctx, 0);
+    RedisString str(&db);
+    fn(db, str);
+    ASSERT_TRUE(ctx.Commit().ok());
+  }
+
+  std::filesystem::path dir_;
+  Config cfg_;
+  std::unique_ptr<Storage> storage_;
+};
+
+TEST_F(StringTypeTest, SetGetAndCounts) {
+  Run([](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    ASSERT_TRUE(s.Set("k", "v", {}, &done, &old).ok());
+    EXPECT_TRUE(done);
+  });
+  EXPECT_EQ(storage_->KeyCount(0), 1);
+  Run([](Database&, RedisString& s) {
+    std::string v;
+    ASSERT_TRUE(s.Get("k", &v).ok());
+    EXPECT_EQ(v, "v");
+    EXPECT_TRUE(s.Get("missing", &v).IsNotFound());
+  });
+  // Overwriting does not change the count; deleting does.
+  Run([](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    RedisString::SetOptions o;
+    o.get = true;
+    ASSERT_TRUE(s.Set("k", "v2", o, &done, &old).ok());
+    EXPECT_EQ(old.value(), "v");
+  });
+  EXPECT_EQ(storage_->KeyCount(0), 1);
+  Run([](Database& db, RedisString&) {
+    bool deleted;
+    ASSERT_TRUE(db.Delete("k", &deleted).ok());
+    EXPECT_TRUE(deleted);
+  });
+  EXPECT_EQ(storage_->KeyCount(0), 0);
+}
+
+TEST_F(StringTypeTest, NxXxAndReadYourWritesInOneContext) {
+  Run([](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    RedisString::SetOptions xx;
+    xx.cond = RedisString::SetOptions::kXX;
+    ASSERT_TRUE(s.Set("a", "1", xx, &done, &old).ok());
+    EXPECT_FALSE(done);
+    ASSERT_TRUE(s.Set("a", "1", {}, &done, &old).ok());
+    RedisString::SetOptions nx;
+    nx.cond = RedisString::SetOptions::kNX;
+    ASSERT_TRUE(s.Set("a", "2", nx, &done, &old).ok());
+    EXPECT_FALSE(done);
+    int64_t r;
+    ASSERT_TRUE(s.IncrBy("a", 41, &r).ok());
+    EXPECT_EQ(r, 42);
+  });
+  EXPECT_EQ(storage_->KeyCount(0), 1);
+}
+
+TEST_F(StringTypeTest, IncrErrors) {
+  Run([](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    ASSERT_TRUE(s.Set("n", "9223372036854775807", {}, &done, &old).ok());
+    int64_t r;
+    Status st = s.IncrBy("n", 1, &r);
+    EXPECT_EQ(st.ToRedisError(), "ERR increment or decrement would overflow");
+    ASSERT_TRUE(s.Set("x", "abc", {}, &done, &old).ok());
+    EXPECT_EQ(s.IncrBy("x", 1, &r).ToRedisError(), "ERR value is not an integer or out of range");
+    std::string f;
+    ASSERT_TRUE(s.IncrByFloat("f", 10.5L, &f).ok());
+    EXPECT_EQ(f, "10.5");
+  });
+}
+
+TEST_F(StringTypeTest, ExpiryIsLazyAndIndexed) {
+  Run([](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    RedisString::SetOptions o;
+    o.expire_ms = NowMs() - 1;  // already expired
+    ASSERT_TRUE(s.Set("gone", "v", o, &done, &old).ok());
+    o.expire_ms = NowMs() + 100000;
+    ASSERT_TRUE(s.Set("later", "v", o, &done, &old).ok());
+  });
+  EXPECT_EQ(storage_->KeyCount(0), 2);
+  EXPECT_EQ(storage_->ExpireCount(0), 2);
+  Run([](Database& db, RedisString& s) {
+    std::string v;
+    EXPECT_TRUE(s.Get("gone", &v).IsNotFound());
+    EXPECT_TRUE(s.Get("later", &v).ok());
+    bool removed;
+    ASSERT_TRUE(db.Persist("later", &removed).ok());
+    EXPECT_TRUE(removed);
+  });
+  EXPECT_EQ(storage_->ExpireCount(0), 1);
+}
+
+TEST_F(StringTypeTest, SetRangeAndAppend) {
+  Run([](Database&, RedisString& s) {
+    size_t len;
+    ASSERT_TRUE(s.SetRange("r", 3, "ab", 1 << 20, &len).ok());
+    EXPECT_EQ(len, 5u);
+    ASSERT_TRUE(s.Append("r", "cd", 1 << 20, &len).ok());
+    EXPECT_EQ(len, 7u);
+    std::string v;
+    ASSERT_TRUE(s.Get("r", &v).ok());
+    EXPECT_EQ(v, std::string("\0\0\0abcd", 7));
+    EXPECT_FALSE(s.SetRange("r", (1 << 20), "x", 1 << 20, &len).ok());
+  });
+}
+
+TEST_F(StringTypeTest, CountersSurviveReopen) {
+  Run([](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    for (int i = 0; i < 10; i++) ASSERT_TRUE(s.Set("k" + std::to_string(i), "v", {}, &done, &old).ok());
+  });
+  storage_->Close();
+  storage_ = std::make_unique<Storage>(&cfg_);
+  ASSERT_TRUE(storage_->Open().ok());
+  EXPECT_EQ(storage_->KeyCount(0), 10);
+}
