@@ -45,7 +45,7 @@ void Auth(CommandCall& call) {
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
 void Hello(CommandCall& call) {
   const auto& a = call.args;
-  int64_t ver = 2;
+  int64_t ver = call.conn->resp;
   if (a.size() >= 2) {
     if (!ParseInt64(a[1], &ver)) return ReplyError(call, "ERR Protocol version is not an integer or out of range");
     if (ver < 2 || ver > 3) return ReplyError(call, "NOPROTO unsupported protocol version");
@@ -72,7 +72,6 @@ void Hello(CommandCall& call) {
                       "AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol "
                       "version at the same time");
   }
-  if (ver == 3) return ReplyError(call, "NOPROTO unsupported protocol version");
   if (has_setname) {
     for (char c : setname) {
       if (c < '!' || c > '~') {
@@ -82,13 +81,15 @@ void Hello(CommandCall& call) {
     std::lock_guard<std::mutex> g(call.conn->info_mu);
     call.conn->name = setname;
   }
-  reply::ArrayHeader(call.out, 14);
+  call.conn->resp = static_cast<int>(ver);
+  call.resp = call.conn->resp;
+  reply::MapHeader(call.out, 7, call.resp);
   reply::Bulk(call.out, "server");
   reply::Bulk(call.out, "redis");
   reply::Bulk(call.out, "version");
   reply::Bulk(call.out, kRedisVersion);
   reply::Bulk(call.out, "proto");
-  reply::Integer(call.out, 2);
+  reply::Integer(call.out, ver);
   reply::Bulk(call.out, "id");
   reply::Integer(call.out, static_cast<int64_t>(call.conn->id()));
   reply::Bulk(call.out, "mode");
@@ -142,7 +143,7 @@ void ClientList(CommandCall& call) {
     if (only_ids && std::find(ids.begin(), ids.end(), c->id()) == ids.end()) return;
     text += c->InfoLine() + "\n";
   });
-  reply::Bulk(call.out, text);
+  reply::Verbatim(call.out, text, call.resp);
 }
 
 void ClientKill(CommandCall& call) {
@@ -219,7 +220,7 @@ void Client(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   if (EqualsIgnoreCase(sub, "id") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(call.conn->id()));
-  if (EqualsIgnoreCase(sub, "info") && a.size() == 2) return reply::Bulk(call.out, call.conn->InfoLine() + "\n");
+  if (EqualsIgnoreCase(sub, "info") && a.size() == 2) return reply::Verbatim(call.out, call.conn->InfoLine() + "\n", call.resp);
   if (EqualsIgnoreCase(sub, "list")) return ClientList(call);
   if (EqualsIgnoreCase(sub, "kill")) {
     if (a.size() < 3) return ReplySubcommandArity(call);
@@ -237,7 +238,7 @@ void Client(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "getname")) {
     if (a.size() != 2) return ReplySubcommandArity(call);
     std::lock_guard<std::mutex> g(call.conn->info_mu);
-    if (call.conn->name.empty()) return reply::NullBulk(call.out);
+    if (call.conn->name.empty()) return reply::Null(call.out, call.resp);
     return reply::Bulk(call.out, call.conn->name);
   }
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {

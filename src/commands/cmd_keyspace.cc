@@ -1,5 +1,8 @@
 // Generic keyspace commands.
+#include <cctype>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <random>
@@ -171,15 +174,13 @@ CursorTable& Cursors() {
   return table;
 }
 
+// Accepts what Redis' strtoul-based parser accepts (so "-1" is a valid, unknown cursor).
 bool ParseCursor(const std::string& s, uint64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) return false;
-    v = v * 10 + d;
-  }
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return false;
   *out = v;
   return true;
 }
@@ -232,7 +233,7 @@ void RandomKey(CommandCall& call) {
   Database db = CurrentDb(call);
   std::string key;
   Status s = db.RandomKey(&key);
-  if (s.IsNotFound()) return reply::NullBulk(call.out);
+  if (s.IsNotFound()) return reply::Null(call.out, call.resp);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Bulk(call.out, key);
 }
@@ -280,9 +281,8 @@ void Copy(CommandCall& call) {
       replace = true;
     } else if (EqualsIgnoreCase(call.args[i], "db") && i + 1 < call.args.size()) {
       int64_t v;
-      if (!ParseInt64(call.args[i + 1], &v) || v < 0 || v >= call.server->config()->databases) {
-        return ReplyError(call, "ERR DB index is out of range");
-      }
+      if (!IntArg(call, i + 1, &v)) return;
+      if (v < 0 || v >= call.server->config()->databases) return ReplyError(call, "ERR DB index is out of range");
       dst_db = static_cast<int>(v);
       i++;
     } else {
@@ -407,7 +407,7 @@ void Object(CommandCall& call) {
     LoadedKey lk;
     Status s = db.Load(call.args[2], &lk);
     if (!s.ok()) return ReplyStatusError(call, s);
-    if (!lk.live) return reply::NullBulk(call.out);
+    if (!lk.live) return reply::Null(call.out, call.resp);
     if (lk.type == RedisType::kString) return reply::Bulk(call.out, StringEncoding(std::string_view(lk.raw).substr(9)));
     return reply::Bulk(call.out, "unknown");
   }

@@ -261,7 +261,7 @@ void Info(CommandCall& call) {
   if (want("rocksdb", true)) parts.push_back(InfoRocksdb(srv));
   std::string text;
   for (size_t i = 0; i < parts.size(); i++) text += (i ? "\r\n" : "") + parts[i];
-  reply::Bulk(call.out, text);
+  reply::Verbatim(call.out, text, call.resp);
 }
 
 void ConfigCmd(CommandCall& call) {
@@ -276,7 +276,7 @@ void ConfigCmd(CommandCall& call) {
         if (std::find(found.begin(), found.end(), kv) == found.end()) found.push_back(kv);
       }
     }
-    reply::ArrayHeader(call.out, found.size() * 2);
+    reply::MapHeader(call.out, found.size(), call.resp);
     for (auto& [k, v] : found) {
       reply::Bulk(call.out, k);
       reply::Bulk(call.out, v);
@@ -362,18 +362,18 @@ std::vector<std::string> AclCategories(const CommandSpec& c) {
   return out;
 }
 
-void CommandInfoEntry(std::string* out, const CommandSpec& c) {
+void CommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
   reply::ArrayHeader(out, 10);
   reply::Bulk(out, c.name);
   reply::Integer(out, c.arity);
   auto flags = FlagNames(c.flags);
-  reply::ArrayHeader(out, flags.size());
+  reply::SetHeader(out, flags.size(), resp);
   for (auto& f : flags) reply::Simple(out, f);
   reply::Integer(out, c.first_key);
   reply::Integer(out, c.last_key);
   reply::Integer(out, c.key_step);
   auto cats = AclCategories(c);
-  reply::ArrayHeader(out, cats.size());
+  reply::SetHeader(out, cats.size(), resp);
   for (auto& cat : cats) reply::Simple(out, cat);
   reply::ArrayHeader(out, 0);  // tips
   reply::ArrayHeader(out, 0);  // key specs
@@ -385,7 +385,7 @@ void CommandCmd(CommandCall& call) {
   const auto& all = CommandTable::Instance().all();
   if (a.size() == 1) {
     reply::ArrayHeader(call.out, all.size());
-    for (auto& [name, c] : all) CommandInfoEntry(call.out, c);
+    for (auto& [name, c] : all) CommandInfoEntry(call.out, c, call.resp);
     return;
   }
   const std::string& sub = a[1];
@@ -393,16 +393,16 @@ void CommandCmd(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "info")) {
     if (a.size() == 2) {
       reply::ArrayHeader(call.out, all.size());
-      for (auto& [name, c] : all) CommandInfoEntry(call.out, c);
+      for (auto& [name, c] : all) CommandInfoEntry(call.out, c, call.resp);
       return;
     }
     reply::ArrayHeader(call.out, a.size() - 2);
     for (size_t i = 2; i < a.size(); i++) {
       const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[i]));
       if (c == nullptr) {
-        reply::NullArray(call.out);
+        reply::NullArray(call.out, call.resp);
       } else {
-        CommandInfoEntry(call.out, *c);
+        CommandInfoEntry(call.out, *c, call.resp);
       }
     }
     return;
@@ -416,10 +416,10 @@ void CommandCmd(CommandCall& call) {
         if (const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[i]))) specs.push_back(c);
       }
     }
-    reply::ArrayHeader(call.out, specs.size() * 2);
+    reply::MapHeader(call.out, specs.size(), call.resp);
     for (const CommandSpec* c : specs) {
       reply::Bulk(call.out, c->name);
-      reply::ArrayHeader(call.out, 6);
+      reply::MapHeader(call.out, 3, call.resp);
       reply::Bulk(call.out, "summary");
       reply::Bulk(call.out, c->summary);
       reply::Bulk(call.out, "since");

@@ -13,7 +13,7 @@ void ReplyValueOrNull(CommandCall& call, const Status& s, const std::string& val
   if (s.ok()) {
     reply::Bulk(call.out, value);
   } else if (s.IsNotFound()) {
-    reply::NullBulk(call.out);
+    reply::Null(call.out, call.resp);
   } else {
     ReplyStatusError(call, s);
   }
@@ -111,12 +111,12 @@ void Set(CommandCall& call) {
     if (old) {
       reply::Bulk(call.out, *old);
     } else {
-      reply::NullBulk(call.out);
+      reply::Null(call.out, call.resp);
     }
   } else if (done) {
     reply::Ok(call.out);
   } else {
-    reply::NullBulk(call.out);
+    reply::Null(call.out, call.resp);
   }
 }
 
@@ -156,7 +156,7 @@ void GetSet(CommandCall& call) {
   if (old) {
     reply::Bulk(call.out, *old);
   } else {
-    reply::NullBulk(call.out);
+    reply::Null(call.out, call.resp);
   }
 }
 
@@ -210,7 +210,7 @@ void MGet(CommandCall& call) {
     if (s.ok()) {
       reply::Bulk(call.out, v);
     } else {
-      reply::NullBulk(call.out);
+      reply::Null(call.out, call.resp);
     }
   }
 }
@@ -412,7 +412,7 @@ void Lcs(CommandCall& call) {
     }
   }
   if (!get_idx) return reply::Bulk(call.out, result);
-  reply::ArrayHeader(call.out, 4);
+  reply::MapHeader(call.out, 2, call.resp);
   reply::Bulk(call.out, "matches");
   reply::ArrayHeader(call.out, static_cast<size_t>(nmatches));
   call.out->append(matches);

@@ -42,6 +42,7 @@ struct CommandCall {
   Context* ctx;      // storage context; shared by all commands of one EXEC
   std::string* out;  // reply bytes
   bool in_exec;      // running inside EXEC
+  int resp;          // the client's protocol version (2 or 3)
 };
 
 using CommandHandler = void (*)(CommandCall& call);

@@ -153,7 +153,7 @@ std::string Connection::InfoLine() {
   s += " tot-mem=" + std::to_string(query_buffer_size.load() + output_buffer_size.load());
   s += " events=r";
   s += " cmd=" + last_command;
-  s += " user=default redir=-1 resp=2";
+  s += " user=default redir=-1 resp=" + std::to_string(resp);
   return s;
 }
 

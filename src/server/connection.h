@@ -44,6 +44,8 @@ class Connection {
 
   // Logical database (SELECT).
   int db = 0;
+  // Protocol version chosen with HELLO.
+  int resp = 2;
   bool authenticated = false;
   bool monitor = false;
   // MULTI state.

@@ -54,7 +54,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
   std::string reply;
   Context ctx(srv->storage());
-  CommandCall call{srv, conn, args, &ctx, &reply, false};
+  CommandCall call{srv, conn, args, &ctx, &reply, false, conn->resp};
   uint64_t start = MonotonicUs();
   if (spec.flags & kCmdWrite) {
     std::unique_ptr<MultiLockGuard> guard;
@@ -115,7 +115,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   bool dirty = conn->watch_dirty.load();
   srv->UnwatchAll(conn);
   if (dirty) {
-    reply::NullArray(out);
+    reply::NullArray(out, conn->resp);
     return;
   }
   std::string replies;
@@ -124,7 +124,7 @@ void RunTransaction(Connection* conn, std::string* out) {
     const CommandSpec& spec = *specs[i];
     if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, queued[i]);
     std::string reply;
-    CommandCall call{srv, conn, queued[i], &ctx, &reply, true};
+    CommandCall call{srv, conn, queued[i], &ctx, &reply, true, conn->resp};
     uint64_t start = MonotonicUs();
     spec.handler(call);
     Finish(srv, conn, spec, queued[i], reply, start);

@@ -1,4 +1,5 @@
-// RESP2 reply encoding, byte for byte as Redis writes it.
+// RESP2 and RESP3 reply encoding, byte for byte as Redis writes it. Functions
+// taking `resp` (2 or 3) write the form of the client's protocol.
 #pragma once
 
 #include <cstdint>
@@ -31,12 +32,35 @@ inline void Bulk(std::string* out, std::string_view s) {
   out->append("\r\n");
 }
 
-inline void NullBulk(std::string* out) { out->append("$-1\r\n"); }
-inline void NullArray(std::string* out) { out->append("*-1\r\n"); }
+inline void Null(std::string* out, int resp) { out->append(resp == 3 ? "_\r\n" : "$-1\r\n"); }
+inline void NullArray(std::string* out, int resp) { out->append(resp == 3 ? "_\r\n" : "*-1\r\n"); }
 
 inline void ArrayHeader(std::string* out, size_t n) {
   out->push_back('*');
   out->append(std::to_string(n));
+  out->append("\r\n");
+}
+
+// A map of n pairs: "%n" in RESP3, a flat array of 2n in RESP2.
+inline void MapHeader(std::string* out, size_t n, int resp) {
+  out->push_back(resp == 3 ? '%' : '*');
+  out->append(std::to_string(resp == 3 ? n : 2 * n));
+  out->append("\r\n");
+}
+
+inline void SetHeader(std::string* out, size_t n, int resp) {
+  out->push_back(resp == 3 ? '~' : '*');
+  out->append(std::to_string(n));
+  out->append("\r\n");
+}
+
+// Text such as INFO: a verbatim "txt" string in RESP3, a bulk string in RESP2.
+inline void Verbatim(std::string* out, std::string_view s, int resp) {
+  if (resp != 3) return Bulk(out, s);
+  out->push_back('=');
+  out->append(std::to_string(s.size() + 4));
+  out->append("\r\ntxt:");
+  out->append(s);
   out->append("\r\n");
 }
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what the tests need, builds, and runs every test: gtest unit tests
+# (ctest), pytest integration and differential tests against Debian's
+# redis-server, and a bounded libFuzzer run of the RESP parser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh --test
+python3 -c "import redis, pytest" 2>/dev/null ||
+  python3 -m pip install -q --break-system-packages redis pytest 2>/dev/null ||
+  python3 -m pip install -q redis pytest
+scripts/build.sh
+
+echo "== unit tests (ctest)"
+(cd build && ctest --output-on-failure -j2)
+
+echo "== integration tests (pytest)"
+python3 -m pytest -q tests/integration
+
+echo "== fuzzing the RESP parser (bounded)"
+CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DKVROCKS_BUILD_TESTS=OFF -DKVROCKS_BUILD_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j2 --target fuzz_resp
+mkdir -p build-fuzz/corpus
+build-fuzz/fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus 2>&1 | tail -3

@@ -1,0 +1,255 @@
+"""Test harness: starts the built kvrocks binary (and Debian's redis-server for
+differential tests) on free ports with temporary data directories."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+import redis
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+KVROCKS_BIN = os.environ.get("KVROCKS_BIN", os.path.join(ROOT, "build", "kvrocks"))
+REDIS_BIN = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(port, proc, timeout=20.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server on port {port} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(64):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"server on port {port} did not start")
+
+
+class Kvrocks:
+    """A kvrocks process. dir survives restarts of the same object."""
+
+    def __init__(self, extra=None, dir=None, conf=None):
+        self.dir = dir or tempfile.mkdtemp(prefix="kvrocks-test-")
+        self.port = free_port()
+        self.extra = list(extra or [])
+        self.conf = conf
+        self.proc = None
+        self.log_path = os.path.join(self.dir, "kvrocks.log")
+
+    def start(self):
+        cmd = [KVROCKS_BIN]
+        if self.conf:
+            cmd += ["--conf", self.conf]
+        cmd += ["--port", str(self.port), "--dir", self.dir, "--bind", "127.0.0.1",
+                "--rocksdb.block-cache-size", "32mb", "--rocksdb.write-buffer-size", "8mb"] + self.extra
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        wait_ready(self.port, self.proc)
+        return self
+
+    def client(self, **kw):
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=20, **kw)
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.log.close()
+        rc = self.proc.returncode if self.proc else None
+        self.proc = None
+        return rc
+
+    def kill9(self):
+        return self.stop(signal.SIGKILL)
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RealRedis:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="redis-ref-")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir, "--daemonize", "no", "--enable-debug-command", "yes"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_ready(self.port, self.proc)
+
+    def client(self, **kw):
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=20, **kw)
+
+    def cleanup(self):
+        self.proc.terminate()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RawClient:
+    """Sends commands and returns the exact reply bytes, to compare servers byte for byte."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def _fill(self):
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("connection closed")
+        self.buf += chunk
+
+    def _line_end(self, start):
+        while True:
+            i = self.buf.find(b"\r\n", start)
+            if i >= 0:
+                return i
+            self._fill()
+
+    def _reply_end(self, pos):
+        while len(self.buf) <= pos:
+            self._fill()
+        t = self.buf[pos:pos + 1]
+        eol = self._line_end(pos)
+        if t in (b"+", b"-", b":"):
+            return eol + 2
+        if t == b"$":
+            n = int(self.buf[pos + 1:eol])
+            if n < 0:
+                return eol + 2
+            end = eol + 2 + n + 2
+            while len(self.buf) < end:
+                self._fill()
+            return end
+        if t == b"*":
+            n = int(self.buf[pos + 1:eol])
+            p = eol + 2
+            for _ in range(max(n, 0)):
+                p = self._reply_end(p)
+            return p
+        raise ValueError(f"bad reply type {t!r} in {self.buf[pos:pos + 80]!r}")
+
+    def read_reply(self):
+        end = self._reply_end(0)
+        out, self.buf = self.buf[:end], self.buf[end:]
+        return out
+
+    def call(self, *args):
+        self.send_raw(encode(args))
+        return self.read_reply()
+
+    def closed(self, timeout=5.0):
+        """True if the server closes the connection (after any pending bytes)."""
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    return True
+                self.buf += chunk
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        elif isinstance(a, int):
+            a = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+@pytest.fixture(scope="module")
+def kvrocks_server():
+    srv = Kvrocks().start()
+    yield srv
+    srv.cleanup()
+
+
+@pytest.fixture(scope="module")
+def redis_ref():
+    srv = RealRedis()
+    yield srv
+    srv.cleanup()
+
+
+@pytest.fixture
+def r(kvrocks_server):
+    c = kvrocks_server.client()
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def fresh_server():
+    srv = Kvrocks()
+    yield srv
+    srv.cleanup()
+
+
+class Differ:
+    """Sends the same commands to kvrocks and redis-server over raw connections
+    and asserts that the reply bytes are identical."""
+
+    def __init__(self, kv_port, ref_port):
+        self.kv = RawClient(kv_port)
+        self.ref = RawClient(ref_port)
+        self.kv.call("FLUSHALL")
+        self.ref.call("FLUSHALL")
+
+    def __call__(self, *args):
+        a = self.kv.call(*args)
+        b = self.ref.call(*args)
+        assert a == b, f"{args!r}: kvrocks {a!r} != redis {b!r}"
+        return a
+
+    def run(self, script):
+        """script: lines of inline-style commands (split on whitespace)."""
+        for line in script.strip().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                self(*line.split())
+
+    def close(self):
+        self.kv.close()
+        self.ref.close()
+
+
+@pytest.fixture
+def diff(kvrocks_server, redis_ref):
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    yield d
+    d.close()

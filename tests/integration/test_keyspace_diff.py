@@ -1,0 +1,234 @@
+"""Differential tests: keyspace commands against Debian's redis-server 7.0."""
+
+
+def test_del_exists_type_touch(diff):
+    diff.run("""
+    MSET a 1 b 2 c 3
+    EXISTS a b x a
+    TOUCH a b x
+    TYPE a
+    TYPE missing
+    DEL a x
+    DEL a
+    UNLINK b c
+    EXISTS a b c
+    DEL
+    DBSIZE
+    """)
+
+
+def test_expire_family(diff):
+    diff.run("""
+    SET k v
+    EXPIRE k 100
+    TTL k
+    EXPIRE k 100 NX
+    EXPIRE k 200 XX
+    TTL k
+    EXPIRE k 50 GT
+    TTL k
+    EXPIRE k 300 GT
+    TTL k
+    EXPIRE k 400 LT
+    EXPIRE k 10 LT
+    TTL k
+    EXPIRE k 10 NX XX
+    EXPIRE k 10 GT LT
+    EXPIRE k 10 NX GT
+    EXPIRE k 10 FOO
+    EXPIRE k abc
+    EXPIRE k 10 xx gt
+    EXPIRE missing 10
+    PERSIST k
+    PERSIST k
+    TTL k
+    EXPIRE k 100 XX
+    EXPIRE k 100 GT
+    EXPIRE k 100 LT
+    TTL k
+    PEXPIRE k 100000
+    PTTL k
+    EXPIREAT k 99999999999
+    EXPIRETIME k
+    PEXPIRETIME k
+    PEXPIREAT k 99999999999000
+    PEXPIRETIME k
+    EXPIRETIME missing
+    SET p v
+    EXPIRETIME p
+    PEXPIRETIME p
+    TTL p
+    PTTL p
+    TTL missing
+    PTTL missing
+    EXPIRE k 9223372036854775807
+    EXPIRE k -9223372036854775808
+    PEXPIRE k 9223372036854775807
+    EXPIRE k 0
+    EXISTS k
+    SET k v
+    EXPIRE k -10
+    EXISTS k
+    SET k v
+    EXPIREAT k 1
+    EXISTS k
+    SET k v
+    PEXPIREAT k 0
+    EXISTS k
+    DBSIZE
+    """)
+
+
+def test_rename(diff):
+    diff.run("""
+    SET a 1
+    RENAME a b
+    GET a
+    GET b
+    RENAME missing x
+    RENAMENX missing x
+    SET c 3
+    RENAMENX b c
+    RENAMENX b d
+    GET d
+    RENAME d d
+    RENAMENX d d
+    SETEX t 100 v
+    RENAME t t2
+    TTL t2
+    RENAME d t2
+    TTL t2
+    DBSIZE
+    """)
+
+
+def test_copy_move_select(diff):
+    diff.run("""
+    SET a 1
+    COPY a b
+    COPY a b
+    COPY a b REPLACE
+    COPY a a
+    COPY missing x
+    COPY a a DB 1
+    COPY a x DB 100
+    COPY a x DB abc
+    COPY a x FOO
+    SELECT 1
+    GET a
+    SELECT 0
+    SETEX e 100 v
+    COPY e e2
+    TTL e2
+    MOVE a 1
+    MOVE a 1
+    MOVE missing 1
+    MOVE b 0
+    MOVE b 100
+    MOVE b abc
+    SELECT 1
+    GET a
+    SET b other
+    SELECT 0
+    MOVE b 1
+    GET b
+    SELECT 1
+    DBSIZE
+    SELECT 16
+    SELECT -1
+    SELECT abc
+    SELECT 0
+    DBSIZE
+    """)
+
+
+def test_swapdb_flush(diff):
+    diff.run("""
+    SET a 0
+    SELECT 1
+    SET b 1
+    SET c 1
+    SELECT 0
+    SWAPDB 0 1
+    GET a
+    GET b
+    DBSIZE
+    SWAPDB 0 0
+    SWAPDB 0 16
+    SWAPDB a 1
+    SWAPDB 0 b
+    SELECT 1
+    GET a
+    FLUSHDB
+    DBSIZE
+    SELECT 0
+    DBSIZE
+    FLUSHDB FOO
+    FLUSHDB ASYNC
+    DBSIZE
+    SET x 1
+    FLUSHALL SYNC
+    DBSIZE
+    FLUSHALL FOO
+    FLUSHALL ASYNC
+    """)
+
+
+def test_keys_patterns(diff, kvrocks_server, redis_ref):
+    diff.run("""
+    MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 user:1:name a user:2:name b h*llo 6
+    """)
+    for pattern in ["h?llo", "h*llo", "h[ae]llo", "h[^e]llo", "h[a-b]llo", "user:*:name", "*", "nomatch*",
+                    "h\\*llo", "H*"]:
+        a = sorted(kvrocks_server.client().keys(pattern))
+        b = sorted(redis_ref.client().keys(pattern))
+        assert a == b, pattern
+
+
+def test_scan_returns_every_key_once(r):
+    keys = {f"key:{i}".encode() for i in range(1000)}
+    r.mset({k: b"v" for k in keys})
+    seen = []
+    cursor = 0
+    while True:
+        cursor, batch = r.scan(cursor, count=37)
+        seen.extend(batch)
+        if cursor == 0:
+            break
+    assert len(seen) == len(keys)
+    assert set(seen) == keys
+    assert set(r.scan_iter(match="key:1*", count=100)) == {k for k in keys if k.startswith(b"key:1")}
+    assert list(r.scan_iter(_type="string", count=1000)) != []
+    assert list(r.scan_iter(_type="hash", count=1000)) == []
+
+
+def test_scan_errors(diff):
+    diff.run("""
+    SCAN x
+    SCAN " 1"
+    SCAN 0 COUNT 0
+    SCAN 0 COUNT abc
+    SCAN 0 FOO bar
+    SCAN 0 MATCH
+    SCAN 0
+    """)
+
+
+def test_randomkey(r):
+    assert r.randomkey() is None
+    r.mset({"a": 1, "b": 2, "c": 3})
+    got = {r.randomkey() for _ in range(60)}
+    assert got <= {b"a", b"b", b"c"}
+    assert len(got) >= 2
+
+
+def test_dbsize_and_info_keyspace_are_exact(r):
+    r.mset({f"k{i}": i for i in range(50)})
+    for i in range(10):
+        r.expire(f"k{i}", 1000)
+    r.delete("k49", "k48", "nothing")
+    r.set("k0", "overwrite")  # drops the TTL: expires goes to 9
+    assert r.dbsize() == 48
+    info = r.info("keyspace")
+    assert info["db0"]["keys"] == 48
+    assert info["db0"]["expires"] == 9
