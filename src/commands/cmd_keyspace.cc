@@ -50,28 +50,27 @@ void Type(CommandCall& call) {
 
 // EXPIRE family. unit_ms: 1000 for seconds; relative: EXPIRE/PEXPIRE.
 void ExpireGeneric(CommandCall& call, int64_t unit_ms, bool relative) {
-  Database::ExpireCond cond = Database::ExpireCond::kNone;
-  bool nx = false, xx = false, gt = false, lt = false;
+  int flags = 0;
   for (size_t i = 3; i < call.args.size(); i++) {
     const std::string& o = call.args[i];
     if (EqualsIgnoreCase(o, "nx")) {
-      nx = true;
+      flags |= Database::kExpireNX;
     } else if (EqualsIgnoreCase(o, "xx")) {
-      xx = true;
+      flags |= Database::kExpireXX;
     } else if (EqualsIgnoreCase(o, "gt")) {
-      gt = true;
+      flags |= Database::kExpireGT;
     } else if (EqualsIgnoreCase(o, "lt")) {
-      lt = true;
+      flags |= Database::kExpireLT;
     } else {
       return ReplyError(call, "ERR Unsupported option " + o);
     }
   }
-  if (nx && (xx || gt || lt)) return ReplyError(call, "ERR NX and XX, GT or LT options at the same time are not compatible");
-  if (gt && lt) return ReplyError(call, "ERR GT and LT options at the same time are not compatible");
-  if (nx) cond = Database::ExpireCond::kNX;
-  if (xx) cond = Database::ExpireCond::kXX;
-  if (gt) cond = Database::ExpireCond::kGT;
-  if (lt) cond = Database::ExpireCond::kLT;
+  if ((flags & Database::kExpireNX) && (flags & ~Database::kExpireNX)) {
+    return ReplyError(call, "ERR NX and XX, GT or LT options at the same time are not compatible");
+  }
+  if ((flags & Database::kExpireGT) && (flags & Database::kExpireLT)) {
+    return ReplyError(call, "ERR GT and LT options at the same time are not compatible");
+  }
   int64_t when;
   if (!IntArg(call, 2, &when)) return;
   std::string invalid = "ERR invalid expire time in '" + ToLower(call.args[0]) + "' command";
@@ -87,7 +86,7 @@ void ExpireGeneric(CommandCall& call, int64_t unit_ms, bool relative) {
   Database db = CurrentDb(call);
   bool applied;
   // Times at or before the epoch behave as "already expired".
-  Status s = db.SetExpire(call.args[1], when <= 0 ? 1 : static_cast<uint64_t>(when), cond, &applied);
+  Status s = db.SetExpire(call.args[1], when <= 0 ? 1 : static_cast<uint64_t>(when), flags, &applied);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, applied ? 1 : 0);
 }

@@ -101,28 +101,17 @@ static std::string WithExpire(const std::string& raw, uint64_t expire_ms) {
   return out;
 }
 
-Status Database::SetExpire(std::string_view key, uint64_t expire_ms, ExpireCond cond, bool* applied) {
+Status Database::SetExpire(std::string_view key, uint64_t expire_ms, int flags, bool* applied) {
   *applied = false;
   LoadedKey lk;
   Status s = Load(key, &lk);
   if (!s.ok() || !lk.live) return s;
   // A persistent key counts as an infinite TTL for GT/LT, as in Redis.
-  switch (cond) {
-    case ExpireCond::kNX:
-      if (lk.expire_ms != 0) return Status::OK();
-      break;
-    case ExpireCond::kXX:
-      if (lk.expire_ms == 0) return Status::OK();
-      break;
-    case ExpireCond::kGT:
-      if (lk.expire_ms == 0 || expire_ms <= lk.expire_ms) return Status::OK();
-      break;
-    case ExpireCond::kLT:
-      if (lk.expire_ms != 0 && expire_ms >= lk.expire_ms) return Status::OK();
-      break;
-    case ExpireCond::kNone:
-      break;
-  }
+  bool persistent = lk.expire_ms == 0;
+  if ((flags & kExpireNX) && !persistent) return Status::OK();
+  if ((flags & kExpireXX) && persistent) return Status::OK();
+  if ((flags & kExpireGT) && (persistent || expire_ms <= lk.expire_ms)) return Status::OK();
+  if ((flags & kExpireLT) && !persistent && expire_ms >= lk.expire_ms) return Status::OK();
   *applied = true;
   if (expire_ms <= NowMs()) {
     Remove(key, &lk);

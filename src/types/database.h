@@ -51,10 +51,11 @@ class Database {
 
   // Expiry in absolute ms; NotFound if absent; 0 = persistent.
   Status GetExpire(std::string_view key, uint64_t* expire_ms);
-  enum class ExpireCond { kNone, kNX, kXX, kGT, kLT };
-  // Sets an absolute expiry. *applied=false if the key is absent or cond fails.
+  // Conditions of EXPIRE (XX combines with GT or LT).
+  enum ExpireFlags : int { kExpireNX = 1, kExpireXX = 2, kExpireGT = 4, kExpireLT = 8 };
+  // Sets an absolute expiry. *applied=false if the key is absent or a condition fails.
   // An expiry at or before now deletes the key (as Redis does on a master).
-  Status SetExpire(std::string_view key, uint64_t expire_ms, ExpireCond cond, bool* applied);
+  Status SetExpire(std::string_view key, uint64_t expire_ms, int flags, bool* applied);
   Status Persist(std::string_view key, bool* removed);
 
   // Copies src (of this db) to dst in dst_db. *copied=false if src is absent or,

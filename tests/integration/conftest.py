@@ -138,9 +138,9 @@ class RawClient:
             self._fill()
         t = self.buf[pos:pos + 1]
         eol = self._line_end(pos)
-        if t in (b"+", b"-", b":"):
+        if t in (b"+", b"-", b":", b"_", b",", b"#", b"("):
             return eol + 2
-        if t == b"$":
+        if t in (b"$", b"=", b"!"):
             n = int(self.buf[pos + 1:eol])
             if n < 0:
                 return eol + 2
@@ -148,8 +148,10 @@ class RawClient:
             while len(self.buf) < end:
                 self._fill()
             return end
-        if t == b"*":
+        if t in (b"*", b"~", b">", b"%", b"|"):
             n = int(self.buf[pos + 1:eol])
+            if t in (b"%", b"|"):
+                n *= 2
             p = eol + 2
             for _ in range(max(n, 0)):
                 p = self._reply_end(p)
@@ -235,6 +237,10 @@ class Differ:
         b = self.ref.call(*args)
         assert a == b, f"{args!r}: kvrocks {a!r} != redis {b!r}"
         return a
+
+    def both(self, *args):
+        """Sends a command to both servers without comparing (e.g. HELLO, whose reply has ids)."""
+        return self.kv.call(*args), self.ref.call(*args)
 
     def run(self, script):
         """script: lines of inline-style commands (split on whitespace)."""

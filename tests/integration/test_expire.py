@@ -1,0 +1,49 @@
+"""Expiry: lazy on read, active deletion, counters."""
+import time
+
+
+def test_lazy_expiry_hides_keys(r):
+    r.set("k", "v", px=50)
+    time.sleep(0.12)
+    assert r.get("k") is None
+    assert r.exists("k") == 0
+    assert r.ttl("k") == -2
+    assert r.keys("*") == []
+
+
+def test_active_expiry_deletes_and_counts(r):
+    for i in range(300):
+        r.set(f"short:{i}", "v", px=30)
+    r.set("long", "v", ex=1000)
+    r.set("forever", "v")
+    deadline = time.time() + 10
+    while time.time() < deadline and r.dbsize() > 2:
+        time.sleep(0.05)
+    assert r.dbsize() == 2
+    info = r.info("keyspace")["db0"]
+    assert info["keys"] == 2 and info["expires"] == 1
+    assert r.info("stats")["expired_keys"] >= 300
+
+
+def test_expire_overwrite_and_persist_keep_index_right(r):
+    r.set("a", "v", px=40)
+    r.set("a", "v2")  # plain SET removes the TTL
+    r.set("b", "v", px=40)
+    r.persist("b")
+    r.set("c", "v", ex=100)
+    r.pexpire("c", 40)  # shorter TTL replaces the longer one
+    time.sleep(0.6)
+    assert r.get("a") == b"v2"
+    assert r.get("b") == b"v"
+    assert r.get("c") is None
+    assert r.dbsize() == 2
+
+
+def test_expired_key_can_be_recreated(r):
+    r.set("k", "old", px=20)
+    time.sleep(0.05)
+    assert r.set("k", "new", nx=True)
+    assert r.get("k") == b"new"
+    assert r.ttl("k") == -1
+    time.sleep(0.3)
+    assert r.get("k") == b"new"

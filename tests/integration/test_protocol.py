@@ -1,0 +1,193 @@
+"""Wire protocol: pipelining, inline commands, protocol errors and limits."""
+import socket
+import time
+
+import pytest
+import redis
+
+from conftest import Kvrocks, RawClient, encode
+
+
+def test_pipelining_many_commands(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    c.call("FLUSHALL")
+    n = 2000
+    c.send_raw(b"".join(encode(("INCR", "p")) for _ in range(n)))
+    for i in range(1, n + 1):
+        assert c.read_reply() == b":%d\r\n" % i
+    c.close()
+
+
+def test_inline_commands(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    c.send_raw(b"SET inline \"a b\"\r\nGET inline\r\n\r\nPING\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"$3\r\na b\r\n"
+    assert c.read_reply() == b"+PONG\r\n"
+    c.close()
+
+
+def test_split_packets(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    data = encode(("SET", "split", "x" * 50000))
+    for i in range(0, len(data), 777):
+        c.send_raw(data[i:i + 777])
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.call("STRLEN", "split") == b":50000\r\n"
+    c.close()
+
+
+@pytest.mark.parametrize("payload,error", [
+    (b"*abc\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+    (b"*1\r\n+foo\r\n", b"-ERR Protocol error: expected '$', got '+'\r\n"),
+    (b"*1\r\n$-3\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+    (b"SET a \"unbalanced\r\n", b"-ERR Protocol error: unbalanced quotes in request\r\n"),
+    (b"*3000000000\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+])
+def test_protocol_errors_close_connection(kvrocks_server, redis_ref, payload, error):
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.send_raw(payload)
+        assert c.read_reply() == error
+        assert c.closed()
+        c.close()
+    assert kvrocks_server.client().ping()
+
+
+def test_too_big_inline_request(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    c.send_raw(b"a" * (70 * 1024))
+    assert c.read_reply() == b"-ERR Protocol error: too big inline request\r\n"
+    assert c.closed()
+
+
+def test_proto_max_bulk_len(fresh_server):
+    srv = fresh_server
+    srv.extra = ["--proto-max-bulk-len", "1mb"]
+    srv.start()
+    c = RawClient(srv.port)
+    c.send_raw(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048577\r\n")
+    assert c.read_reply() == b"-ERR Protocol error: invalid bulk length\r\n"
+    assert c.closed()
+    ok = srv.client()
+    assert ok.set("k", "x" * (1024 * 1024))
+    assert ok.setrange("k", 1024 * 1024 - 1, "y") == 1024 * 1024
+    with pytest.raises(redis.ResponseError, match="string exceeds maximum allowed size"):
+        ok.setrange("k", 1024 * 1024, "y")
+    with pytest.raises(redis.ResponseError, match="string exceeds maximum allowed size"):
+        ok.append("k", "z")
+
+
+def test_client_query_buffer_limit(fresh_server):
+    srv = fresh_server
+    srv.extra = ["--client-query-buffer-limit", "1mb"]
+    srv.start()
+    c = RawClient(srv.port)
+    # A bulk larger than the query buffer limit: the client is disconnected.
+    c.send_raw(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n")
+    try:
+        c.send_raw(b"x" * 2_000_000)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    assert c.closed()
+    assert srv.client().ping()
+
+
+def test_maxclients(fresh_server):
+    srv = fresh_server
+    srv.extra = ["--maxclients", "3"]
+    srv.start()
+    clients = [RawClient(srv.port) for _ in range(3)]
+    for c in clients:
+        assert c.call("PING") == b"+PONG\r\n"
+    extra = RawClient(srv.port)
+    assert extra.read_reply() == b"-ERR max number of clients reached\r\n"
+    assert extra.closed()
+    clients[0].close()
+    time.sleep(0.2)
+    again = RawClient(srv.port)
+    assert again.call("PING") == b"+PONG\r\n"
+
+
+def test_idle_timeout(fresh_server):
+    srv = fresh_server
+    srv.extra = ["--timeout", "1"]
+    srv.start()
+    c = RawClient(srv.port)
+    assert c.call("PING") == b"+PONG\r\n"
+    assert c.closed(timeout=5)
+
+
+def test_auth(fresh_server):
+    srv = fresh_server
+    srv.extra = ["--requirepass", "secret"]
+    srv.start()
+    c = RawClient(srv.port)
+    assert c.call("GET", "k") == b"-NOAUTH Authentication required.\r\n"
+    assert c.call("AUTH", "wrong") == b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    assert c.call("AUTH", "default", "secret") == b"+OK\r\n"
+    assert c.call("GET", "k") == b"$-1\r\n"
+    c2 = RawClient(srv.port)
+    assert c2.call("HELLO", "2").startswith(b"-NOAUTH HELLO must be called")
+    assert c2.call("HELLO", "2", "AUTH", "default", "secret").startswith(b"*14\r\n")
+    assert c2.call("PING") == b"+PONG\r\n"
+    # redis-py with a password (HELLO 3 AUTH ...)
+    assert srv.client(password="secret").ping()
+    with pytest.raises(redis.AuthenticationError):
+        srv.client(password="nope").ping()
+
+
+def test_error_texts_match_redis(diff):
+    diff.run("""
+    NOSUCHCMD a b
+    NOSUCHCMD
+    GET
+    GET a b
+    PING a b
+    AUTH x
+    AUTH a b c
+    ECHO
+    SELECT abc
+    HELLO 4
+    HELLO abc
+    HELLO 2 FOO
+    CLIENT FOO
+    CONFIG FOO
+    CONFIG GET
+    SLOWLOG FOO
+    COMMAND FOO
+    OBJECT FOO
+    QUIT
+    """)
+
+
+def test_resp3_replies_diff(diff):
+    diff.both("HELLO", "3", "SETNAME", "x")
+    diff.run("""
+    GET missing
+    MGET a b
+    SET k v
+    GET k
+    SET k2 v GET
+    OBJECT ENCODING missing
+    CLIENT GETNAME
+    MSET key1 ohmytext key2 mynewtext
+    LCS key1 key2 IDX
+    CONFIG GET maxclients
+    """)
+    diff.both("HELLO", "2")
+    diff.run("""
+    GET missing
+    """)
+
+
+def test_redis_py_resp2_and_resp3(kvrocks_server):
+    for proto in (2, 3):
+        c = kvrocks_server.client(protocol=proto)
+        c.set("p", "v")
+        assert c.get("p") == b"v"
+        assert c.get("nothing") is None
+        assert c.mget("p", "nothing") == [b"v", None]
+        assert c.config_get("maxclients") == {b"maxclients": b"10000"} or c.config_get("maxclients") == {"maxclients": "10000"}
+        assert c.info("server")["redis_version"] == "7.0.0"
+        c.close()

@@ -1,0 +1,156 @@
+"""MULTI / EXEC / DISCARD / WATCH."""
+import threading
+
+import pytest
+import redis
+
+from conftest import RawClient
+
+
+def test_multi_exec_diff(diff):
+    diff.run("""
+    MULTI
+    SET a 1
+    INCR a
+    GET a
+    INCR missing-then-created
+    EXEC
+    GET a
+    EXEC
+    DISCARD
+    MULTI
+    MULTI
+    SET b 2
+    DISCARD
+    GET b
+    MULTI
+    SET c 1
+    NOSUCHCOMMAND
+    EXEC
+    GET c
+    MULTI
+    GET
+    EXEC
+    MULTI
+    SET s str
+    INCR s
+    SET t ok
+    EXEC
+    GET t
+    MULTI
+    WATCH x
+    EXEC
+    MULTI
+    SELECT 1
+    SET indb1 v
+    SELECT 0
+    EXEC
+    GET indb1
+    SELECT 1
+    GET indb1
+    SELECT 0
+    MULTI
+    FLUSHDB
+    SET after flush
+    EXEC
+    DBSIZE
+    """)
+
+
+def test_multi_exec_resp3_diff(diff):
+    diff.both("HELLO", "3")
+    diff.run("""
+    WATCH k
+    SET k changed
+    MULTI
+    GET k
+    EXEC
+    MULTI
+    GET nothing
+    EXEC
+    """)
+
+
+def test_watch_aborts_on_change_from_other_client(kvrocks_server):
+    a = RawClient(kvrocks_server.port)
+    b = RawClient(kvrocks_server.port)
+    a.call("FLUSHALL")
+    a.call("SET", "k", "1")
+    assert a.call("WATCH", "k") == b"+OK\r\n"
+    b.call("SET", "k", "2")
+    a.call("MULTI")
+    a.call("SET", "k", "3")
+    assert a.call("EXEC") == b"*-1\r\n"
+    assert a.call("GET", "k") == b"$1\r\n2\r\n"
+    # After EXEC the watch is gone: a new transaction goes through.
+    a.call("MULTI")
+    a.call("SET", "k", "4")
+    assert a.call("EXEC") == b"*1\r\n+OK\r\n"
+    # A key unrelated to the watched one does not abort.
+    a.call("WATCH", "k")
+    b.call("SET", "other", "x")
+    a.call("MULTI")
+    a.call("INCR", "k")
+    assert a.call("EXEC") == b"*1\r\n:5\r\n"
+    # UNWATCH forgets.
+    a.call("WATCH", "k")
+    a.call("UNWATCH")
+    b.call("SET", "k", "9")
+    a.call("MULTI")
+    a.call("GET", "k")
+    assert a.call("EXEC") == b"*1\r\n$1\r\n9\r\n"
+    # FLUSHALL touches every watched key, DEL too; a watched missing key being created too.
+    for change in (("FLUSHALL",), ("DEL", "k"), ("SET", "newkey", "v")):
+        a.call("SET", "k", "1")
+        a.call("WATCH", "k", "newkey")
+        b.call(*change)
+        a.call("MULTI")
+        a.call("PING")
+        assert a.call("EXEC") == b"*-1\r\n", change
+    a.close()
+    b.close()
+
+
+def test_exec_is_atomic_under_concurrency(kvrocks_server):
+    """Concurrent optimistic increments with WATCH never lose an update."""
+    kvrocks_server.client().set("counter", 0)
+    per_thread = 100
+    threads = 4
+
+    def worker():
+        c = kvrocks_server.client()
+        done = 0
+        while done < per_thread:
+            with c.pipeline(transaction=True) as p:
+                try:
+                    p.watch("counter")
+                    v = int(p.get("counter"))
+                    p.multi()
+                    p.set("counter", v + 1)
+                    p.execute()
+                    done += 1
+                except redis.WatchError:
+                    continue
+
+    ts = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert int(kvrocks_server.client().get("counter")) == per_thread * threads
+
+
+def test_incr_is_atomic_across_workers(kvrocks_server):
+    kvrocks_server.client().delete("n")
+
+    def worker():
+        c = kvrocks_server.client()
+        for _ in range(300):
+            c.incr("n")
+
+    ts = [threading.Thread(target=worker) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert int(kvrocks_server.client().get("n")) == 1200
