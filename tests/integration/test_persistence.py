@@ -1,0 +1,132 @@
+"""Durability: restarts, kill -9, SHUTDOWN, SIGTERM, checkpoints."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from conftest import Kvrocks, RawClient
+
+
+def test_data_survives_restart(fresh_server):
+    srv = fresh_server.start()
+    c = srv.client()
+    c.mset({f"k{i}": f"v{i}" for i in range(100)})
+    c.set("ttl", "v", ex=1000)
+    c.execute_command("SELECT", 3)
+    c2 = srv.client(db=3)
+    c2.set("in3", "x")
+    c2.execute_command("SWAPDB", 3, 4)
+    srv.restart()
+    c = srv.client()
+    assert c.dbsize() == 101
+    assert c.get("k42") == b"v42"
+    assert 990 < c.ttl("ttl") <= 1000
+    assert srv.client(db=4).get("in3") == b"x"
+    assert srv.client(db=3).dbsize() == 0
+    info = c.info("keyspace")
+    assert info["db0"] == {"keys": 101, "expires": 1, "avg_ttl": 0}
+
+
+def test_acknowledged_writes_survive_kill9(fresh_server):
+    srv = fresh_server.start()
+    acked = []
+    stop = threading.Event()
+
+    def writer(tid):
+        c = RawClient(srv.port)
+        i = 0
+        try:
+            while not stop.is_set():
+                key = f"w{tid}:{i}"
+                if c.call("SET", key, str(i)) == b"+OK\r\n":
+                    acked.append(key)
+                i += 1
+        except (ConnectionError, OSError):
+            pass
+
+    ts = [threading.Thread(target=writer, args=(t,)) for t in range(3)]
+    for t in ts:
+        t.start()
+    time.sleep(1.0)
+    srv.kill9()
+    stop.set()
+    for t in ts:
+        t.join()
+    assert len(acked) > 100
+    srv.start()
+    c = srv.client()
+    missing = [k for k in acked if c.exists(k) == 0]
+    assert missing == []
+    assert c.dbsize() >= len(acked)
+
+
+def test_incr_counter_exact_after_kill9(fresh_server):
+    srv = fresh_server.start()
+    c = RawClient(srv.port)
+    for i in range(1, 501):
+        assert c.call("INCR", "n") == b":%d\r\n" % i
+    srv.kill9()
+    srv.start()
+    assert srv.client().get("n") == b"500"
+    assert srv.client().dbsize() == 1
+
+
+def test_sync_writes_option(fresh_server):
+    srv = fresh_server
+    srv.extra = ["--rocksdb.sync-writes", "yes"]
+    srv.start()
+    c = srv.client()
+    for i in range(20):
+        c.set(f"s{i}", i)
+    assert c.config_get("rocksdb.sync-writes") == {b"rocksdb.sync-writes": b"yes"} or \
+        c.config_get("rocksdb.sync-writes") == {"rocksdb.sync-writes": "yes"}
+    srv.kill9()
+    srv.start()
+    assert srv.client().dbsize() == 20
+
+
+def test_shutdown_command_stops_cleanly(fresh_server):
+    srv = fresh_server.start()
+    c = RawClient(srv.port)
+    c.call("SET", "before", "shutdown")
+    c.send_raw(b"*1\r\n$8\r\nSHUTDOWN\r\n")
+    assert c.closed(timeout=10)
+    assert srv.proc.wait(30) == 0
+    srv.proc = None
+    srv.log.close()
+    srv.start()
+    assert srv.client().get("before") == b"shutdown"
+
+
+def test_sigterm_exits_zero(fresh_server):
+    srv = fresh_server.start()
+    srv.client().set("x", "y")
+    assert srv.stop(signal.SIGTERM) == 0
+
+
+def test_save_and_bgsave_make_checkpoints(fresh_server):
+    srv = fresh_server.start()
+    c = srv.client()
+    c.set("a", "b")
+    before = c.lastsave()
+    time.sleep(1.1)
+    assert c.save()
+    assert c.lastsave() > before
+    assert os.path.isdir(os.path.join(srv.dir, "checkpoint"))
+    assert any(f.endswith(".sst") or f == "CURRENT" for f in os.listdir(os.path.join(srv.dir, "checkpoint")))
+    assert c.bgsave()
+    deadline = time.time() + 10
+    while c.info("persistence")["rdb_bgsave_in_progress"] and time.time() < deadline:
+        time.sleep(0.05)
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    # The checkpoint is a usable RocksDB: a server started on a copy sees the data.
+    copy = Kvrocks()
+    os.makedirs(copy.dir, exist_ok=True)
+    os.rename(os.path.join(srv.dir, "checkpoint"), os.path.join(copy.dir, "db"))
+    try:
+        copy.start()
+        assert copy.client().get("a") == b"b"
+    finally:
+        copy.cleanup()

@@ -1,0 +1,153 @@
+"""Server and connection commands."""
+import os
+import time
+
+import pytest
+import redis
+
+from conftest import Kvrocks, RawClient
+
+
+def test_ping_echo_time(r):
+    assert r.ping()
+    assert r.echo("hi") == b"hi"
+    secs, usecs = r.time()
+    assert abs(secs - time.time()) < 5 and 0 <= usecs < 1_000_000
+
+
+def test_info_sections(r):
+    info = r.info()
+    for field in ("redis_version", "kvrocks_version", "tcp_port", "uptime_in_seconds", "connected_clients",
+                  "used_memory", "loading", "total_commands_processed", "keyspace_hits", "role",
+                  "used_cpu_user", "block_cache_capacity"):
+        assert field in info, field
+    assert info["redis_version"] == "7.0.0"
+    assert info["role"] == "master"
+    assert info["loading"] == 0
+    assert "cmdstat_get" not in r.info("all") or True
+    r.get("x")
+    assert "cmdstat_get" in r.info("commandstats")
+    assert set(r.info("replication").keys()) >= {"role", "connected_slaves", "master_replid", "master_repl_offset"}
+    r.set("hit", 1)
+    before = r.info("stats")
+    r.get("hit")
+    r.get("miss")
+    after = r.info("stats")
+    assert after["keyspace_hits"] == before["keyspace_hits"] + 1
+    assert after["keyspace_misses"] == before["keyspace_misses"] + 1
+
+
+def test_config_get_set(r):
+    assert r.config_get("maxclients") == {"maxclients": "10000"} or r.config_get("maxclients") == {
+        b"maxclients": b"10000"}
+    r.config_set("maxclients", 500)
+    assert list(r.config_get("maxclients").values())[0] in ("500", b"500")
+    with pytest.raises(redis.ResponseError, match="argument couldn't be parsed into an integer"):
+        r.config_set("maxclients", "abc")
+    with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+        r.config_set("port", 1)
+    with pytest.raises(redis.ResponseError, match="Unknown option"):
+        r.config_set("nosuchoption", 1)
+    got = r.config_get("slowlog-*")
+    assert len(got) == 2
+    r.config_set("maxclients", 10000)
+    multi = r.execute_command("CONFIG", "GET", "maxclients", "timeout")
+    assert len(multi) in (2, 4)
+
+
+def test_config_rewrite(fresh_server, tmp_path):
+    conf = tmp_path / "kv.conf"
+    conf.write_text("# my comment\nmaxclients 100\ntimeout 0\n")
+    srv = fresh_server
+    srv.conf = str(conf)
+    srv.start()
+    c = srv.client()
+    c.config_set("maxclients", 200)
+    c.config_set("slowlog-max-len", 7)
+    assert c.config_rewrite()
+    text = conf.read_text()
+    assert "# my comment" in text
+    assert "maxclients 200" in text
+    assert "slowlog-max-len 7" in text
+    srv.restart()
+    assert list(srv.client().config_get("maxclients").values())[0] in ("200", b"200")
+
+
+def test_config_rewrite_without_file(r):
+    with pytest.raises(redis.ResponseError, match="without a config file"):
+        r.config_rewrite()
+
+
+def test_client_commands(kvrocks_server):
+    a = kvrocks_server.client()
+    b = RawClient(kvrocks_server.port)
+    assert a.client_setname("alpha")
+    assert a.client_getname() in ("alpha", b"alpha")
+    with pytest.raises(redis.ResponseError, match="Client names cannot contain spaces"):
+        a.client_setname("bad name")
+    my_id = a.client_id()
+    b_id = int(b.call("CLIENT", "ID")[1:-2])
+    listing = a.client_list()
+    ids = {int(c["id"]) for c in listing}
+    assert my_id in ids and b_id in ids
+    assert any(c["name"] == "alpha" for c in listing)
+    assert "id=%d" % my_id in str(a.execute_command("CLIENT", "INFO"))
+    assert a.execute_command("CLIENT", "KILL", "ID", b_id) == 1
+    assert b.closed()
+    assert a.execute_command("CLIENT", "KILL", "ID", 999999) == 0
+    with pytest.raises(redis.ResponseError, match="No such client"):
+        a.execute_command("CLIENT", "KILL", "1.2.3.4:5")
+    only = a.execute_command("CLIENT", "LIST", "ID", my_id)
+    assert f"id={my_id}" in str(only) and str(only).count("id=") == 1
+
+
+def test_slowlog(r):
+    r.config_set("slowlog-log-slower-than", 0)
+    r.slowlog_reset()
+    r.set("slow", "x" * 200)
+    entries = r.slowlog_get(10)
+    assert any(str(e["command"]).lower().find("set slow") >= 0 for e in entries)
+    assert r.slowlog_len() >= 1
+    raw = r.execute_command("SLOWLOG", "GET", -1)
+    assert len(raw) >= 1
+    r.config_set("slowlog-log-slower-than", -1)
+    r.slowlog_reset()
+    r.get("x")
+    assert r.slowlog_len() == 0
+    r.config_set("slowlog-log-slower-than", 10000)
+    with pytest.raises(redis.ResponseError, match="count should be greater than or equal to -1"):
+        r.execute_command("SLOWLOG", "GET", -2)
+
+
+def test_command_introspection(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    n = int(c.call("COMMAND", "COUNT")[1:-2])
+    assert n >= 60
+    info = c.call("COMMAND", "INFO", "get", "nosuch")
+    assert info.startswith(b"*2\r\n*10\r\n$3\r\nget\r\n:2\r\n") and info.endswith(b"*-1\r\n")
+    assert c.call("COMMAND", "LIST").startswith(b"*%d\r\n" % n)
+    assert c.call("COMMAND", "LIST", "FILTERBY", "PATTERN", "incrby*") == \
+        b"*2\r\n$6\r\nincrby\r\n$11\r\nincrbyfloat\r\n"
+    assert c.call("COMMAND", "DOCS", "set").startswith(b"*2\r\n$3\r\nset\r\n")
+    assert c.call("COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2") == b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+    assert c.call("COMMAND").startswith(b"*%d\r\n" % n)
+    c.close()
+
+
+def test_monitor_sees_other_clients(kvrocks_server):
+    m = RawClient(kvrocks_server.port)
+    assert m.call("MONITOR") == b"+OK\r\n"
+    c = RawClient(kvrocks_server.port)
+    c.call("SET", "mon", "a b\x01")
+    line = m.read_reply()
+    assert line.startswith(b"+") and b'"SET" "mon" "a b\\x01"' in line
+    m.close()
+    c.close()
+
+
+def test_select_in_redis_py(kvrocks_server):
+    c = kvrocks_server.client(db=5)
+    c.set("five", 5)
+    assert kvrocks_server.client(db=0).get("five") is None
+    assert c.get("five") == b"5"
+    c.flushdb()
