@@ -28,7 +28,7 @@ void Del(CommandCall& call) {
 }
 
 void CountExisting(CommandCall& call) {
-  if (call.args.size() > 2) call.ctx->UseSnapshot();
+  Context::SnapshotScope snapshot(call.ctx);
   Database db = CurrentDb(call);
   int64_t n = 0;
   for (size_t i = 1; i < call.args.size(); i++) {
@@ -343,6 +343,9 @@ void SwapDb(CommandCall& call) {
 }
 
 void DbSize(CommandCall& call) {
+  // Counters move when a batch commits: commit this worker's pending writes first.
+  Status s = call.ctx->Commit();
+  if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, call.server->storage()->KeyCount(call.server->storage()->PhysicalDb(call.conn->db)));
 }
 
@@ -407,7 +410,10 @@ void Object(CommandCall& call) {
     Status s = db.Load(call.args[2], &lk);
     if (!s.ok()) return ReplyStatusError(call, s);
     if (!lk.live) return reply::Null(call.out, call.resp);
-    if (lk.type == RedisType::kString) return reply::Bulk(call.out, StringEncoding(std::string_view(lk.raw).substr(9)));
+    if (lk.type == RedisType::kString) {
+      bool out_of_line = static_cast<uint8_t>(lk.raw[0]) & kOutOfLineFlag;
+      return reply::Bulk(call.out, out_of_line ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9)));
+    }
     return reply::Bulk(call.out, "unknown");
   }
   ReplyUnknownSubcommand(call, "OBJECT");

@@ -221,21 +221,36 @@ std::string InfoRocksdb(Server* srv) {
   return s;
 }
 
-std::string InfoCommandStats(Server* srv) {
+std::string InfoCommandStats() {
   std::string s = "# Commandstats\r\n";
-  for (auto& [name, c] : srv->stats().CommandStats()) {
+  for (auto& [name, spec] : CommandTable::Instance().all()) {
+    const CommandCounters& c = *spec.counters;
+    uint64_t calls = c.calls.load(), usec = c.usec.load();
+    uint64_t rejected = c.rejected_calls.load(), failed = c.failed_calls.load();
+    if (calls == 0 && rejected == 0 && failed == 0) continue;
     char buf[256];
-    snprintf(buf, sizeof(buf), "calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,rejected_calls=%" PRIu64
-             ",failed_calls=%" PRIu64,
-             c.calls, c.usec, c.calls ? static_cast<double>(c.usec) / static_cast<double>(c.calls) : 0.0,
-             c.rejected_calls, c.failed_calls);
+    snprintf(buf, sizeof(buf),
+             "calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,rejected_calls=%" PRIu64 ",failed_calls=%" PRIu64,
+             calls, usec, calls ? static_cast<double>(usec) / static_cast<double>(calls) : 0.0, rejected, failed);
     Line(&s, "cmdstat_" + name, buf);
   }
   return s;
 }
 
+void ResetCommandStats() {
+  for (auto& [name, spec] : CommandTable::Instance().all()) {
+    spec.counters->calls = 0;
+    spec.counters->usec = 0;
+    spec.counters->rejected_calls = 0;
+    spec.counters->failed_calls = 0;
+  }
+}
+
 void Info(CommandCall& call) {
   Server* srv = call.server;
+  // Counters move when a batch commits: commit this worker's pending writes first.
+  Status committed = call.ctx->Commit();
+  if (!committed.ok()) return ReplyStatusError(call, committed);
   std::vector<std::string> wanted;
   for (size_t i = 1; i < call.args.size(); i++) wanted.push_back(ToLower(call.args[i]));
   bool all = false, everything = false, defaults = wanted.empty();
@@ -256,7 +271,7 @@ void Info(CommandCall& call) {
   if (want("stats", true)) parts.push_back(InfoStats(srv));
   if (want("replication", true)) parts.push_back(InfoReplication(srv));
   if (want("cpu", true)) parts.push_back(InfoCpu());
-  if (want("commandstats", false)) parts.push_back(InfoCommandStats(srv));
+  if (want("commandstats", false)) parts.push_back(InfoCommandStats());
   if (want("keyspace", true)) parts.push_back(InfoKeyspace(srv));
   if (want("rocksdb", true)) parts.push_back(InfoRocksdb(srv));
   std::string text;
@@ -301,6 +316,7 @@ void ConfigCmd(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "resetstat")) {
     if (a.size() != 2) return ReplySubcommandArity(call);
     call.server->stats().Reset();
+    ResetCommandStats();
     call.server->slowlog().Reset();
     return reply::Ok(call.out);
   }
@@ -398,7 +414,7 @@ void CommandCmd(CommandCall& call) {
     }
     reply::ArrayHeader(call.out, a.size() - 2);
     for (size_t i = 2; i < a.size(); i++) {
-      const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[i]));
+      const CommandSpec* c = CommandTable::Instance().Find(a[i]);
       if (c == nullptr) {
         reply::NullArray(call.out, call.resp);
       } else {
@@ -413,7 +429,7 @@ void CommandCmd(CommandCall& call) {
       for (auto& [name, c] : all) specs.push_back(&c);
     } else {
       for (size_t i = 2; i < a.size(); i++) {
-        if (const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[i]))) specs.push_back(c);
+        if (const CommandSpec* c = CommandTable::Instance().Find(a[i])) specs.push_back(c);
       }
     }
     reply::MapHeader(call.out, specs.size(), call.resp);
@@ -460,7 +476,7 @@ void CommandCmd(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "getkeys")) {
     if (a.size() < 3) return ReplySubcommandArity(call);
-    const CommandSpec* c = CommandTable::Instance().Find(ToLower(a[2]));
+    const CommandSpec* c = CommandTable::Instance().Find(a[2]);
     if (c == nullptr) return ReplyError(call, "ERR Invalid command specified");
     int argc = static_cast<int>(a.size()) - 2;
     if ((c->arity > 0 && argc != c->arity) || (c->arity < 0 && argc < -c->arity)) {

@@ -199,7 +199,7 @@ void GetEx(CommandCall& call) {
 }
 
 void MGet(CommandCall& call) {
-  call.ctx->UseSnapshot();
+  Context::SnapshotScope snapshot(call.ctx);
   Database db = CurrentDb(call);
   RedisString str(&db);
   reply::ArrayHeader(call.out, call.args.size() - 1);
@@ -337,7 +337,7 @@ void Lcs(CommandCall& call) {
       return ReplyError(call, kSyntaxError);
     }
   }
-  call.ctx->UseSnapshot();
+  Context::SnapshotScope snapshot(call.ctx);
   Database db = CurrentDb(call);
   RedisString str(&db);
   std::string sa, sb;

@@ -3,8 +3,10 @@
 // key locks all read this one table. Each cmd_*.cc file registers one group.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +53,14 @@ using CommandHandler = void (*)(CommandCall& call);
 // (e.g. MOVE's and COPY's destination database).
 using ExtraLockKeys = std::vector<std::pair<int, std::string>> (*)(const CommandCall& call);
 
+// Call statistics of one command (INFO commandstats), updated without locks.
+struct CommandCounters {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> usec{0};
+  std::atomic<uint64_t> rejected_calls{0};
+  std::atomic<uint64_t> failed_calls{0};
+};
+
 struct CommandSpec {
   const char* name;
   int arity;  // >0 exact count, <0 minimum count (including the name)
@@ -62,12 +72,13 @@ struct CommandSpec {
   const char* since;
   ExtraLockKeys extra_keys = nullptr;
   std::vector<std::string> subcommands = {};  // "config|get" ... for COMMAND output
+  std::shared_ptr<CommandCounters> counters = std::make_shared<CommandCounters>();
 };
 
 class CommandTable {
  public:
   static CommandTable& Instance();
-  // name must be lower case.
+  // Case-insensitive lookup.
   const CommandSpec* Find(std::string_view name) const;
   const std::map<std::string, CommandSpec, std::less<>>& all() const { return commands_; }
   void Add(CommandSpec spec);

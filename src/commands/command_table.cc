@@ -22,7 +22,13 @@ CommandTable::CommandTable() {
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  auto it = commands_.find(name);
+  char lower[32];
+  if (name.size() > sizeof(lower)) return nullptr;
+  for (size_t i = 0; i < name.size(); i++) {
+    char c = name[i];
+    lower[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  auto it = commands_.find(std::string_view(lower, name.size()));
   return it == commands_.end() ? nullptr : &it->second;
 }
 

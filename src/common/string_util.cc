@@ -1,5 +1,6 @@
 #include "common/string_util.h"
 
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -185,11 +186,20 @@ bool StringMatch(std::string_view pattern, std::string_view str, bool nocase) {
   return MatchImpl(pattern.data(), pattern.size(), str.data(), str.size(), nocase, 0);
 }
 
+// CRC16-CCITT (XMODEM), the hash of Redis Cluster slots.
 static uint16_t Crc16(const char* buf, size_t len) {
+  static const auto kTable = [] {
+    std::array<uint16_t, 256> t{};
+    for (int i = 0; i < 256; i++) {
+      uint16_t crc = static_cast<uint16_t>(i << 8);
+      for (int j = 0; j < 8; j++) crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021) : static_cast<uint16_t>(crc << 1);
+      t[i] = crc;
+    }
+    return t;
+  }();
   uint16_t crc = 0;
   for (size_t i = 0; i < len; i++) {
-    crc ^= static_cast<uint16_t>(static_cast<uint8_t>(buf[i]) << 8);
-    for (int j = 0; j < 8; j++) crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021) : static_cast<uint16_t>(crc << 1);
+    crc = static_cast<uint16_t>((crc << 8) ^ kTable[((crc >> 8) ^ static_cast<uint8_t>(buf[i])) & 0xff]);
   }
   return crc;
 }

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "commands/command.h"
 #include "common/time_util.h"
 #include "server/dispatch.h"
 #include "server/server.h"
@@ -67,7 +68,7 @@ void Connection::OnReadable() {
     worker_->Close(this);
     return;
   }
-  Flush();
+  if (!awaiting_commit) Flush();
 }
 
 void Connection::ProcessInput() {
@@ -103,6 +104,7 @@ void Connection::ProcessInput() {
 void Connection::Write(std::string_view bytes) { out_.append(bytes); }
 
 void Connection::Flush() {
+  awaiting_commit = false;
   while (out_pos_ < out_.size()) {
     ssize_t n = ::write(fd_, out_.data() + out_pos_, out_.size() - out_pos_);
     if (n < 0) {
@@ -152,7 +154,8 @@ std::string Connection::InfoLine() {
   s += " obl=0 oll=0 omem=" + std::to_string(output_buffer_size.load());
   s += " tot-mem=" + std::to_string(query_buffer_size.load() + output_buffer_size.load());
   s += " events=r";
-  s += " cmd=" + last_command;
+  const CommandSpec* last = last_command.load();
+  s += std::string(" cmd=") + (last ? last->name : "NULL");
   s += " user=default redir=-1 resp=" + std::to_string(resp);
   return s;
 }

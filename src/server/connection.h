@@ -44,6 +44,8 @@ class Connection {
 
   // Logical database (SELECT).
   int db = 0;
+  // Replies wait for the worker's write batch to commit.
+  bool awaiting_commit = false;
   // Protocol version chosen with HELLO.
   int resp = 2;
   bool authenticated = false;
@@ -59,7 +61,7 @@ class Connection {
   // Readable from other threads under info_mu.
   std::mutex info_mu;
   std::string name;
-  std::string last_command = "NULL";
+  std::atomic<const CommandSpec*> last_command{nullptr};
   std::atomic<int64_t> created_ms{0};
   std::atomic<int64_t> last_interaction_ms{0};
   std::atomic<size_t> query_buffer_size{0};

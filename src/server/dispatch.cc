@@ -9,7 +9,11 @@
 #include "server/connection.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/worker.h"
+#include "server/write_batcher.h"
 #include "storage/context.h"
+
+#include <functional>
 
 namespace kvrocks {
 
@@ -33,7 +37,10 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
             const std::string& reply, uint64_t start_us) {
   uint64_t dur = MonotonicUs() - start_us;
   bool failed = !reply.empty() && reply[0] == '-';
-  srv->stats().RecordCall(spec.name, dur, failed);
+  CommandCounters& c = *spec.counters;
+  c.calls.fetch_add(1, std::memory_order_relaxed);
+  c.usec.fetch_add(dur, std::memory_order_relaxed);
+  if (failed) c.failed_calls.fetch_add(1, std::memory_order_relaxed);
   srv->stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
   if (failed) srv->stats().total_error_replies++;
   int64_t threshold = srv->config()->slowlog_log_slower_than;
@@ -49,30 +56,46 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
 
 }  // namespace
 
+// Runs a command that needs every key lock, outside any batch.
+void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<void(Context*)>& fn) {
+  Server* srv = conn->server();
+  batcher->Commit();
+  MultiLockGuard guard(srv->storage()->locks());
+  Context ctx(srv->storage());
+  fn(&ctx);
+  Status s = ctx.Commit();
+  if (!s.ok()) {
+    std::string err;
+    reply::Error(&err, "ERR " + s.message());
+    conn->Write(err);
+  }
+  srv->TouchKeys(ctx.touched());
+}
+
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
   Server* srv = conn->server();
   if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
+  WriteBatcher* batcher = conn->worker()->batcher();
   std::string reply;
-  Context ctx(srv->storage());
-  CommandCall call{srv, conn, args, &ctx, &reply, false, conn->resp};
   uint64_t start = MonotonicUs();
-  if (spec.flags & kCmdWrite) {
-    std::unique_ptr<MultiLockGuard> guard;
-    if (spec.flags & kCmdExclusive) {
-      guard = std::make_unique<MultiLockGuard>(srv->storage()->locks());
-    } else {
-      guard = std::make_unique<MultiLockGuard>(srv->storage()->locks(), LockStripes(srv, conn, spec, args, call));
-    }
-    spec.handler(call);
-    Status s = ctx.Commit();
-    if (!s.ok()) {
-      reply.clear();
-      reply::Error(&reply, "ERR " + s.message());
-    } else if (!ctx.touched().empty()) {
-      srv->TouchKeys(ctx.touched());
-    }
+  if ((spec.flags & kCmdWrite) && (spec.flags & kCmdExclusive)) {
+    RunExclusive(conn, batcher, [&](Context* ctx) {
+      CommandCall call{srv, conn, args, ctx, &reply, false, conn->resp};
+      spec.handler(call);
+    });
   } else {
+    Context* ctx = batcher->ctx();
+    CommandCall call{srv, conn, args, ctx, &reply, false, conn->resp};
+    if (spec.flags & kCmdWrite) batcher->Lock(LockStripes(srv, conn, spec, args, call));
     spec.handler(call);
+    if (!ctx->touched().empty()) {
+      srv->TouchKeys(ctx->touched());
+      ctx->ClearTouched();
+    }
+    if (batcher->pending()) {
+      conn->awaiting_commit = true;
+      batcher->Defer(conn->id());
+    }
   }
   Finish(srv, conn, spec, args, reply, start);
   conn->Write(reply);
@@ -88,65 +111,61 @@ void RunTransaction(Connection* conn, std::string* out) {
   std::vector<const CommandSpec*> specs;
   bool exclusive = false;
   for (auto& args : queued) {
-    const CommandSpec* spec = CommandTable::Instance().Find(ToLower(args[0]));
+    const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
     specs.push_back(spec);
     // Commands that change or span databases lock everything.
     if ((spec->flags & kCmdExclusive) || spec->extra_keys != nullptr || EqualsIgnoreCase(args[0], "select")) {
       exclusive = true;
     }
   }
-  Context ctx(st);
-  std::unique_ptr<MultiLockGuard> guard;
-  if (exclusive) {
-    guard = std::make_unique<MultiLockGuard>(st->locks());
-  } else {
-    std::vector<size_t> stripes;
-    uint8_t db = st->PhysicalDb(conn->db);
-    for (size_t i = 0; i < queued.size(); i++) {
-      if (!(specs[i]->flags & kCmdWrite)) continue;
-      for (size_t k : CommandTable::KeyIndexes(*specs[i], queued[i].size())) {
-        stripes.push_back(st->locks()->StripeOf(db, queued[i][k]));
-      }
+  auto run = [&](Context* ctx) {
+    bool dirty = conn->watch_dirty.load();
+    srv->UnwatchAll(conn);
+    if (dirty) {
+      reply::NullArray(out, conn->resp);
+      return;
     }
-    // Watched keys are locked too, so no writer can slip in between the check and EXEC.
-    for (auto& [wdb, key] : conn->watched) stripes.push_back(st->locks()->StripeOf(wdb, key));
-    guard = std::make_unique<MultiLockGuard>(st->locks(), std::move(stripes));
-  }
-  bool dirty = conn->watch_dirty.load();
-  srv->UnwatchAll(conn);
-  if (dirty) {
-    reply::NullArray(out, conn->resp);
+    reply::ArrayHeader(out, queued.size());
+    for (size_t i = 0; i < queued.size(); i++) {
+      const CommandSpec& spec = *specs[i];
+      if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, queued[i]);
+      std::string reply;
+      CommandCall call{srv, conn, queued[i], ctx, &reply, true, conn->resp};
+      uint64_t start = MonotonicUs();
+      spec.handler(call);
+      Finish(srv, conn, spec, queued[i], reply, start);
+      out->append(reply);
+    }
+  };
+  WriteBatcher* batcher = conn->worker()->batcher();
+  if (exclusive) {
+    // The EXEC reply is written by the caller; errors of the commit follow it.
+    RunExclusive(conn, batcher, run);
     return;
   }
-  std::string replies;
-  reply::ArrayHeader(&replies, queued.size());
+  std::vector<size_t> stripes;
+  uint8_t db = st->PhysicalDb(conn->db);
   for (size_t i = 0; i < queued.size(); i++) {
-    const CommandSpec& spec = *specs[i];
-    if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, queued[i]);
-    std::string reply;
-    CommandCall call{srv, conn, queued[i], &ctx, &reply, true, conn->resp};
-    uint64_t start = MonotonicUs();
-    spec.handler(call);
-    Finish(srv, conn, spec, queued[i], reply, start);
-    replies += reply;
+    if (!(specs[i]->flags & kCmdWrite)) continue;
+    for (size_t k : CommandTable::KeyIndexes(*specs[i], queued[i].size())) {
+      stripes.push_back(st->locks()->StripeOf(db, queued[i][k]));
+    }
   }
-  Status s = ctx.Commit();
-  if (!s.ok()) {
-    reply::Error(out, "ERR " + s.message());
-    return;
+  // Watched keys are locked too, so no writer can slip in between the check and EXEC.
+  for (auto& [wdb, key] : conn->watched) stripes.push_back(st->locks()->StripeOf(wdb, key));
+  batcher->Lock(stripes);
+  Context* ctx = batcher->ctx();
+  run(ctx);
+  if (!ctx->touched().empty()) {
+    srv->TouchKeys(ctx->touched());
+    ctx->ClearTouched();
   }
-  if (!ctx.touched().empty()) srv->TouchKeys(ctx.touched());
-  out->append(replies);
 }
 
 void Dispatch(Connection* conn, std::vector<std::string>& args) {
   Server* srv = conn->server();
-  std::string name = ToLower(args[0]);
-  {
-    std::lock_guard<std::mutex> g(conn->info_mu);
-    conn->last_command = name;
-  }
-  const CommandSpec* spec = CommandTable::Instance().Find(name);
+  const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+  conn->last_command.store(spec, std::memory_order_relaxed);
   std::string err;
   if (spec == nullptr) {
     std::string shown;
@@ -156,12 +175,12 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
     err = "ERR unknown command '" + args[0].substr(0, 128) + "', with args beginning with: " + shown;
   } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
              (spec->arity < 0 && static_cast<int>(args.size()) < -spec->arity)) {
-    err = "ERR wrong number of arguments for '" + name + "' command";
+    err = "ERR wrong number of arguments for '" + std::string(spec->name) + "' command";
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
   }
   if (!err.empty()) {
-    if (spec != nullptr) srv->stats().RecordRejected(spec->name);
+    if (spec != nullptr) spec->counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
     srv->stats().total_error_replies++;
     if (conn->in_multi) conn->multi_error = true;
     std::string reply;

@@ -201,7 +201,7 @@ void Server::FeedMonitors(Connection* from, const std::vector<std::string>& args
     w->Post([w, id, line] {
       if (Connection* c = w->Find(id)) {
         c->Write(line);
-        c->Flush();
+        if (!c->awaiting_commit) c->Flush();
       }
     });
   }

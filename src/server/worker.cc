@@ -11,6 +11,7 @@
 #include "common/time_util.h"
 #include "server/connection.h"
 #include "server/server.h"
+#include "server/write_batcher.h"
 
 namespace kvrocks {
 
@@ -36,9 +37,11 @@ Worker::Worker(Server* server, int index) : server_(server), index_(index) {
   timer_ev_ = event_new(base_, -1, EV_PERSIST, &Worker::OnTimer, this);
   timeval tv{1, 0};
   event_add(timer_ev_, &tv);
+  batcher_ = std::make_unique<WriteBatcher>(this);
 }
 
 Worker::~Worker() {
+  batcher_.reset();
   conns_.clear();
   for (auto* l : listeners_) evconnlistener_free(l);
   event_free(posted_ev_);
@@ -69,6 +72,7 @@ void Worker::Start() {
     event_base_dispatch(base_);
     // Close everything this worker owns on its own thread.
     for (auto* l : listeners_) evconnlistener_disable(l);
+    batcher_->Commit();
     while (!conns_.empty()) Close(conns_.begin()->second.get());
   });
 }

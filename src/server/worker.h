@@ -19,6 +19,7 @@ namespace kvrocks {
 
 class Server;
 class Connection;
+class WriteBatcher;
 
 class Worker {
  public:
@@ -42,6 +43,8 @@ class Worker {
   // Destroys a connection (on this worker's thread).
   void Close(Connection* conn);
   Connection* Find(uint64_t id);
+  // Group commit of this worker's write commands.
+  WriteBatcher* batcher() { return batcher_.get(); }
 
  private:
   static void OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
@@ -57,6 +60,7 @@ class Worker {
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
   std::map<uint64_t, std::unique_ptr<Connection>> conns_;
+  std::unique_ptr<WriteBatcher> batcher_;
   std::thread thread_;
 };
 

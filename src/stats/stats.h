@@ -3,18 +3,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <string>
 
 namespace kvrocks {
-
-struct CommandStat {
-  uint64_t calls = 0;
-  uint64_t usec = 0;
-  uint64_t rejected_calls = 0;
-  uint64_t failed_calls = 0;
-};
 
 class Stats {
  public:
@@ -28,15 +18,8 @@ class Stats {
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> total_error_replies{0};
 
-  // Records one call of a command (name in lower case).
-  void RecordCall(const std::string& name, uint64_t usec, bool failed);
-  void RecordRejected(const std::string& name);
-  std::map<std::string, CommandStat> CommandStats();
+  // Zeroes the counters above (per-command counters live in the command table).
   void Reset();
-
- private:
-  std::mutex mu_;
-  std::map<std::string, CommandStat> commands_;
 };
 
 }  // namespace kvrocks

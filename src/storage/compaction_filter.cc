@@ -12,6 +12,18 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
   SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) : db_(db), metadata_(metadata) {}
 
   bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
+    return Stale(key);
+  }
+
+  // Decides on values kept in blob files from the key alone, without reading the blob.
+  Decision FilterBlobByKey(int, const rocksdb::Slice& key, std::string*, std::string*) const override {
+    return Stale(key) ? Decision::kRemove : Decision::kKeep;
+  }
+
+  const char* Name() const override { return "kvrocks.SubkeyFilter"; }
+
+ private:
+  bool Stale(const rocksdb::Slice& key) const {
     uint8_t dbid;
     std::string_view user_key;
     uint64_t version;
@@ -30,16 +42,13 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
         return false;  // unknown: keep
       } else {
         Metadata meta;
-        cached_alive_ = meta.Decode(raw).ok() && !meta.IsString() && !meta.Expired(NowMs());
+        cached_alive_ = meta.Decode(raw).ok() && meta.HasSubkeys() && !meta.Expired(NowMs());
         cached_version_ = meta.version;
       }
     }
     return !cached_alive_ || cached_version_ != version;
   }
 
-  const char* Name() const override { return "kvrocks.SubkeyFilter"; }
-
- private:
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* metadata_;
   mutable std::string cached_key_;

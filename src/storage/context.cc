@@ -6,8 +6,14 @@ Context::~Context() {
   if (snapshot_ != nullptr) storage_->db()->ReleaseSnapshot(snapshot_);
 }
 
-void Context::UseSnapshot() {
-  if (snapshot_ == nullptr) snapshot_ = storage_->db()->GetSnapshot();
+Context::SnapshotScope::SnapshotScope(Context* ctx) : ctx_(ctx), owner_(ctx->snapshot_ == nullptr) {
+  if (owner_) ctx_->snapshot_ = ctx_->storage_->db()->GetSnapshot();
+}
+
+Context::SnapshotScope::~SnapshotScope() {
+  if (!owner_) return;
+  ctx_->storage_->db()->ReleaseSnapshot(ctx_->snapshot_);
+  ctx_->snapshot_ = nullptr;
 }
 
 rocksdb::ReadOptions Context::ReadOpts() const {

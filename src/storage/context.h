@@ -30,8 +30,19 @@ class Context {
 
   Storage* storage() const { return storage_; }
 
-  // Reads from a consistent snapshot from now until the context ends.
-  void UseSnapshot();
+  // While alive, the context reads from one consistent snapshot (for
+  // commands that read several keys).
+  class SnapshotScope {
+   public:
+    explicit SnapshotScope(Context* ctx);
+    ~SnapshotScope();
+    SnapshotScope(const SnapshotScope&) = delete;
+    SnapshotScope& operator=(const SnapshotScope&) = delete;
+
+   private:
+    Context* ctx_;
+    bool owner_;
+  };
 
   // value of key in cf, seeing this context's pending writes. NotFound if absent.
   Status Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value);
@@ -50,6 +61,7 @@ class Context {
   // Records that a key's value changed (WATCH, keyspace bookkeeping).
   void Touch(uint8_t db, std::string_view key) { touched_.emplace_back(db, std::string(key)); }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
+  void ClearTouched() { touched_.clear(); }
 
   bool HasWrites() const { return batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0; }
   // Writes everything pending as one batch, then applies counter deltas. The

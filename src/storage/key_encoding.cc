@@ -75,9 +75,9 @@ bool DecodeExpireKey(std::string_view raw, uint8_t* db, uint64_t* expire_ms, std
 std::string Metadata::Encode() const {
   std::string out;
   out.reserve(17 + payload.size() + (IsString() ? 0 : 16));
-  PutFixed8(&out, static_cast<uint8_t>(type));
+  PutFixed8(&out, static_cast<uint8_t>(type) | (out_of_line ? kOutOfLineFlag : 0));
   PutBE64(&out, expire_ms);
-  if (!IsString()) {
+  if (HasSubkeys()) {
     PutBE64(&out, version);
     PutBE64(&out, size);
   }
@@ -90,10 +90,11 @@ Status Metadata::Decode(std::string_view raw) {
   uint8_t t;
   if (!r.GetU8(&t) || !r.GetBE64(&expire_ms)) return Status::Corruption("metadata too short");
   type = static_cast<RedisType>(t & 0x0f);
+  out_of_line = IsString() && (t & kOutOfLineFlag) != 0;
   if (type == RedisType::kNone || static_cast<uint8_t>(type) > static_cast<uint8_t>(RedisType::kStream)) {
     return Status::Corruption("bad metadata type");
   }
-  if (!IsString()) {
+  if (HasSubkeys()) {
     if (!r.GetBE64(&version) || !r.GetBE64(&size)) return Status::Corruption("collection metadata too short");
   }
   payload.assign(r.rest());
@@ -106,6 +107,16 @@ std::string EncodeStringValue(std::string_view value, uint64_t expire_ms) {
   PutFixed8(&out, static_cast<uint8_t>(RedisType::kString));
   PutBE64(&out, expire_ms);
   out.append(value);
+  return out;
+}
+
+std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms) {
+  std::string out;
+  out.reserve(25);
+  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | kOutOfLineFlag);
+  PutBE64(&out, expire_ms);
+  PutBE64(&out, version);
+  PutBE64(&out, size);
   return out;
 }
 

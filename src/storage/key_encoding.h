@@ -3,6 +3,8 @@
 //   metadata CF   key:   db(1) | slot(2, BE) | user_key
 //                 value: type(1) | expire_ms(8, BE, 0 = none) | payload
 //                        string     -> payload is the raw value
+//                        big string -> (type flag 0x10) version(8) | size(8);
+//                                      the value is the subkey with an empty field
 //                        collection -> version(8) | size(8) | type extras
 //   subkey CFs    key:   db(1) | slot(2) | key_len(4, BE) | user_key | version(8) | field...
 //   expire CF     key:   db(1) | expire_ms(8, BE) | user_key        value: empty
@@ -28,6 +30,10 @@ enum class RedisType : uint8_t {
   kStream = 6,
 };
 
+// Set in the type byte of a string whose value is stored out of line (in the
+// subkey CF under its version), so that writes need not read big values.
+inline constexpr uint8_t kOutOfLineFlag = 0x10;
+
 // Redis' name of a type as TYPE reports it ("string", "hash" ...).
 const char* RedisTypeName(RedisType t);
 
@@ -49,13 +55,16 @@ bool DecodeExpireKey(std::string_view raw, uint8_t* db, uint64_t* expire_ms, std
 struct Metadata {
   RedisType type = RedisType::kNone;
   uint64_t expire_ms = 0;  // absolute unix ms, 0 = no expiry
-  // Collections only:
+  bool out_of_line = false;  // strings: value stored as a subkey
+  // Collections and out-of-line strings:
   uint64_t version = 0;
   uint64_t size = 0;
   // String: the value. Collections: type-specific extras after size.
   std::string payload;
 
   bool IsString() const { return type == RedisType::kString; }
+  // Whether the key owns subkeys of its version.
+  bool HasSubkeys() const { return !IsString() || out_of_line; }
   bool Expired(uint64_t now_ms) const { return expire_ms != 0 && expire_ms <= now_ms; }
 
   std::string Encode() const;
@@ -64,6 +73,8 @@ struct Metadata {
 
 // Encodes a string key's metadata value without building a Metadata.
 std::string EncodeStringValue(std::string_view value, uint64_t expire_ms);
+// Metadata of a string stored out of line under version.
+std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms);
 
 // Reads only type and expiry of an encoded metadata value.
 Status PeekMetadata(std::string_view raw, RedisType* type, uint64_t* expire_ms);

@@ -101,16 +101,20 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
     t.whole_key_filtering = true;
   }
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  // Most writes first look their key up (to keep key counts exact); a memtable
+  // bloom filter answers "not in this memtable" without a skiplist search.
+  o.memtable_whole_key_filtering = true;
+  o.memtable_prefix_bloom_size_ratio = 0.1;
 
   switch (c) {
-    case ColumnFamily::kMetadata:
-      // Strings live in the metadata CF; large values go to blob files.
+    case ColumnFamily::kSubkey:
+      // Big string values and collection elements: large values go to blob files.
       o.enable_blob_files = config_->rocksdb_enable_blob_files;
       o.min_blob_size = static_cast<uint64_t>(config_->rocksdb_min_blob_size);
       o.blob_compression_type = rocksdb::kLZ4Compression;
       o.enable_blob_garbage_collection = true;
+      o.compaction_filter_factory = g_subkey_filter;
       break;
-    case ColumnFamily::kSubkey:
     case ColumnFamily::kZSetScore:
     case ColumnFamily::kStream:
       o.compaction_filter_factory = g_subkey_filter;

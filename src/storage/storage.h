@@ -54,6 +54,10 @@ class Storage {
   Status WriteNoWAL(rocksdb::WriteBatch* batch);
 
   LockManager* locks() { return &locks_; }
+  // String values of at least this size are stored out of line (see key_encoding.h).
+  size_t string_inline_limit() const {
+    return config_->rocksdb_min_blob_size > 0 ? static_cast<size_t>(config_->rocksdb_min_blob_size) : 4096;
+  }
 
   // A new, strictly increasing version for a new incarnation of a collection.
   uint64_t NewVersion();

@@ -95,7 +95,7 @@ Status Database::GetExpire(std::string_view key, uint64_t* expire_ms) {
   return Status::OK();
 }
 
-static std::string WithExpire(const std::string& raw, uint64_t expire_ms) {
+std::string Database::WithExpire(const std::string& raw, uint64_t expire_ms) {
   std::string out = raw;
   for (int i = 0; i < 8; i++) out[1 + i] = static_cast<char>(expire_ms >> (56 - 8 * i));
   return out;
@@ -131,6 +131,34 @@ Status Database::Persist(std::string_view key, bool* removed) {
   return Status::OK();
 }
 
+// The metadata of a copy of lk's key: same value, a new version for keys with subkeys.
+static std::string CopiedMetadata(const LoadedKey& lk, uint64_t new_version) {
+  Metadata meta;
+  if (!meta.Decode(lk.raw).ok() || !meta.HasSubkeys()) return lk.raw;
+  meta.version = new_version;
+  return meta.Encode();
+}
+
+Status Database::CopySubkeys(std::string_view src, const LoadedKey& from, Database* dst_db, std::string_view dst,
+                             uint64_t new_version) {
+  Metadata meta;
+  Status s = meta.Decode(from.raw);
+  if (!s.ok() || !meta.HasSubkeys()) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_, src, meta.version);
+  std::string dst_prefix = EncodeSubkeyPrefix(dst_db->db_, dst, new_version);
+  for (auto cf : {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream}) {
+    rocksdb::ReadOptions ro;
+    auto it = ctx_->NewIterator(cf, ro);
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      std::string k = dst_prefix;
+      k.append(it->key().data() + prefix.size(), it->key().size() - prefix.size());
+      dst_db->ctx_->Put(cf, k, it->value());
+    }
+    if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  }
+  return Status::OK();
+}
+
 Status Database::Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, bool* copied) {
   *copied = false;
   LoadedKey from, to;
@@ -139,11 +167,10 @@ Status Database::Copy(std::string_view src, Database* dst_db, std::string_view d
   s = dst_db->Load(dst, &to);
   if (!s.ok()) return s;
   if (to.live && !replace) return Status::OK();
-  if (from.type != RedisType::kString) {
-    // Collections get their own subkeys in a later type layer.
-    return Status::RedisError("ERR COPY of this type is not supported yet");
-  }
-  dst_db->Store(dst, &to, from.raw, from.expire_ms);
+  uint64_t version = ctx_->storage()->NewVersion();
+  s = CopySubkeys(src, from, dst_db, dst, version);
+  if (!s.ok()) return s;
+  dst_db->Store(dst, &to, CopiedMetadata(from, version), from.expire_ms);
   *copied = true;
   return Status::OK();
 }
@@ -161,10 +188,11 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
   s = Load(dst, &to);
   if (!s.ok()) return s;
   if (nx && to.live) return Status::OK();
-  if (from.type != RedisType::kString) {
-    return Status::RedisError("ERR RENAME of this type is not supported yet");
-  }
-  std::string raw = from.raw;
+  // Subkeys embed the key name, so they are copied under the new name.
+  uint64_t version = ctx_->storage()->NewVersion();
+  s = CopySubkeys(src, from, this, dst, version);
+  if (!s.ok()) return s;
+  std::string raw = CopiedMetadata(from, version);
   uint64_t expire = from.expire_ms;
   Remove(src, &from);
   Store(dst, &to, raw, expire);

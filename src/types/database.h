@@ -57,6 +57,8 @@ class Database {
   // An expiry at or before now deletes the key (as Redis does on a master).
   Status SetExpire(std::string_view key, uint64_t expire_ms, int flags, bool* applied);
   Status Persist(std::string_view key, bool* removed);
+  // An encoded metadata value with its expiry replaced.
+  static std::string WithExpire(const std::string& raw, uint64_t expire_ms);
 
   // Copies src (of this db) to dst in dst_db. *copied=false if src is absent or,
   // without replace, dst exists.
@@ -74,6 +76,10 @@ class Database {
   Status RandomKey(std::string* key);
 
  private:
+  // Copies every subkey of src's current version to dst (in dst_db) under new_version.
+  Status CopySubkeys(std::string_view src, const LoadedKey& from, Database* dst_db, std::string_view dst,
+                     uint64_t new_version);
+
   Context* ctx_;
   uint8_t db_;
 };

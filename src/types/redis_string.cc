@@ -9,12 +9,37 @@ namespace kvrocks {
 
 static constexpr size_t kHeader = 9;  // type(1) + expire(8)
 
-Status RedisString::LoadString(std::string_view key, LoadedKey* lk, std::string_view* value) {
+Status RedisString::ReadValue(std::string_view key, const std::string& raw, std::string* value) {
+  if (raw.empty() || !(static_cast<uint8_t>(raw[0]) & kOutOfLineFlag)) {
+    value->assign(raw, kHeader, std::string::npos);
+    return Status::OK();
+  }
+  Metadata meta;
+  Status s = meta.Decode(raw);
+  if (!s.ok()) return s;
+  s = db_->ctx()->Get(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, meta.version), value);
+  if (s.IsNotFound()) return Status::Corruption("missing value of string key");
+  return s;
+}
+
+void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms) {
+  if (value.size() < db_->ctx()->storage()->string_inline_limit()) {
+    db_->Store(key, lk, EncodeStringValue(value, expire_ms), expire_ms);
+    return;
+  }
+  // A new version: the old value (if any) becomes garbage for the compaction filter.
+  uint64_t version = db_->ctx()->storage()->NewVersion();
+  db_->ctx()->Put(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, version), value);
+  db_->Store(key, lk, EncodeStringRef(version, value.size(), expire_ms), expire_ms);
+}
+
+Status RedisString::LoadString(std::string_view key, LoadedKey* lk, std::string* value) {
   Status s = db_->Load(key, lk);
   if (!s.ok()) return s;
-  if (lk->live && lk->type != RedisType::kString) return Status::RedisError(kWrongTypeError);
-  if (lk->live) *value = std::string_view(lk->raw).substr(kHeader);
-  return Status::OK();
+  value->clear();
+  if (!lk->live) return Status::OK();
+  if (lk->type != RedisType::kString) return Status::RedisError(kWrongTypeError);
+  return ReadValue(key, lk->raw, value);
 }
 
 Status RedisString::Get(std::string_view key, std::string* value) {
@@ -27,8 +52,7 @@ Status RedisString::Get(std::string_view key, std::string* value) {
   if (!s.ok()) return s;
   if (expire != 0 && expire <= NowMs()) return Status::NotFound();
   if (type != RedisType::kString) return Status::RedisError(kWrongTypeError);
-  value->assign(raw, kHeader, std::string::npos);
-  return Status::OK();
+  return ReadValue(key, raw, value);
 }
 
 Status RedisString::Set(std::string_view key, std::string_view value, const SetOptions& opts, bool* done,
@@ -39,30 +63,31 @@ Status RedisString::Set(std::string_view key, std::string_view value, const SetO
   if (!s.ok()) return s;
   if (opts.get && lk.live) {
     if (lk.type != RedisType::kString) return Status::RedisError(kWrongTypeError);
-    *old = lk.raw.substr(kHeader);
+    std::string prev;
+    s = ReadValue(key, lk.raw, &prev);
+    if (!s.ok()) return s;
+    *old = std::move(prev);
   }
   if (opts.cond == SetOptions::kNX && lk.live) return Status::OK();
   if (opts.cond == SetOptions::kXX && !lk.live) return Status::OK();
   uint64_t expire = opts.keep_ttl && lk.live ? lk.expire_ms : opts.expire_ms;
-  db_->Store(key, &lk, EncodeStringValue(value, expire), expire);
+  WriteValue(key, &lk, value, expire);
   *done = true;
   return Status::OK();
 }
 
 Status RedisString::GetEx(std::string_view key, ExpireChange change, uint64_t expire_ms, std::string* value) {
   LoadedKey lk;
-  std::string_view v;
-  Status s = LoadString(key, &lk, &v);
+  Status s = LoadString(key, &lk, value);
   if (!s.ok()) return s;
   if (!lk.live) return Status::NotFound();
-  value->assign(v);
   if (change == ExpireChange::kPersist && lk.expire_ms != 0) {
-    db_->Store(key, &lk, EncodeStringValue(*value, 0), 0);
+    db_->Store(key, &lk, Database::WithExpire(lk.raw, 0), 0);
   } else if (change == ExpireChange::kSet) {
     if (expire_ms <= NowMs()) {
       db_->Remove(key, &lk);
     } else {
-      db_->Store(key, &lk, EncodeStringValue(*value, expire_ms), expire_ms);
+      db_->Store(key, &lk, Database::WithExpire(lk.raw, expire_ms), expire_ms);
     }
   }
   return Status::OK();
@@ -70,11 +95,9 @@ Status RedisString::GetEx(std::string_view key, ExpireChange change, uint64_t ex
 
 Status RedisString::GetDel(std::string_view key, std::string* value) {
   LoadedKey lk;
-  std::string_view v;
-  Status s = LoadString(key, &lk, &v);
+  Status s = LoadString(key, &lk, value);
   if (!s.ok()) return s;
   if (!lk.live) return Status::NotFound();
-  value->assign(v);
   db_->Remove(key, &lk);
   return Status::OK();
 }
@@ -83,45 +106,42 @@ static Status TooBig() { return Status::RedisError("ERR string exceeds maximum a
 
 Status RedisString::Append(std::string_view key, std::string_view value, int64_t max_len, size_t* new_len) {
   LoadedKey lk;
-  std::string_view cur;
+  std::string cur;
   Status s = LoadString(key, &lk, &cur);
   if (!s.ok()) return s;
   if (lk.live && static_cast<int64_t>(cur.size() + value.size()) > max_len) return TooBig();
-  std::string nv;
-  uint64_t expire = lk.live ? lk.expire_ms : 0;
-  nv.reserve(kHeader + cur.size() + value.size());
-  nv.append(EncodeStringValue(cur, expire));
-  nv.append(value);
-  *new_len = nv.size() - kHeader;
-  db_->Store(key, &lk, nv, expire);
+  cur.append(value);
+  *new_len = cur.size();
+  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0);
   return Status::OK();
 }
 
 Status RedisString::SetRange(std::string_view key, int64_t offset, std::string_view value, int64_t max_len,
                              size_t* new_len) {
   LoadedKey lk;
-  std::string_view cur;
+  std::string cur;
   Status s = LoadString(key, &lk, &cur);
   if (!s.ok()) return s;
-  if (!lk.live) cur = std::string_view();
+  if (!lk.live && value.empty()) {
+    *new_len = 0;
+    return Status::OK();
+  }
+  if (offset + static_cast<int64_t>(value.size()) > max_len) return TooBig();
   if (value.empty()) {
     *new_len = cur.size();
     return Status::OK();
   }
-  if (offset + static_cast<int64_t>(value.size()) > max_len) return TooBig();
-  std::string nv(cur);
   size_t end = static_cast<size_t>(offset) + value.size();
-  if (nv.size() < end) nv.resize(end, '\0');
-  nv.replace(static_cast<size_t>(offset), value.size(), value);
-  uint64_t expire = lk.live ? lk.expire_ms : 0;
-  *new_len = nv.size();
-  db_->Store(key, &lk, EncodeStringValue(nv, expire), expire);
+  if (cur.size() < end) cur.resize(end, '\0');
+  cur.replace(static_cast<size_t>(offset), value.size(), value);
+  *new_len = cur.size();
+  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0);
   return Status::OK();
 }
 
 Status RedisString::IncrBy(std::string_view key, int64_t delta, int64_t* result) {
   LoadedKey lk;
-  std::string_view cur;
+  std::string cur;
   Status s = LoadString(key, &lk, &cur);
   if (!s.ok()) return s;
   int64_t v = 0;
@@ -130,14 +150,13 @@ Status RedisString::IncrBy(std::string_view key, int64_t delta, int64_t* result)
     return Status::RedisError("ERR increment or decrement would overflow");
   }
   *result = v + delta;
-  uint64_t expire = lk.live ? lk.expire_ms : 0;
-  db_->Store(key, &lk, EncodeStringValue(std::to_string(*result), expire), expire);
+  WriteValue(key, &lk, std::to_string(*result), lk.live ? lk.expire_ms : 0);
   return Status::OK();
 }
 
 Status RedisString::IncrByFloat(std::string_view key, long double delta, std::string* result) {
   LoadedKey lk;
-  std::string_view cur;
+  std::string cur;
   Status s = LoadString(key, &lk, &cur);
   if (!s.ok()) return s;
   long double v = 0;
@@ -145,29 +164,27 @@ Status RedisString::IncrByFloat(std::string_view key, long double delta, std::st
   long double r = v + delta;
   if (std::isnan(r) || std::isinf(r)) return Status::RedisError("ERR increment would produce NaN or Infinity");
   *result = FormatLongDoubleHuman(r);
-  uint64_t expire = lk.live ? lk.expire_ms : 0;
-  db_->Store(key, &lk, EncodeStringValue(*result, expire), expire);
+  WriteValue(key, &lk, *result, lk.live ? lk.expire_ms : 0);
   return Status::OK();
 }
 
 Status RedisString::MSet(const std::vector<std::pair<std::string_view, std::string_view>>& pairs, bool nx,
                          bool* done) {
   *done = false;
-  std::vector<LoadedKey> lks(pairs.size());
-  for (size_t i = 0; i < pairs.size(); i++) {
-    Status s = db_->Load(pairs[i].first, &lks[i]);
-    if (!s.ok()) return s;
-    if (nx && lks[i].live) return Status::OK();
+  if (nx) {
+    for (const auto& [key, value] : pairs) {
+      LoadedKey lk;
+      Status s = db_->Load(key, &lk);
+      if (!s.ok()) return s;
+      if (lk.live) return Status::OK();
+    }
   }
-  for (size_t i = 0; i < pairs.size(); i++) {
-    // A key given twice: the later Load must see the earlier Store.
-    for (size_t j = 0; j < i; j++) {
-      if (pairs[j].first == pairs[i].first) lks[i] = lks[j];
-    }
-    db_->Store(pairs[i].first, &lks[i], EncodeStringValue(pairs[i].second, 0), 0);
-    for (size_t j = i + 1; j < pairs.size(); j++) {
-      if (pairs[j].first == pairs[i].first) lks[j] = lks[i];
-    }
+  // Each Load sees the writes of the previous pairs, so a repeated key is counted once.
+  for (const auto& [key, value] : pairs) {
+    LoadedKey lk;
+    Status s = db_->Load(key, &lk);
+    if (!s.ok()) return s;
+    WriteValue(key, &lk, value, 0);
   }
   *done = true;
   return Status::OK();

@@ -47,8 +47,12 @@ class RedisString {
   Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& pairs, bool nx, bool* done);
 
  private:
-  // Loads key for a write; WRONGTYPE if it is a live non-string.
-  Status LoadString(std::string_view key, LoadedKey* lk, std::string_view* value);
+  // Loads key for a write and its value ("" if absent); WRONGTYPE if it is a live non-string.
+  Status LoadString(std::string_view key, LoadedKey* lk, std::string* value);
+  // The value of a string key given its encoded metadata (inline or out of line).
+  Status ReadValue(std::string_view key, const std::string& raw, std::string* value);
+  // Stores value inline or, when big, out of line under a new version.
+  void WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms);
 
   Database* db_;
 };

@@ -242,11 +242,25 @@ class Differ:
         """Sends a command to both servers without comparing (e.g. HELLO, whose reply has ids)."""
         return self.kv.call(*args), self.ref.call(*args)
 
+    def approx(self, *args):
+        """Both replies are integers within a tolerance (TTLs that depend on timing):
+        1 for seconds, 2000 for milliseconds; negative replies must be equal."""
+        a = self.kv.call(*args)
+        b = self.ref.call(*args)
+        assert a[:1] == b[:1] == b":", f"{args!r}: kvrocks {a!r}, redis {b!r}"
+        x, y = int(a[1:-2]), int(b[1:-2])
+        tolerance = 2000 if str(args[0]).upper().startswith("P") else 1
+        ok = x == y if min(x, y) < 0 else abs(x - y) <= tolerance
+        assert ok, f"{args!r}: kvrocks {a!r}, redis {b!r}"
+
     def run(self, script):
-        """script: lines of inline-style commands (split on whitespace)."""
+        """script: lines of inline-style commands (split on whitespace). A line
+        starting with '~' compares integer replies within a tolerance (TTLs)."""
         for line in script.strip().splitlines():
             line = line.strip()
-            if line and not line.startswith("#"):
+            if line.startswith("~"):
+                self.approx(*line[1:].split())
+            elif line and not line.startswith("#"):
                 self(*line.split())
 
     def close(self):

@@ -21,17 +21,17 @@ def test_expire_family(diff):
     diff.run("""
     SET k v
     EXPIRE k 100
-    TTL k
+    ~TTL k
     EXPIRE k 100 NX
     EXPIRE k 200 XX
-    TTL k
+    ~TTL k
     EXPIRE k 50 GT
-    TTL k
+    ~TTL k
     EXPIRE k 300 GT
-    TTL k
+    ~TTL k
     EXPIRE k 400 LT
     EXPIRE k 10 LT
-    TTL k
+    ~TTL k
     EXPIRE k 10 NX XX
     EXPIRE k 10 GT LT
     EXPIRE k 10 NX GT
@@ -41,13 +41,13 @@ def test_expire_family(diff):
     EXPIRE missing 10
     PERSIST k
     PERSIST k
-    TTL k
+    ~TTL k
     EXPIRE k 100 XX
     EXPIRE k 100 GT
     EXPIRE k 100 LT
-    TTL k
+    ~TTL k
     PEXPIRE k 100000
-    PTTL k
+    ~PTTL k
     EXPIREAT k 99999999999
     EXPIRETIME k
     PEXPIRETIME k
@@ -57,10 +57,10 @@ def test_expire_family(diff):
     SET p v
     EXPIRETIME p
     PEXPIRETIME p
-    TTL p
-    PTTL p
-    TTL missing
-    PTTL missing
+    ~TTL p
+    ~PTTL p
+    ~TTL missing
+    ~PTTL missing
     EXPIRE k 9223372036854775807
     EXPIRE k -9223372036854775808
     PEXPIRE k 9223372036854775807
@@ -95,9 +95,9 @@ def test_rename(diff):
     RENAMENX d d
     SETEX t 100 v
     RENAME t t2
-    TTL t2
+    ~TTL t2
     RENAME d t2
-    TTL t2
+    ~TTL t2
     DBSIZE
     """)
 
@@ -119,7 +119,7 @@ def test_copy_move_select(diff):
     SELECT 0
     SETEX e 100 v
     COPY e e2
-    TTL e2
+    ~TTL e2
     MOVE a 1
     MOVE a 1
     MOVE missing 1

@@ -130,3 +130,20 @@ def test_save_and_bgsave_make_checkpoints(fresh_server):
         assert copy.client().get("a") == b"b"
     finally:
         copy.cleanup()
+
+
+def test_big_values_survive_restart_and_overwrites_reclaim_space(fresh_server):
+    srv = fresh_server.start()
+    c = srv.client()
+    big = b"v" * 20000
+    for i in range(50):
+        c.set(f"big{i}", big + str(i).encode())
+    for i in range(50):
+        c.set(f"big{i}", b"small")  # the big values become garbage
+    srv.restart()
+    c = srv.client()
+    assert c.get("big7") == b"small"
+    assert c.dbsize() == 50
+    c.set("keep", big)
+    srv.restart()
+    assert srv.client().get("keep") == big

@@ -49,11 +49,11 @@ def test_set_options(diff):
     SET newkey2 v GET NX
     SET newkey2 v3 GET NX
     SET k v EX 100
-    TTL k
+    ~TTL k
     SET k v KEEPTTL
-    TTL k
+    ~TTL k
     SET k v
-    TTL k
+    ~TTL k
     SET k v PXAT 99999999999999
     PEXPIRETIME k
     SET k v EXAT 99999999999
@@ -76,12 +76,12 @@ def test_set_get_wrongtype_is_reported(diff, kvrocks_server, redis_ref):
 def test_setex_psetex(diff):
     diff.run("""
     SETEX k 100 v
-    TTL k
+    ~TTL k
     SETEX k 0 v
     SETEX k -5 v
     SETEX k abc v
     PSETEX k 100000 v
-    PTTL k
+    ~PTTL k
     PSETEX k 0 v
     SETEX k 100
     """)
@@ -96,11 +96,11 @@ def test_getdel_getex(diff):
     SET k v
     GETEX k
     GETEX k EX 100
-    TTL k
+    ~TTL k
     GETEX k PERSIST
-    TTL k
+    ~TTL k
     GETEX k PX 100000
-    PTTL k
+    ~PTTL k
     GETEX k EXAT 99999999999
     EXPIRETIME k
     GETEX k PXAT 99999999999999
@@ -202,7 +202,7 @@ def test_incr_family(diff):
     SET ex 100
     EXPIRE ex 100
     INCR ex
-    TTL ex
+    ~TTL ex
     """)
 
 
@@ -261,3 +261,36 @@ def test_object_encoding(diff):
     OBJECT FOO bar
     OBJECT ENCODING
     """)
+
+
+def test_big_values_stored_out_of_line(diff):
+    big = b"0123456789abcdef" * 400  # 6400 bytes: above the inline limit
+    diff("SET", "big", big)
+    diff("GET", "big")
+    diff("STRLEN", "big")
+    diff("OBJECT", "ENCODING", "big")
+    diff("APPEND", "big", b"tail")
+    diff("GETRANGE", "big", 6390, -1)
+    diff("SETRANGE", "big", 10, b"XYZ")
+    diff("GET", "big")
+    diff("SET", "big", "small now")
+    diff("GET", "big")
+    diff("SETRANGE", "grow", 5000, b"x")
+    diff("GET", "grow")
+    diff("SET", "b2", big, "EX", 100)
+    diff("GETEX", "b2", "PERSIST")
+    diff.approx("TTL", "b2")
+    diff("SET", "b2", big + b"!", "GET")
+    diff("COPY", "b2", "b3")
+    diff("RENAME", "b2", "b4")
+    diff("GET", "b2")
+    diff("GET", "b3")
+    diff("GET", "b4")
+    diff("MOVE", "b4", "3")
+    diff("SELECT", "3")
+    diff("GET", "b4")
+    diff("GETDEL", "b4")
+    diff("SELECT", "0")
+    diff("MSET", "m1", big, "m2", "x", "m1", big + b"2")
+    diff("MGET", "m1", "m2")
+    diff("DBSIZE")

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Side-by-side throughput: kvrocks vs Debian's redis-server on the same machine,
+in the same run, alternating servers, several rounds; prints median req/s and
+the ratio kvrocks/redis for each case.
+
+  bench/compare.py [--rounds 3] [--requests 200000] [--workers N] [--cases set,get,...]
+"""
+import argparse
+import csv
+import io
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(port):
+    for _ in range(200):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"no server on {port}")
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+# name -> (redis-benchmark test, value size, pipeline)
+CASES = {
+    "set_p1": ("set", 100, 1),
+    "get_p1": ("get", 100, 1),
+    "set_p16": ("set", 100, 16),
+    "get_p16": ("get", 100, 16),
+    "set_8k": ("set", 8192, 1),
+}
+
+
+def run_benchmark(port, test, size, pipeline, requests, clients):
+    cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", test, "-d", str(size), "-r", "1000000",
+           "-c", str(clients), "-n", str(requests), "-P", str(pipeline), "--csv"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    rows = list(csv.reader(io.StringIO(out)))
+    for row in rows:
+        if row and row[0].upper().startswith(test.upper()):
+            return float(row[1])
+    raise RuntimeError(f"no result in {out!r}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--requests", type=int, default=200000)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
+    args = ap.parse_args()
+    cases = args.cases.split(",")
+
+    kv_dir = tempfile.mkdtemp(prefix="bench-kvrocks-")
+    rd_dir = tempfile.mkdtemp(prefix="bench-redis-")
+    kv_port, rd_port = free_port(), free_port()
+    kv_cmd = [args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kv_port), "--dir", kv_dir]
+    if args.workers:
+        kv_cmd += ["--workers", str(args.workers)]
+    kv = subprocess.Popen(kv_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rd = subprocess.Popen(["redis-server", "--port", str(rd_port), "--bind", "127.0.0.1", "--save", "",
+                           "--appendonly", "no", "--dir", rd_dir], stdout=subprocess.DEVNULL)
+    results = {c: {"kvrocks": [], "redis": []} for c in cases}
+    peak_rss = 0
+    try:
+        wait_ready(kv_port)
+        wait_ready(rd_port)
+        for rnd in range(args.rounds):
+            for case in cases:
+                test, size, pipeline = CASES[case]
+                n = args.requests * (4 if pipeline > 1 else 1) // (4 if size > 1000 else 1)
+                order = [("kvrocks", kv_port), ("redis", rd_port)]
+                if rnd % 2:
+                    order.reverse()
+                for name, port in order:
+                    rps = run_benchmark(port, test, size, pipeline, n, args.clients)
+                    results[case][name].append(rps)
+                    if name == "kvrocks":
+                        peak_rss = max(peak_rss, rss_kb(kv.pid))
+                print(f"round {rnd + 1} {case}: kvrocks {results[case]['kvrocks'][-1]:.0f} "
+                      f"redis {results[case]['redis'][-1]:.0f}", file=sys.stderr, flush=True)
+    finally:
+        kv.terminate()
+        rd.terminate()
+        kv.wait()
+        rd.wait()
+        shutil.rmtree(kv_dir, ignore_errors=True)
+        shutil.rmtree(rd_dir, ignore_errors=True)
+
+    print(f"{'case':10} {'kvrocks req/s':>14} {'redis req/s':>12} {'ratio':>7}")
+    for case in cases:
+        k = statistics.median(results[case]["kvrocks"])
+        r = statistics.median(results[case]["redis"])
+        print(f"{case:10} {k:14.0f} {r:12.0f} {k / r:7.2f}")
+    print(f"kvrocks peak RSS during the run: {peak_rss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+// WriteBatcher: group commit for one worker thread.
+//
+// The write commands a worker runs during one pass of its event loop (all
+// pipelined commands of all connections that were readable) share one
+// storage Context and are committed as a single RocksDB write batch at the
+// end of the pass; only then are the replies of those connections sent, so an
+// acknowledged write is always durable. The batch keeps the key locks of the
+// commands in it until it commits. It only ever *tries* to take a lock it
+// does not hold: on contention it commits first and then blocks holding
+// nothing, so batches of different workers cannot deadlock.
+#pragma once
+
+#include <event2/event.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/context.h"
+
+namespace kvrocks {
+
+class Worker;
+
+class WriteBatcher {
+ public:
+  explicit WriteBatcher(Worker* worker);
+  ~WriteBatcher();
+  WriteBatcher(const WriteBatcher&) = delete;
+  WriteBatcher& operator=(const WriteBatcher&) = delete;
+
+  Context* ctx() { return &ctx_; }
+  bool pending() const { return !held_.empty() || ctx_.HasWrites(); }
+
+  // Takes the given stripes for the current batch (committing it first if one
+  // is held by someone else).
+  void Lock(const std::vector<size_t>& stripes);
+  // Sends connection id's replies only after the batch commits.
+  void Defer(uint64_t conn_id);
+  // Commits the batch, releases its locks and flushes deferred connections.
+  // Connections whose writes failed are closed without a reply.
+  void Commit();
+
+ private:
+  static void OnCommit(evutil_socket_t, short, void* arg);
+  void Schedule();
+  void Unlock();
+
+  Worker* worker_;
+  Context ctx_;
+  std::vector<size_t> held_;
+  std::vector<bool> held_mask_;
+  std::vector<uint64_t> deferred_;
+  event* commit_ev_;
+  bool scheduled_ = false;
+};
+
+}  // namespace kvrocks
