@@ -19,18 +19,18 @@ namespace kvrocks {
 
 namespace {
 
-std::vector<size_t> LockStripes(Server* srv, Connection* conn, const CommandSpec& spec,
-                                const std::vector<std::string>& args, const CommandCall& call) {
+std::vector<uint64_t> LockKeys(Server* srv, Connection* conn, const CommandSpec& spec,
+                               const std::vector<std::string>& args, const CommandCall& call) {
   Storage* st = srv->storage();
-  std::vector<size_t> stripes;
+  std::vector<uint64_t> keys;
   uint8_t db = st->PhysicalDb(conn->db);
-  for (size_t i : CommandTable::KeyIndexes(spec, args.size())) stripes.push_back(st->locks()->StripeOf(db, args[i]));
+  for (size_t i : CommandTable::KeyIndexes(spec, args.size())) keys.push_back(LockManager::KeyHash(db, args[i]));
   if (spec.extra_keys != nullptr) {
     for (auto& [logical, key] : spec.extra_keys(call)) {
-      stripes.push_back(st->locks()->StripeOf(st->PhysicalDb(logical), key));
+      keys.push_back(LockManager::KeyHash(st->PhysicalDb(logical), key));
     }
   }
-  return stripes;
+  return keys;
 }
 
 void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
@@ -86,7 +86,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   } else {
     Context* ctx = batcher->ctx();
     CommandCall call{srv, conn, args, ctx, &reply, false, conn->resp};
-    if (spec.flags & kCmdWrite) batcher->Lock(LockStripes(srv, conn, spec, args, call));
+    if (spec.flags & kCmdWrite) batcher->Lock(LockKeys(srv, conn, spec, args, call));
     spec.handler(call);
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched());
@@ -143,17 +143,17 @@ void RunTransaction(Connection* conn, std::string* out) {
     RunExclusive(conn, batcher, run);
     return;
   }
-  std::vector<size_t> stripes;
+  std::vector<uint64_t> keys;
   uint8_t db = st->PhysicalDb(conn->db);
   for (size_t i = 0; i < queued.size(); i++) {
     if (!(specs[i]->flags & kCmdWrite)) continue;
     for (size_t k : CommandTable::KeyIndexes(*specs[i], queued[i].size())) {
-      stripes.push_back(st->locks()->StripeOf(db, queued[i][k]));
+      keys.push_back(LockManager::KeyHash(db, queued[i][k]));
     }
   }
   // Watched keys are locked too, so no writer can slip in between the check and EXEC.
-  for (auto& [wdb, key] : conn->watched) stripes.push_back(st->locks()->StripeOf(wdb, key));
-  batcher->Lock(stripes);
+  for (auto& [wdb, key] : conn->watched) keys.push_back(LockManager::KeyHash(wdb, key));
+  batcher->Lock(keys);
   Context* ctx = batcher->ctx();
   run(ctx);
   if (!ctx->touched().empty()) {

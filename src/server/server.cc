@@ -277,9 +277,9 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
     return 0;
   }
   Context ctx(storage_);
-  std::vector<size_t> stripes;
-  for (auto& [e, k] : due) stripes.push_back(storage_->locks()->StripeOf(db, k));
-  MultiLockGuard guard(storage_->locks(), std::move(stripes));
+  std::vector<uint64_t> keys;
+  for (auto& [e, k] : due) keys.push_back(LockManager::KeyHash(db, k));
+  MultiLockGuard guard(storage_->locks(), std::move(keys));
   uint64_t expired = 0;
   for (auto& [e, k] : due) {
     std::string raw;

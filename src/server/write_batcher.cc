@@ -11,9 +11,7 @@
 namespace kvrocks {
 
 WriteBatcher::WriteBatcher(Worker* worker)
-    : worker_(worker),
-      ctx_(worker->server()->storage()),
-      held_mask_(worker->server()->storage()->locks()->size(), false) {
+    : worker_(worker), ctx_(worker->server()->storage()) {
   commit_ev_ = event_new(worker->base(), -1, 0, &WriteBatcher::OnCommit, this);
 }
 
@@ -22,29 +20,32 @@ WriteBatcher::~WriteBatcher() {
   event_free(commit_ev_);
 }
 
-void WriteBatcher::Lock(const std::vector<size_t>& stripes) {
+void WriteBatcher::Lock(const std::vector<uint64_t>& keys) {
   LockManager* lm = worker_->server()->storage()->locks();
-  std::vector<size_t> wanted;
-  for (size_t s : stripes) {
-    if (!held_mask_[s]) wanted.push_back(s);
+  std::vector<uint64_t> wanted;
+  for (uint64_t k : keys) {
+    if (held_.count(k) == 0) wanted.push_back(k);
   }
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  if (!holds_global_) {
+    lm->LockShared();
+    holds_global_ = true;
+  }
   size_t got = 0;
   for (; got < wanted.size(); got++) {
-    if (!lm->stripe(wanted[got]).try_lock()) break;
+    if (!lm->TryLock(wanted[got])) break;
   }
   if (got < wanted.size()) {
     // Contention: release what this attempt took, commit the batch (releasing
-    // everything), then block holding nothing.
-    for (size_t i = 0; i < got; i++) lm->stripe(wanted[i]).unlock();
+    // everything), then block holding nothing but the new keys, in order.
+    for (size_t i = 0; i < got; i++) lm->Unlock(wanted[i]);
     Commit();
-    for (size_t s : wanted) lm->stripe(s).lock();
+    lm->LockShared();
+    holds_global_ = true;
+    for (uint64_t k : wanted) lm->Lock(k);
   }
-  for (size_t s : wanted) {
-    held_mask_[s] = true;
-    held_.push_back(s);
-  }
+  held_.insert(wanted.begin(), wanted.end());
   Schedule();
 }
 
@@ -68,11 +69,12 @@ void WriteBatcher::OnCommit(evutil_socket_t, short, void* arg) {
 
 void WriteBatcher::Unlock() {
   LockManager* lm = worker_->server()->storage()->locks();
-  for (size_t s : held_) {
-    held_mask_[s] = false;
-    lm->stripe(s).unlock();
-  }
+  for (uint64_t k : held_) lm->Unlock(k);
   held_.clear();
+  if (holds_global_) {
+    lm->UnlockShared();
+    holds_global_ = false;
+  }
 }
 
 void WriteBatcher::Commit() {

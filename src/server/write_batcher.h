@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -30,11 +31,11 @@ class WriteBatcher {
   WriteBatcher& operator=(const WriteBatcher&) = delete;
 
   Context* ctx() { return &ctx_; }
-  bool pending() const { return !held_.empty() || ctx_.HasWrites(); }
+  bool pending() const { return holds_global_ || ctx_.HasWrites(); }
 
-  // Takes the given stripes for the current batch (committing it first if one
-  // is held by someone else).
-  void Lock(const std::vector<size_t>& stripes);
+  // Takes the given key locks (LockManager::KeyHash) for the current batch,
+  // committing it first if one of them is held by someone else.
+  void Lock(const std::vector<uint64_t>& keys);
   // Sends connection id's replies only after the batch commits.
   void Defer(uint64_t conn_id);
   // Commits the batch, releases its locks and flushes deferred connections.
@@ -48,8 +49,8 @@ class WriteBatcher {
 
   Worker* worker_;
   Context ctx_;
-  std::vector<size_t> held_;
-  std::vector<bool> held_mask_;
+  bool holds_global_ = false;
+  std::unordered_set<uint64_t> held_;
   std::vector<uint64_t> deferred_;
   event* commit_ev_;
   bool scheduled_ = false;

@@ -111,7 +111,7 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
       // Big string values and collection elements: large values go to blob files.
       o.enable_blob_files = config_->rocksdb_enable_blob_files;
       o.min_blob_size = static_cast<uint64_t>(config_->rocksdb_min_blob_size);
-      o.blob_compression_type = rocksdb::kLZ4Compression;
+      o.blob_compression_type = ParseCompression(config_->rocksdb_blob_compression);
       o.enable_blob_garbage_collection = true;
       o.compaction_filter_factory = g_subkey_filter;
       break;
@@ -150,7 +150,8 @@ Status Storage::Open() {
   dbo.wal_bytes_per_sync = 512 * 1024;
   dbo.enable_pipelined_write = true;
   dbo.keep_log_file_num = 5;
-  dbo.max_total_wal_size = 4 * static_cast<uint64_t>(config_->rocksdb_write_buffer_size) * static_cast<int>(ColumnFamily::kCount);
+  // Rarely written column families (state, expire) would otherwise pin old WAL files.
+  dbo.max_total_wal_size = 4 * static_cast<uint64_t>(config_->rocksdb_write_buffer_size);
   if (config_->rocksdb_rate_limiter_bytes_per_sec > 0) {
     dbo.rate_limiter.reset(rocksdb::NewGenericRateLimiter(config_->rocksdb_rate_limiter_bytes_per_sec));
   }
