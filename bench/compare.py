@@ -38,6 +38,30 @@ def wait_ready(port):
     raise RuntimeError(f"no server on {port}")
 
 
+def info_field(port, section, field):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"INFO %s\r\n" % section.encode())
+        data = b""
+        while not data.endswith(b"\r\n") or data.count(b"\r\n") < 2 or len(data) < int(data[1:data.index(b"\r\n")]):
+            data += s.recv(65536)
+    for line in data.decode().split("\r\n"):
+        if line.startswith(field + ":"):
+            return line.split(":", 1)[1]
+    return None
+
+
+def wait_quiet(port, timeout=60):
+    """Waits until kvrocks has no flush or compaction running, so that its
+    background work does not take CPU from the next measurement."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        busy = sum(int(info_field(port, "rocksdb", f) or 0)
+                   for f in ("num_running_compactions", "num_running_flushes"))
+        if busy == 0:
+            return
+        time.sleep(0.2)
+
+
 def rss_kb(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -104,6 +128,7 @@ def main():
                     results[case][name].append(rps)
                     if name == "kvrocks":
                         peak_rss = max(peak_rss, rss_kb(kv.pid))
+                        wait_quiet(kv_port)
                 print(f"round {rnd + 1} {case}: kvrocks {results[case]['kvrocks'][-1]:.0f} "
                       f"redis {results[case]['redis'][-1]:.0f}", file=sys.stderr, flush=True)
     finally:
