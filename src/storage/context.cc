@@ -49,10 +49,14 @@ std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb
 }
 
 void Context::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+  used_cfs_ |= 1u << static_cast<int>(cf);
   batch()->Put(storage_->cf(cf), key, value);
 }
 
-void Context::Delete(ColumnFamily cf, const rocksdb::Slice& key) { batch()->Delete(storage_->cf(cf), key); }
+void Context::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
+  used_cfs_ |= 1u << static_cast<int>(cf);
+  batch()->Delete(storage_->cf(cf), key);
+}
 
 void Context::AddCounts(uint8_t db, int64_t keys, int64_t expires) {
   for (auto& d : deltas_) {
@@ -70,13 +74,32 @@ Status Context::Commit() {
     Rollback();
     return Status::OK();
   }
-  for (auto& d : deltas_) storage_->AddCountMerges(batch_.get(), d.db, d.keys, d.expires);
-  Status s = storage_->Write(batch_->GetWriteBatch());
+  // Write the batch in key order: memtable inserts of sorted keys reuse their
+  // skiplist search position (see Storage::Open: no concurrent memtable writes).
+  rocksdb::WriteBatch sorted;
+  for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
+    if (!(used_cfs_ & (1u << c))) continue;
+    rocksdb::ColumnFamilyHandle* h = storage_->cf(static_cast<ColumnFamily>(c));
+    std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(h));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rocksdb::WriteEntry e = it->Entry();
+      switch (e.type) {
+        case rocksdb::kPutRecord: sorted.Put(h, e.key, e.value); break;
+        case rocksdb::kDeleteRecord: sorted.Delete(h, e.key); break;
+        case rocksdb::kSingleDeleteRecord: sorted.SingleDelete(h, e.key); break;
+        case rocksdb::kMergeRecord: sorted.Merge(h, e.key, e.value); break;
+        default: break;
+      }
+    }
+  }
+  for (auto& d : deltas_) storage_->AddCountMerges(&sorted, d.db, d.keys, d.expires);
+  Status s = storage_->Write(&sorted);
   if (s.ok()) {
     for (auto& d : deltas_) storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
     for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
   }
   batch_->Clear();
+  used_cfs_ = 0;
   deltas_.clear();
   expires_.clear();
   return s;
@@ -84,6 +107,7 @@ Status Context::Commit() {
 
 void Context::Rollback() {
   if (batch_) batch_->Clear();
+  used_cfs_ = 0;
   deltas_.clear();
   expires_.clear();
   touched_.clear();

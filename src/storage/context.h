@@ -77,6 +77,7 @@ class Context {
 
   Storage* storage_;
   std::unique_ptr<rocksdb::WriteBatchWithIndex> batch_;
+  uint32_t used_cfs_ = 0;  // bit per ColumnFamily written in this batch
   const rocksdb::Snapshot* snapshot_ = nullptr;
   struct CountDelta {
     uint8_t db;

@@ -149,6 +149,9 @@ Status Storage::Open() {
   dbo.bytes_per_sync = 1024 * 1024;
   dbo.wal_bytes_per_sync = 512 * 1024;
   dbo.enable_pipelined_write = true;
+  // Batches are written in key order (Context::Commit); single-threaded memtable
+  // inserts reuse the skiplist position of the previous key, concurrent ones cannot.
+  dbo.allow_concurrent_memtable_write = false;
   dbo.keep_log_file_num = 5;
   // Rarely written column families (state, expire) would otherwise pin old WAL files.
   dbo.max_total_wal_size = 4 * static_cast<uint64_t>(config_->rocksdb_write_buffer_size);
