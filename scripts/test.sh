@@ -13,11 +13,11 @@ scripts/build.sh
 echo "== unit tests (ctest)"
 (cd build && ctest --output-on-failure -j2)
 
-echo "== integration tests (pytest)"
-python3 -m pytest -q tests/integration
-
 echo "== fuzzing the RESP parser (bounded)"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DKVROCKS_BUILD_TESTS=OFF -DKVROCKS_BUILD_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j2 --target fuzz_resp
 mkdir -p build-fuzz/corpus
 build-fuzz/fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus 2>&1 | tail -3
+
+echo "== integration tests (pytest)"
+python3 -m pytest -q tests/integration
