@@ -411,8 +411,8 @@ void Object(CommandCall& call) {
     if (!s.ok()) return ReplyStatusError(call, s);
     if (!lk.live) return reply::Null(call.out, call.resp);
     if (lk.type == RedisType::kString) {
-      bool out_of_line = static_cast<uint8_t>(lk.raw[0]) & kOutOfLineFlag;
-      return reply::Bulk(call.out, out_of_line ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9)));
+      bool raw = static_cast<uint8_t>(lk.raw[0]) & (kOutOfLineFlag | kRawEncodingFlag);
+      return reply::Bulk(call.out, raw ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9)));
     }
     return reply::Bulk(call.out, "unknown");
   }

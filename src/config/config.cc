@@ -118,6 +118,40 @@ std::unique_ptr<Config::Option> StringOption(const char* name, std::string* fiel
   return o;
 }
 
+std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = "client-output-buffer-limit";
+  o->mutable_at_runtime = true;
+  o->get = [cfg] {
+    auto fmt = [](const char* cls, const Config::OutputBufferLimit& l) {
+      return std::string(cls) + " " + std::to_string(l.hard) + " " + std::to_string(l.soft) + " " +
+             std::to_string(l.soft_seconds);
+    };
+    return fmt("normal", cfg->obl_normal) + " " + fmt("slave", cfg->obl_replica) + " " + fmt("pubsub", cfg->obl_pubsub);
+  };
+  o->set = [cfg](const std::string& v) {
+    std::vector<std::string> t;
+    if (!SplitArgs(v, &t) || t.empty() || t.size() % 4 != 0) return Status::InvalidArgument("Wrong number of arguments in buffer limit configuration.");
+    std::vector<std::pair<Config::OutputBufferLimit*, Config::OutputBufferLimit>> updates;
+    for (size_t i = 0; i < t.size(); i += 4) {
+      Config::OutputBufferLimit* target = nullptr;
+      std::string cls = ToLower(t[i]);
+      if (cls == "normal") target = &cfg->obl_normal;
+      if (cls == "replica" || cls == "slave") target = &cfg->obl_replica;
+      if (cls == "pubsub") target = &cfg->obl_pubsub;
+      Config::OutputBufferLimit l;
+      if (target == nullptr || !ParseMemory(t[i + 1], &l.hard) || !ParseMemory(t[i + 2], &l.soft) ||
+          !ParseInt64(t[i + 3], &l.soft_seconds) || l.soft_seconds < 0) {
+        return Status::InvalidArgument("Invalid client class specified in buffer limit configuration.");
+      }
+      updates.emplace_back(target, l);
+    }
+    for (auto& [target, l] : updates) *target = l;
+    return Status::OK();
+  };
+  return o;
+}
+
 }  // namespace
 
 Config::Config() {
@@ -136,6 +170,7 @@ Config::Config() {
   Add(IntOption("tcp-keepalive", &tcp_keepalive, 0, INT32_MAX, true));
   Add(Int64Option("proto-max-bulk-len", &proto_max_bulk_len, 1024 * 1024, true, true));
   Add(Int64Option("client-query-buffer-limit", &client_query_buffer_limit, 1024 * 1024, true, true));
+  Add(OutputBufferLimitOption(this));
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
   Add(IntOption("hz", &hz, 1, 500, true));

@@ -34,6 +34,13 @@ struct Config {
   int tcp_keepalive = 300;
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
+  // client-output-buffer-limit, per client class (hard bytes, soft bytes, soft seconds).
+  struct OutputBufferLimit {
+    int64_t hard = 0;
+    int64_t soft = 0;
+    int64_t soft_seconds = 0;
+  };
+  OutputBufferLimit obl_normal, obl_replica{256LL << 20, 64LL << 20, 60}, obl_pubsub{32LL << 20, 8LL << 20, 60};
   int64_t slowlog_log_slower_than = 10000;
   int slowlog_max_len = 128;
   int hz = 10;

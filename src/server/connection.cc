@@ -110,8 +110,14 @@ void Connection::Flush() {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {
+        size_t pending = out_.size() - out_pos_;
+        output_buffer_size = pending;
+        if (OverOutputLimit(pending)) {
+          LOG(WARNING) << "Client " << peer_ << " closed for overcoming of output buffer limits.";
+          worker_->Close(this);
+          return;
+        }
         event_add(write_ev_, nullptr);
-        output_buffer_size = out_.size() - out_pos_;
         return;
       }
       worker_->Close(this);
@@ -123,10 +129,24 @@ void Connection::Flush() {
   out_.clear();
   out_pos_ = 0;
   output_buffer_size = 0;
+  soft_limit_since_ms_ = 0;
   if (close_after_reply_) worker_->Close(this);
 }
 
 void Connection::OnWritable() { Flush(); }
+
+bool Connection::OverOutputLimit(size_t pending) {
+  const Config::OutputBufferLimit& l = server()->config()->obl_normal;
+  auto bytes = static_cast<int64_t>(pending);
+  if (l.hard > 0 && bytes >= l.hard) return true;
+  if (l.soft > 0 && bytes >= l.soft) {
+    int64_t now = static_cast<int64_t>(NowMs());
+    if (soft_limit_since_ms_ == 0) soft_limit_since_ms_ = now;
+    return now - soft_limit_since_ms_ > l.soft_seconds * 1000;
+  }
+  soft_limit_since_ms_ = 0;
+  return false;
+}
 
 void Connection::CloseAfterReply() { close_after_reply_ = true; }
 

@@ -74,6 +74,8 @@ class Connection {
   static void OnEvent(evutil_socket_t fd, short what, void* arg);
   void OnReadable();
   void OnWritable();
+  // True if the unsent output exceeds client-output-buffer-limit (the client is then closed).
+  bool OverOutputLimit(size_t pending);
   void ProcessInput();
 
   Worker* worker_;
@@ -87,6 +89,7 @@ class Connection {
   std::string out_;
   size_t out_pos_ = 0;
   bool close_after_reply_ = false;
+  int64_t soft_limit_since_ms_ = 0;  // when the output buffer first exceeded the soft limit
   bool closing_ = false;
   RespParser parser_;
   std::vector<std::string> args_;

@@ -33,6 +33,9 @@ enum class RedisType : uint8_t {
 // Set in the type byte of a string whose value is stored out of line (in the
 // subkey CF under its version), so that writes need not read big values.
 inline constexpr uint8_t kOutOfLineFlag = 0x10;
+// Set in the type byte of an inline string that Redis would report as "raw"
+// (written by APPEND or SETRANGE), for OBJECT ENCODING.
+inline constexpr uint8_t kRawEncodingFlag = 0x20;
 
 // Redis' name of a type as TYPE reports it ("string", "hash" ...).
 const char* RedisTypeName(RedisType t);
@@ -72,7 +75,7 @@ struct Metadata {
 };
 
 // Encodes a string key's metadata value without building a Metadata.
-std::string EncodeStringValue(std::string_view value, uint64_t expire_ms);
+std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, bool raw_encoding = false);
 // Metadata of a string stored out of line under version.
 std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms);
 

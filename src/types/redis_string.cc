@@ -22,9 +22,10 @@ Status RedisString::ReadValue(std::string_view key, const std::string& raw, std:
   return s;
 }
 
-void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms) {
+void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
+                             bool raw_encoding) {
   if (value.size() < db_->ctx()->storage()->string_inline_limit()) {
-    db_->Store(key, lk, EncodeStringValue(value, expire_ms), expire_ms);
+    db_->Store(key, lk, EncodeStringValue(value, expire_ms, raw_encoding), expire_ms);
     return;
   }
   // A new version: the old value (if any) becomes garbage for the compaction filter.
@@ -110,9 +111,11 @@ Status RedisString::Append(std::string_view key, std::string_view value, int64_t
   Status s = LoadString(key, &lk, &cur);
   if (!s.ok()) return s;
   if (lk.live && static_cast<int64_t>(cur.size() + value.size()) > max_len) return TooBig();
+  bool existed = lk.live;
   cur.append(value);
   *new_len = cur.size();
-  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0);
+  // Redis keeps a new key's argument as given (int/embstr) but unshares an existing one (raw).
+  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, existed);
   return Status::OK();
 }
 
@@ -135,7 +138,7 @@ Status RedisString::SetRange(std::string_view key, int64_t offset, std::string_v
   if (cur.size() < end) cur.resize(end, '\0');
   cur.replace(static_cast<size_t>(offset), value.size(), value);
   *new_len = cur.size();
-  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0);
+  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, true);
   return Status::OK();
 }
 

@@ -52,7 +52,9 @@ class RedisString {
   // The value of a string key given its encoded metadata (inline or out of line).
   Status ReadValue(std::string_view key, const std::string& raw, std::string* value);
   // Stores value inline or, when big, out of line under a new version.
-  void WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms);
+  // raw_encoding: Redis would report the result as "raw" (APPEND, SETRANGE).
+  void WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
+                  bool raw_encoding = false);
 
   Database* db_;
 };

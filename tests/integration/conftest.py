@@ -168,14 +168,13 @@ class RawClient:
         return self.read_reply()
 
     def closed(self, timeout=5.0):
-        """True if the server closes the connection (after any pending bytes)."""
+        """True if the server closes the connection; bytes read meanwhile are discarded."""
         self.sock.settimeout(timeout)
         try:
             while True:
-                chunk = self.sock.recv(65536)
+                chunk = self.sock.recv(1 << 20)
                 if not chunk:
                     return True
-                self.buf += chunk
         except (ConnectionResetError, BrokenPipeError):
             return True
         except socket.timeout:

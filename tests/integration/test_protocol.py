@@ -191,3 +191,23 @@ def test_redis_py_resp2_and_resp3(kvrocks_server):
         assert c.config_get("maxclients") == {b"maxclients": b"10000"} or c.config_get("maxclients") == {"maxclients": "10000"}
         assert c.info("server")["redis_version"] == "7.0.0"
         c.close()
+
+
+def test_client_output_buffer_limit(fresh_server):
+    srv = fresh_server
+    srv.extra = ["--client-output-buffer-limit", "normal 1mb 0 0"]
+    srv.start()
+    ok = srv.client()
+    ok.set("big", b"x" * 500_000)
+    assert ok.config_get("client-output-buffer-limit")
+    c = RawClient(srv.port)
+    try:
+        c.send_raw(encode(("GET", "big")) * 400)  # 200 MB of replies that are never read
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    time.sleep(1)
+    assert c.closed(timeout=20)
+    assert ok.ping()
+    ok.config_set("client-output-buffer-limit", "normal 0 0 0")
+    value = ok.config_get("client-output-buffer-limit")
+    assert "normal 0 0 0" in str(value)

@@ -258,6 +258,18 @@ def test_object_encoding(diff):
     SET neg -5
     OBJECT ENCODING neg
     OBJECT ENCODING missing
+    APPEND neg 1
+    OBJECT ENCODING neg
+    APPEND fresh 123
+    OBJECT ENCODING fresh
+    SETRANGE sr 0 1
+    OBJECT ENCODING sr
+    INCR counter
+    OBJECT ENCODING counter
+    INCRBYFLOAT fl 1.5
+    OBJECT ENCODING fl
+    COPY neg negcopy
+    OBJECT ENCODING negcopy
     OBJECT FOO bar
     OBJECT ENCODING
     """)
