@@ -40,6 +40,9 @@ class Server {
   SlowLog& slowlog() { return slowlog_; }
   int64_t start_time() const { return start_time_; }
 
+  // The worker that gets the next accepted connection.
+  Worker* NextWorker() { return workers_[next_worker_.fetch_add(1) % workers_.size()].get(); }
+
   // Client registry. Register fails when maxclients is reached.
   uint64_t NextClientId() { return next_client_id_.fetch_add(1) + 1; }
   bool Register(Connection* conn);
@@ -90,6 +93,7 @@ class Server {
   std::vector<std::unique_ptr<Worker>> workers_;
 
   std::atomic<uint64_t> next_client_id_{0};
+  std::atomic<size_t> next_worker_{0};
   std::mutex clients_mu_;
   std::map<uint64_t, Connection*> clients_;
 

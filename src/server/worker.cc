@@ -115,7 +115,7 @@ void Worker::OnTimer(evutil_socket_t, short, void* arg) {
   for (auto* c : idle) self->Close(c);
 }
 
-void Worker::OnAccept(evconnlistener* listener, evutil_socket_t fd, sockaddr* addr, int, void* arg) {
+void Worker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int, void* arg) {
   auto* self = static_cast<Worker*>(arg);
   Server* srv = self->server_;
   evutil_make_socket_nonblocking(fd);
@@ -134,17 +134,28 @@ void Worker::OnAccept(evconnlistener* listener, evutil_socket_t fd, sockaddr* ad
   socklen_t llen = sizeof(local);
   getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen);
   srv->stats().total_connections_received++;
-  auto conn = std::make_unique<Connection>(self, fd, srv->NextClientId(), AddrToString(addr),
-                                           AddrToString(reinterpret_cast<sockaddr*>(&local)));
-  if (!srv->Register(conn.get())) {
-    srv->stats().rejected_connections++;
+  // Connections are dealt round-robin: the kernel's SO_REUSEPORT hashing leaves
+  // workers unevenly loaded with few connections.
+  Worker* target = srv->NextWorker();
+  std::string peer = AddrToString(addr), laddr = AddrToString(reinterpret_cast<sockaddr*>(&local));
+  if (target == self) {
+    self->Adopt(fd, std::move(peer), std::move(laddr));
+  } else {
+    target->Post([target, fd, peer, laddr] { target->Adopt(fd, peer, laddr); });
+  }
+}
+
+void Worker::Adopt(int fd, std::string peer, std::string local) {
+  auto conn = std::make_unique<Connection>(this, fd, server_->NextClientId(), std::move(peer), std::move(local));
+  if (!server_->Register(conn.get())) {
+    server_->stats().rejected_connections++;
     static const char kMsg[] = "-ERR max number of clients reached\r\n";
     ssize_t ignored = ::write(fd, kMsg, sizeof(kMsg) - 1);
     (void)ignored;
     return;  // the Connection destructor closes fd
   }
   Connection* c = conn.get();
-  self->conns_.emplace(c->id(), std::move(conn));
+  conns_.emplace(c->id(), std::move(conn));
   c->Start();
 }
 

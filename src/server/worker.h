@@ -40,6 +40,8 @@ class Worker {
   event_base* base() const { return base_; }
   int index() const { return index_; }
 
+  // Takes over an accepted socket (on this worker's thread).
+  void Adopt(int fd, std::string peer, std::string local);
   // Destroys a connection (on this worker's thread).
   void Close(Connection* conn);
   Connection* Find(uint64_t id);
