@@ -55,7 +55,8 @@ struct Config {
   std::string rocksdb_compression = "no:no:lz4:lz4:lz4:zstd:zstd";
   bool rocksdb_enable_blob_files = true;
   int64_t rocksdb_min_blob_size = 4096;
-  std::string rocksdb_blob_compression = "no";
+  std::string rocksdb_blob_compression = "lz4";
+  std::string rocksdb_wal_compression = "zstd";
   int64_t rocksdb_rate_limiter_bytes_per_sec = 0;  // 0: no limit
   bool rocksdb_use_direct_reads = false;
   bool rocksdb_use_direct_io_for_flush_and_compaction = false;

@@ -149,6 +149,9 @@ Status Storage::Open() {
   dbo.bytes_per_sync = 1024 * 1024;
   dbo.wal_bytes_per_sync = 512 * 1024;
   dbo.enable_pipelined_write = true;
+  // Every write goes through the WAL; compressing it halves the bytes written for
+  // big values on a disk-bandwidth-bound machine (bench/RESULTS.md).
+  dbo.wal_compression = ParseCompression(config_->rocksdb_wal_compression);
   // Batches are written in key order (Context::Commit); single-threaded memtable
   // inserts reuse the skiplist position of the previous key, concurrent ones cannot.
   dbo.allow_concurrent_memtable_write = false;
