@@ -113,6 +113,8 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
       o.min_blob_size = static_cast<uint64_t>(config_->rocksdb_min_blob_size);
       o.blob_compression_type = ParseCompression(config_->rocksdb_blob_compression);
       o.enable_blob_garbage_collection = true;
+      // Hot big values are served from the shared block cache, not by a file read each.
+      o.blob_cache = block_cache_;
       o.compaction_filter_factory = g_subkey_filter;
       break;
     case ColumnFamily::kZSetScore:
