@@ -46,21 +46,28 @@ void Connection::OnEvent(evutil_socket_t, short what, void* arg) {
 
 void Connection::OnReadable() {
   static constexpr size_t kReadChunk = 16 * 1024;
-  size_t want = kReadChunk;
-  if (parser_.pending_bulk() > static_cast<int64_t>(kReadChunk)) {
-    want = static_cast<size_t>(parser_.pending_bulk()) + 2 - std::min(in_.size() - in_pos_, size_t(parser_.pending_bulk()));
-    want = std::max(want, kReadChunk);
+  ssize_t n;
+  int64_t pending = parser_.pending_bulk();
+  if (pending > static_cast<int64_t>(kReadChunk)) {
+    // A big bulk string: read straight into the query buffer.
+    size_t want = static_cast<size_t>(pending) + 2;
+    size_t have = in_.size() - in_pos_;
+    want = want > have ? std::max(want - have, kReadChunk) : kReadChunk;
+    size_t old = in_.size();
+    in_.resize(old + want);
+    n = ::read(fd_, in_.data() + old, want);
+    in_.resize(old + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+  } else {
+    // Small reads go through a stack buffer: no zero-filling of the query buffer.
+    char buf[kReadChunk];
+    n = ::read(fd_, buf, sizeof(buf));
+    if (n > 0) in_.append(buf, static_cast<size_t>(n));
   }
-  size_t old = in_.size();
-  in_.resize(old + want);
-  ssize_t n = ::read(fd_, in_.data() + old, want);
   if (n <= 0) {
-    in_.resize(old);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     worker_->Close(this);
     return;
   }
-  in_.resize(old + static_cast<size_t>(n));
   server()->stats().net_input_bytes += static_cast<uint64_t>(n);
   last_interaction_ms = static_cast<int64_t>(NowMs());
   ProcessInput();
@@ -71,7 +78,16 @@ void Connection::OnReadable() {
   if (!awaiting_commit) Flush();
 }
 
+void Connection::CloseSoon() {
+  if (processing_) {
+    closing_ = true;
+  } else {
+    worker_->Close(this);
+  }
+}
+
 void Connection::ProcessInput() {
+  processing_ = true;
   Config* cfg = server()->config();
   while (!close_after_reply_ && !closing_) {
     RespParser::Limits limits;
@@ -99,9 +115,12 @@ void Connection::ProcessInput() {
                  << " bytes)";
     closing_ = true;
   }
+  processing_ = false;
 }
 
 void Connection::Write(std::string_view bytes) { out_.append(bytes); }
+
+std::string* Connection::output() { return &out_; }
 
 void Connection::Flush() {
   awaiting_commit = false;
@@ -114,13 +133,13 @@ void Connection::Flush() {
         output_buffer_size = pending;
         if (OverOutputLimit(pending)) {
           LOG(WARNING) << "Client " << peer_ << " closed for overcoming of output buffer limits.";
-          worker_->Close(this);
+          CloseSoon();
           return;
         }
         event_add(write_ev_, nullptr);
         return;
       }
-      worker_->Close(this);
+      CloseSoon();
       return;
     }
     server()->stats().net_output_bytes += static_cast<uint64_t>(n);
@@ -130,7 +149,7 @@ void Connection::Flush() {
   out_pos_ = 0;
   output_buffer_size = 0;
   soft_limit_since_ms_ = 0;
-  if (close_after_reply_) worker_->Close(this);
+  if (close_after_reply_) CloseSoon();
 }
 
 void Connection::OnWritable() { Flush(); }

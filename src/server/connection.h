@@ -30,10 +30,15 @@ class Connection {
   void Start();
   // Appends reply bytes (from the owning thread only).
   void Write(std::string_view bytes);
+  // The output buffer, for commands that write their replies in place.
+  std::string* output();
   // Sends what is buffered; schedules a write event if the socket is full.
   void Flush();
   // Closes once everything buffered has been written.
   void CloseAfterReply();
+  // Closes now, or right after the command being processed if called from
+  // within it (the connection must not be destroyed under its own command).
+  void CloseSoon();
 
   uint64_t id() const { return id_; }
   int fd() const { return fd_; }
@@ -89,6 +94,7 @@ class Connection {
   std::string out_;
   size_t out_pos_ = 0;
   bool close_after_reply_ = false;
+  bool processing_ = false;  // inside ProcessInput
   int64_t soft_limit_since_ms_ = 0;  // when the output buffer first exceeded the soft limit
   bool closing_ = false;
   RespParser parser_;

@@ -33,10 +33,11 @@ std::vector<uint64_t> LockKeys(Server* srv, Connection* conn, const CommandSpec&
   return keys;
 }
 
+// Statistics and SLOWLOG for one call whose reply starts at out[reply_start].
 void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
-            const std::string& reply, uint64_t start_us) {
+            const std::string& out, size_t reply_start, uint64_t start_us) {
   uint64_t dur = MonotonicUs() - start_us;
-  bool failed = !reply.empty() && reply[0] == '-';
+  bool failed = out.size() > reply_start && out[reply_start] == '-';
   CommandCounters& c = *spec.counters;
   c.calls.fetch_add(1, std::memory_order_relaxed);
   c.usec.fetch_add(dur, std::memory_order_relaxed);
@@ -76,16 +77,18 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   Server* srv = conn->server();
   if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
   WriteBatcher* batcher = conn->worker()->batcher();
-  std::string reply;
+  // Replies are written straight into the connection's output buffer.
+  std::string* out = conn->output();
+  size_t reply_start = out->size();
   uint64_t start = MonotonicUs();
   if ((spec.flags & kCmdWrite) && (spec.flags & kCmdExclusive)) {
     RunExclusive(conn, batcher, [&](Context* ctx) {
-      CommandCall call{srv, conn, args, ctx, &reply, false, conn->resp};
+      CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
       spec.handler(call);
     });
   } else {
     Context* ctx = batcher->ctx();
-    CommandCall call{srv, conn, args, ctx, &reply, false, conn->resp};
+    CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
     if (spec.flags & kCmdWrite) batcher->Lock(LockKeys(srv, conn, spec, args, call));
     spec.handler(call);
     if (!ctx->touched().empty()) {
@@ -97,8 +100,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
       batcher->Defer(conn->id());
     }
   }
-  Finish(srv, conn, spec, args, reply, start);
-  conn->Write(reply);
+  Finish(srv, conn, spec, args, *out, reply_start, start);
 }
 
 void RunTransaction(Connection* conn, std::string* out) {
@@ -129,12 +131,11 @@ void RunTransaction(Connection* conn, std::string* out) {
     for (size_t i = 0; i < queued.size(); i++) {
       const CommandSpec& spec = *specs[i];
       if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, queued[i]);
-      std::string reply;
-      CommandCall call{srv, conn, queued[i], ctx, &reply, true, conn->resp};
+      size_t reply_start = out->size();
+      CommandCall call{srv, conn, queued[i], ctx, out, true, conn->resp};
       uint64_t start = MonotonicUs();
       spec.handler(call);
-      Finish(srv, conn, spec, queued[i], reply, start);
-      out->append(reply);
+      Finish(srv, conn, spec, queued[i], *out, reply_start, start);
     }
   };
   WriteBatcher* batcher = conn->worker()->batcher();

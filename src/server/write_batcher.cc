@@ -87,7 +87,7 @@ void WriteBatcher::Commit() {
     Connection* c = worker_->Find(id);
     if (c == nullptr) continue;
     if (!s.ok()) {
-      worker_->Close(c);
+      c->CloseSoon();
     } else {
       c->Flush();
     }
