@@ -3,6 +3,8 @@
 // statistics, SLOWLOG and MONITOR.
 #include "server/dispatch.h"
 
+#include <glog/logging.h>
+
 #include "commands/command.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
@@ -18,6 +20,18 @@
 namespace kvrocks {
 
 namespace {
+
+// Runs a handler. Handlers report errors as replies; an exception escaping one
+// (a bug, or std::bad_alloc) is turned into an error reply instead of ending
+// the server.
+void Invoke(const CommandSpec& spec, CommandCall& call) {
+  try {
+    spec.handler(call);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "Command '" << spec.name << "' failed: " << e.what();
+    reply::Error(call.out, std::string("ERR internal error: ") + e.what());
+  }
+}
 
 std::vector<uint64_t> LockKeys(Server* srv, Connection* conn, const CommandSpec& spec,
                                const std::vector<std::string>& args, const CommandCall& call) {
@@ -84,13 +98,13 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   if ((spec.flags & kCmdWrite) && (spec.flags & kCmdExclusive)) {
     RunExclusive(conn, batcher, [&](Context* ctx) {
       CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
-      spec.handler(call);
+      Invoke(spec, call);
     });
   } else {
     Context* ctx = batcher->ctx();
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
     if (spec.flags & kCmdWrite) batcher->Lock(LockKeys(srv, conn, spec, args, call));
-    spec.handler(call);
+    Invoke(spec, call);
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched());
       ctx->ClearTouched();
@@ -134,7 +148,7 @@ void RunTransaction(Connection* conn, std::string* out) {
       size_t reply_start = out->size();
       CommandCall call{srv, conn, queued[i], ctx, out, true, conn->resp};
       uint64_t start = MonotonicUs();
-      spec.handler(call);
+      Invoke(spec, call);
       Finish(srv, conn, spec, queued[i], *out, reply_start, start);
     }
   };

@@ -129,7 +129,7 @@ Status RedisString::SetRange(std::string_view key, int64_t offset, std::string_v
     *new_len = 0;
     return Status::OK();
   }
-  if (offset + static_cast<int64_t>(value.size()) > max_len) return TooBig();
+  if (offset > max_len - static_cast<int64_t>(value.size())) return TooBig();
   if (value.empty()) {
     *new_len = cur.size();
     return Status::OK();
