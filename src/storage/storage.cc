@@ -92,7 +92,9 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
 
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = block_cache_;
+  // Point lookups dominate: small blocks with a hash index inside each block.
   t.block_size = 16 * 1024;
+  t.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
   t.cache_index_and_filter_blocks = true;
   t.pin_l0_filter_and_index_blocks_in_cache = true;
   t.format_version = 5;
@@ -114,7 +116,7 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
       o.blob_compression_type = ParseCompression(config_->rocksdb_blob_compression);
       o.enable_blob_garbage_collection = true;
       // Hot big values are served from the shared block cache, not by a file read each.
-      o.blob_cache = block_cache_;
+      o.blob_cache = blob_cache_;
       o.compaction_filter_factory = g_subkey_filter;
       break;
     case ColumnFamily::kZSetScore:
@@ -139,7 +141,11 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
 Status Storage::Open() {
   std::string path = config_->dir + "/db";
   ::mkdir(config_->dir.c_str(), 0755);
-  block_cache_ = rocksdb::NewLRUCache(static_cast<size_t>(config_->rocksdb_block_cache_size), 6);
+  // A quarter of the cache budget holds big values (blobs), apart from the
+  // blocks of keys and small values so that streams of big values cannot evict them.
+  size_t budget = static_cast<size_t>(config_->rocksdb_block_cache_size);
+  block_cache_ = rocksdb::NewLRUCache(budget - budget / 4, 6);
+  blob_cache_ = rocksdb::NewLRUCache(budget / 4, 6);
 
   rocksdb::DBOptions dbo;
   dbo.create_if_missing = true;
@@ -326,7 +332,8 @@ uint64_t Storage::GetIntProperty(const std::string& name) {
 }
 
 rocksdb::Status Storage::SetBlockCacheCapacity(size_t bytes) {
-  block_cache_->SetCapacity(bytes);
+  block_cache_->SetCapacity(bytes - bytes / 4);
+  blob_cache_->SetCapacity(bytes / 4);
   return rocksdb::Status::OK();
 }
 
