@@ -89,7 +89,10 @@ class Storage {
   // cycle starts its scan there.
   uint64_t ExpireFloor(uint8_t db) const { return expire_floor_[db].load(std::memory_order_relaxed); }
   void LowerExpireFloor(uint8_t db, uint64_t expire_ms);
-  void SetExpireFloor(uint8_t db, uint64_t expire_ms) { expire_floor_[db].store(expire_ms); }
+  // Raises the floor from `seen` to expire_ms unless a writer lowered it meanwhile.
+  void RaiseExpireFloor(uint8_t db, uint64_t seen, uint64_t expire_ms) {
+    expire_floor_[db].compare_exchange_strong(seen, expire_ms);
+  }
 
   // Approximate on-disk size of all SST and blob files.
   uint64_t DiskUsage();

@@ -72,8 +72,13 @@ Status RedisString::Set(std::string_view key, std::string_view value, const SetO
   if (opts.cond == SetOptions::kNX && lk.live) return Status::OK();
   if (opts.cond == SetOptions::kXX && !lk.live) return Status::OK();
   uint64_t expire = opts.keep_ttl && lk.live ? lk.expire_ms : opts.expire_ms;
-  WriteValue(key, &lk, value, expire);
   *done = true;
+  if (expire != 0 && expire <= NowMs()) {
+    // An absolute time in the past: the new value is expired at once, as in Redis.
+    db_->Remove(key, &lk);
+    return Status::OK();
+  }
+  WriteValue(key, &lk, value, expire);
   return Status::OK();
 }
 

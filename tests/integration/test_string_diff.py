@@ -58,6 +58,11 @@ def test_set_options(diff):
     PEXPIRETIME k
     SET k v EXAT 99999999999
     EXPIRETIME k
+    SET past v PXAT 1
+    EXISTS past
+    SET k v EXAT 1 GET
+    EXISTS k
+    DBSIZE
     """)
 
 
