@@ -323,6 +323,24 @@ void Move(CommandCall& call) {
   reply::Integer(call.out, copied ? 1 : 0);
 }
 
+// The watched keys of physical db `watched_db` that exist in any of `dbs`: the
+// ones a whole-database operation changes (Redis' touchAllWatchedKeysInDb).
+std::vector<std::pair<uint8_t, std::string>> ExistingWatchedKeys(CommandCall& call, uint8_t watched_db,
+                                                                 std::initializer_list<uint8_t> dbs) {
+  std::vector<std::pair<uint8_t, std::string>> out;
+  for (const auto& key : call.server->WatchedKeys(watched_db)) {
+    for (uint8_t d : dbs) {
+      Database db(call.ctx, d);
+      bool exists = false;
+      if (db.Exists(key, &exists).ok() && exists) {
+        out.emplace_back(watched_db, key);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 void SwapDb(CommandCall& call) {
   int64_t a, b;
   if (!ParseInt64(call.args[1], &a)) return ReplyError(call, "ERR invalid first DB index");
@@ -334,9 +352,13 @@ void SwapDb(CommandCall& call) {
   if (s.ok() && a != b) {
     uint8_t pa = call.server->storage()->PhysicalDb(static_cast<int>(a));
     uint8_t pb = call.server->storage()->PhysicalDb(static_cast<int>(b));
+    auto touched = ExistingWatchedKeys(call, pa, {pa, pb});
+    for (auto& k : ExistingWatchedKeys(call, pb, {pa, pb})) touched.push_back(k);
     s = call.server->storage()->SwapDb(static_cast<int>(a), static_cast<int>(b));
-    call.server->TouchDb(pa);
-    call.server->TouchDb(pb);
+    if (s.ok()) {
+      call.server->TouchKeys(touched);
+      call.server->SwapWatchedDbs(pa, pb);
+    }
   }
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Ok(call.out);
@@ -362,22 +384,25 @@ void FlushDb(CommandCall& call) {
   if (!FlushOptions(call)) return;
   Status s = call.ctx->Commit();
   uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
+  auto touched = ExistingWatchedKeys(call, db, {db});
   if (s.ok()) s = call.server->storage()->FlushDb(db);
   if (!s.ok()) return ReplyStatusError(call, s);
-  call.server->TouchDb(db);
+  call.server->TouchKeys(touched);
   reply::Ok(call.out);
 }
 
 void FlushAll(CommandCall& call) {
   if (!FlushOptions(call)) return;
   Status s = call.ctx->Commit();
+  std::vector<std::pair<uint8_t, std::string>> touched;
   for (int i = 0; i < Storage::kMaxDatabases && s.ok(); i++) {
-    if (call.server->storage()->KeyCount(static_cast<uint8_t>(i)) != 0) {
-      s = call.server->storage()->FlushDb(static_cast<uint8_t>(i));
-    }
+    auto db = static_cast<uint8_t>(i);
+    if (call.server->storage()->KeyCount(db) == 0) continue;
+    for (auto& k : ExistingWatchedKeys(call, db, {db})) touched.push_back(k);
+    s = call.server->storage()->FlushDb(db);
   }
   if (!s.ok()) return ReplyStatusError(call, s);
-  call.server->TouchAll();
+  call.server->TouchKeys(touched);
   reply::Ok(call.out);
 }
 

@@ -61,7 +61,7 @@ class Connection {
   std::vector<std::vector<std::string>> queued;
   // Set by any thread that modifies a WATCHed key.
   std::atomic<bool> watch_dirty{false};
-  std::vector<std::pair<uint8_t, std::string>> watched;  // (physical db, key)
+  std::vector<std::pair<uint8_t, std::string>> watched;  // (physical db, key); guarded by the server's watch lock
 
   // Readable from other threads under info_mu.
   std::mutex info_mu;

@@ -167,7 +167,7 @@ void RunTransaction(Connection* conn, std::string* out) {
     }
   }
   // Watched keys are locked too, so no writer can slip in between the check and EXEC.
-  for (auto& [wdb, key] : conn->watched) keys.push_back(LockManager::KeyHash(wdb, key));
+  for (auto& [wdb, key] : srv->WatchedBy(conn)) keys.push_back(LockManager::KeyHash(wdb, key));
   batcher->Lock(keys);
   Context* ctx = batcher->ctx();
   run(ctx);

@@ -130,20 +130,32 @@ void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys)
   }
 }
 
-void Server::TouchDb(uint8_t db) {
-  if (watch_count_.load(std::memory_order_relaxed) == 0) return;
+std::vector<std::pair<uint8_t, std::string>> Server::WatchedBy(Connection* conn) {
   std::lock_guard<std::mutex> g(watch_mu_);
-  for (auto& [k, conns] : watched_) {
-    if (k.first != db) continue;
-    for (Connection* c : conns) c->watch_dirty = true;
+  return conn->watched;
+}
+
+void Server::SwapWatchedDbs(uint8_t a, uint8_t b) {
+  std::lock_guard<std::mutex> g(watch_mu_);
+  auto swap_db = [a, b](uint8_t d) { return d == a ? b : (d == b ? a : d); };
+  std::map<std::pair<uint8_t, std::string>, std::set<Connection*>> moved;
+  std::set<Connection*> conns;
+  for (auto& [k, set] : watched_) moved[{swap_db(k.first), k.second}] = std::move(set);
+  watched_.swap(moved);
+  for (auto& [k, set] : watched_) conns.insert(set.begin(), set.end());
+  for (Connection* c : conns) {
+    for (auto& w : c->watched) w.first = swap_db(w.first);
   }
 }
 
-void Server::TouchAll() {
+std::vector<std::string> Server::WatchedKeys(uint8_t db) {
+  std::vector<std::string> keys;
+  if (watch_count_.load(std::memory_order_relaxed) == 0) return keys;
   std::lock_guard<std::mutex> g(watch_mu_);
   for (auto& [k, conns] : watched_) {
-    for (Connection* c : conns) c->watch_dirty = true;
+    if (k.first == db) keys.push_back(k.second);
   }
+  return keys;
 }
 
 void Server::AddMonitor(Connection* conn) {

@@ -62,8 +62,12 @@ class Server {
   void UnwatchAll(Connection* conn);
   // Marks watchers of modified keys dirty. Called while the key locks are held.
   void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys);
-  void TouchDb(uint8_t db);
-  void TouchAll();
+  // Watched keys of a physical db (to find which a FLUSHDB or SWAPDB affects).
+  std::vector<std::string> WatchedKeys(uint8_t db);
+  // The (physical db, key) pairs conn watches.
+  std::vector<std::pair<uint8_t, std::string>> WatchedBy(Connection* conn);
+  // After SWAPDB: watches follow their logical database, as in Redis.
+  void SwapWatchedDbs(uint8_t a, uint8_t b);
 
   // MONITOR.
   void AddMonitor(Connection* conn);

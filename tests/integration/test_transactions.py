@@ -57,6 +57,43 @@ def test_multi_exec_diff(diff):
     """)
 
 
+def test_watch_and_whole_database_operations_diff(diff):
+    # FLUSHDB/FLUSHALL/SWAPDB abort EXEC only for watched keys that existed.
+    diff.run("""
+    SET present 1
+    WATCH absent
+    FLUSHALL
+    MULTI
+    PING
+    EXEC
+    SET present 1
+    WATCH present
+    FLUSHDB
+    MULTI
+    PING
+    EXEC
+    SELECT 1
+    SET other 1
+    SELECT 0
+    WATCH other
+    SWAPDB 0 1
+    MULTI
+    PING
+    EXEC
+    WATCH nothing
+    SWAPDB 0 1
+    MULTI
+    PING
+    EXEC
+    WATCH later
+    SWAPDB 0 1
+    SET later 1
+    MULTI
+    PING
+    EXEC
+    """)
+
+
 def test_multi_exec_resp3_diff(diff):
     diff.both("HELLO", "3")
     diff.run("""
