@@ -225,13 +225,6 @@ Status Storage::Write(rocksdb::WriteBatch* batch) {
   return s.ok() ? Status::OK() : Status::IOError(s.ToString());
 }
 
-Status Storage::WriteNoWAL(rocksdb::WriteBatch* batch) {
-  rocksdb::WriteOptions wo;
-  wo.disableWAL = true;
-  rocksdb::Status s = db_->Write(wo, batch);
-  return s.ok() ? Status::OK() : Status::IOError(s.ToString());
-}
-
 uint64_t Storage::NewVersion() {
   uint64_t candidate = NowUs() << 10;
   uint64_t last = last_version_.load(std::memory_order_relaxed);

@@ -50,8 +50,6 @@ class Storage {
 
   // Commits a batch through the WAL (fsync'd when rocksdb.sync-writes is yes).
   Status Write(rocksdb::WriteBatch* batch);
-  // Commits a batch without the WAL (bulk loads that flush afterwards).
-  Status WriteNoWAL(rocksdb::WriteBatch* batch);
 
   LockManager* locks() { return &locks_; }
   // String values of at least this size are stored out of line (see key_encoding.h).
