@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "common/time_util.h"
 #include "config/config.h"
@@ -113,22 +115,54 @@ TEST_F(StringTypeTest, ExpiryIsLazyAndIndexed) {
     bool done;
     std::optional<std::string> old;
     RedisString::SetOptions o;
-    o.expire_ms = NowMs() - 1;  // already expired
-    ASSERT_TRUE(s.Set("gone", "v", o, &done, &old).ok());
+    o.expire_ms = NowMs() - 1;  // a time in the past: not stored at all, as in Redis
+    ASSERT_TRUE(s.Set("past", "v", o, &done, &old).ok());
+    EXPECT_TRUE(done);
+    o.expire_ms = NowMs() + 30;
+    ASSERT_TRUE(s.Set("soon", "v", o, &done, &old).ok());
     o.expire_ms = NowMs() + 100000;
     ASSERT_TRUE(s.Set("later", "v", o, &done, &old).ok());
   });
   EXPECT_EQ(storage_->KeyCount(0), 2);
   EXPECT_EQ(storage_->ExpireCount(0), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
   Run([](Database& db, RedisString& s) {
     std::string v;
-    EXPECT_TRUE(s.Get("gone", &v).IsNotFound());
+    EXPECT_TRUE(s.Get("past", &v).IsNotFound());
+    EXPECT_TRUE(s.Get("soon", &v).IsNotFound());  // expired: invisible, still counted
     EXPECT_TRUE(s.Get("later", &v).ok());
     bool removed;
     ASSERT_TRUE(db.Persist("later", &removed).ok());
     EXPECT_TRUE(removed);
   });
+  EXPECT_EQ(storage_->KeyCount(0), 2);
   EXPECT_EQ(storage_->ExpireCount(0), 1);
+}
+
+TEST_F(StringTypeTest, PendingWritesAreVisibleToTheirContext) {
+  Context ctx(storage_.get());
+  Database db(&ctx, 0);
+  RedisString s(&db);
+  bool done;
+  std::optional<std::string> old;
+  ASSERT_TRUE(s.Set("a", "1", {}, &done, &old).ok());
+  ASSERT_TRUE(s.Set("b", "2", {}, &done, &old).ok());
+  bool deleted;
+  ASSERT_TRUE(db.Delete("a", &deleted).ok());
+  EXPECT_TRUE(deleted);
+  std::string v;
+  EXPECT_TRUE(s.Get("a", &v).IsNotFound());
+  ASSERT_TRUE(s.Get("b", &v).ok());
+  EXPECT_EQ(v, "2");
+  std::vector<std::string> keys;
+  ASSERT_TRUE(db.Keys("*", &keys).ok());  // iterators merge pending writes too
+  EXPECT_EQ(keys, std::vector<std::string>{"b"});
+  EXPECT_EQ(storage_->KeyCount(0), 0);  // counters move at commit
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(storage_->KeyCount(0), 1);
+  Context fresh(storage_.get());
+  Database db2(&fresh, 0);
+  EXPECT_TRUE(RedisString(&db2).Get("b", &v).ok());
 }
 
 TEST_F(StringTypeTest, SetRangeAndAppend) {
