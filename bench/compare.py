@@ -99,6 +99,9 @@ def main():
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
+    ap.add_argument("--no-wait", action="store_true",
+                    help="do not wait for kvrocks' flushes/compactions before measuring Redis "
+                         "(its background work then also slows Redis' turn)")
     args = ap.parse_args()
     cases = args.cases.split(",")
 
@@ -128,7 +131,8 @@ def main():
                     results[case][name].append(rps)
                     if name == "kvrocks":
                         peak_rss = max(peak_rss, rss_kb(kv.pid))
-                        wait_quiet(kv_port)
+                        if not args.no_wait:
+                            wait_quiet(kv_port)
                 print(f"round {rnd + 1} {case}: kvrocks {results[case]['kvrocks'][-1]:.0f} "
                       f"redis {results[case]['redis'][-1]:.0f}", file=sys.stderr, flush=True)
     finally:
