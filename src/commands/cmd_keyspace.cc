@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "commands/helpers.h"
+#include "commands/scan_cursor.h"
+#include "types/redis_hash.h"
 #include "common/time_util.h"
 
 namespace kvrocks {
@@ -135,55 +137,6 @@ void Keys(CommandCall& call) {
   reply::BulkArray(call.out, keys);
 }
 
-// SCAN cursors are numbers, as clients expect; each names the raw key where
-// the scan continues. The table keeps the most recent cursors.
-class CursorTable {
- public:
-  uint64_t Save(const std::string& position) {
-    std::lock_guard<std::mutex> g(mu_);
-    uint64_t id;
-    do {
-      id = rng_() & ((1ULL << 62) - 1);
-    } while (id == 0 || positions_.count(id) != 0);
-    positions_[id] = position;
-    order_.push_back(id);
-    if (order_.size() > kCapacity) {
-      positions_.erase(order_.front());
-      order_.pop_front();
-    }
-    return id;
-  }
-  // "" (start over) for an unknown cursor.
-  std::string Find(uint64_t id) {
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = positions_.find(id);
-    return it == positions_.end() ? std::string() : it->second;
-  }
-
- private:
-  static constexpr size_t kCapacity = 65536;
-  std::mutex mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
-  std::unordered_map<uint64_t, std::string> positions_;
-  std::deque<uint64_t> order_;
-};
-
-CursorTable& Cursors() {
-  static CursorTable table;
-  return table;
-}
-
-// Accepts what Redis' strtoul-based parser accepts (so "-1" is a valid, unknown cursor).
-bool ParseCursor(const std::string& s, uint64_t* out) {
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return false;
-  *out = v;
-  return true;
-}
-
 RedisType TypeFromName(const std::string& name) {
   for (auto t : {RedisType::kString, RedisType::kHash, RedisType::kList, RedisType::kSet, RedisType::kZSet,
                  RedisType::kStream}) {
@@ -216,7 +169,7 @@ void Scan(CommandCall& call) {
       return ReplyError(call, kSyntaxError);
     }
   }
-  std::string after = cursor == 0 ? std::string() : Cursors().Find(cursor);
+  std::string after = cursor == 0 ? std::string() : ScanCursors().Find(cursor);
   Database db = CurrentDb(call);
   std::vector<std::string> keys;
   std::string next;
@@ -224,7 +177,7 @@ void Scan(CommandCall& call) {
   if (!s.ok()) return ReplyStatusError(call, s);
   if (unknown_type) keys.clear();
   reply::ArrayHeader(call.out, 2);
-  reply::Bulk(call.out, next.empty() ? "0" : std::to_string(Cursors().Save(next)));
+  reply::Bulk(call.out, next.empty() ? "0" : std::to_string(ScanCursors().Save(next)));
   reply::BulkArray(call.out, keys);
 }
 
@@ -439,6 +392,8 @@ void Object(CommandCall& call) {
       bool raw = static_cast<uint8_t>(lk.raw[0]) & (kOutOfLineFlag | kRawEncodingFlag);
       return reply::Bulk(call.out, raw ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9)));
     }
+    Metadata meta;
+    if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisHash::Encoding(meta));
     return reply::Bulk(call.out, "unknown");
   }
   ReplyUnknownSubcommand(call, "OBJECT");

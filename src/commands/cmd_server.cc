@@ -370,6 +370,7 @@ std::vector<std::string> AclCategories(const CommandSpec& c) {
   std::string group = c.group;
   if (group == "generic") out.push_back("@keyspace");
   if (group == "string") out.push_back("@string");
+  if (group == "hash") out.push_back("@hash");
   if (group == "connection") out.push_back("@connection");
   if (group == "transactions") out.push_back("@transaction");
   if (c.flags & kCmdAdmin) {

@@ -13,6 +13,7 @@ CommandTable& CommandTable::Instance() {
 
 CommandTable::CommandTable() {
   RegisterStringCommands(this);
+  RegisterHashCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

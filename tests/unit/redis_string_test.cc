@@ -1,5 +1,6 @@
 // Type operations over a real RocksDB in a temporary directory.
 #include "types/redis_string.h"
+#include "types/redis_hash.h"
 
 #include <gtest/gtest.h>
 
@@ -189,4 +190,35 @@ TEST_F(StringTypeTest, CountersSurviveReopen) {
   storage_ = std::make_unique<Storage>(&cfg_);
   ASSERT_TRUE(storage_->Open().ok());
   EXPECT_EQ(storage_->KeyCount(0), 10);
+}
+
+TEST_F(StringTypeTest, HashFieldsAndEncoding) {
+  Context ctx(storage_.get());
+  Database db(&ctx, 0);
+  RedisHash h(&db);
+  int64_t added;
+  ASSERT_TRUE(h.Set("h", {{"a", "1"}, {"b", "2"}, {"a", "3"}}, false, &added).ok());
+  EXPECT_EQ(added, 2);
+  uint64_t size;
+  ASSERT_TRUE(h.Size("h", &size).ok());
+  EXPECT_EQ(size, 2u);
+  std::string v;
+  ASSERT_TRUE(h.Get("h", "a", &v).ok());
+  EXPECT_EQ(v, "3");
+  LoadedKey lk;
+  ASSERT_TRUE(db.Load("h", &lk).ok());
+  Metadata meta;
+  ASSERT_TRUE(meta.Decode(lk.raw).ok());
+  EXPECT_STREQ(RedisHash::Encoding(meta), "listpack");
+  ASSERT_TRUE(h.Set("h", {{"long", std::string(65, 'x')}}, false, &added).ok());
+  ASSERT_TRUE(db.Load("h", &lk).ok());
+  ASSERT_TRUE(meta.Decode(lk.raw).ok());
+  EXPECT_STREQ(RedisHash::Encoding(meta), "hashtable");
+  int64_t deleted;
+  ASSERT_TRUE(h.Delete("h", {"a", "b", "long", "zz"}, &deleted).ok());
+  EXPECT_EQ(deleted, 3);
+  ASSERT_TRUE(db.Load("h", &lk).ok());
+  EXPECT_FALSE(lk.live);  // an empty hash does not exist
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(storage_->KeyCount(0), 0);
 }

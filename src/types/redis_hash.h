@@ -1,0 +1,56 @@
+// The hash type: metadata (version, size, encoding flag) plus one subkey per
+// field, `prefix(version) | field -> value`. Single-field operations are point
+// reads/writes; HGETALL and friends iterate the key's subkey prefix.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "types/database.h"
+
+namespace kvrocks {
+
+class RedisHash {
+ public:
+  explicit RedisHash(Database* db) : db_(db) {}
+
+  // Redis' listpack limits (hash-max-listpack-entries / -value); past them a hash
+  // is reported as "hashtable", and never goes back, as in Redis.
+  static constexpr uint64_t kListpackMaxEntries = 512;
+  static constexpr size_t kListpackMaxValue = 64;
+
+  // Sets fields; *added is the number of new fields. nx: only absent fields (HSETNX).
+  Status Set(std::string_view key, const std::vector<std::pair<std::string_view, std::string_view>>& fvs, bool nx,
+             int64_t* added);
+  // NotFound if the key or the field is absent.
+  Status Get(std::string_view key, std::string_view field, std::string* value);
+  // values[i] is empty-optional for absent fields.
+  Status MGet(std::string_view key, const std::vector<std::string_view>& fields,
+              std::vector<std::optional<std::string>>* values);
+  Status Delete(std::string_view key, const std::vector<std::string_view>& fields, int64_t* deleted);
+  Status Size(std::string_view key, uint64_t* size);
+  // All fields and values in field order.
+  Status GetAll(std::string_view key, std::vector<std::pair<std::string, std::string>>* fvs);
+  Status IncrBy(std::string_view key, std::string_view field, int64_t delta, int64_t* result);
+  Status IncrByFloat(std::string_view key, std::string_view field, long double delta, std::string* result);
+  // Fields after `after` ("" = first), about count of them, matching pattern.
+  // *next is the last field examined, or "" when the hash is exhausted.
+  Status Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
+              std::vector<std::pair<std::string, std::string>>* fvs, std::string* next);
+  // "listpack" or "hashtable" (OBJECT ENCODING).
+  static const char* Encoding(const Metadata& meta);
+
+ private:
+  // Loads key's hash metadata; *exists=false if absent. WRONGTYPE for other types.
+  Status LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
+  // Metadata for a new hash.
+  Metadata NewHash() const;
+  void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
+
+  Database* db_;
+};
+
+}  // namespace kvrocks
