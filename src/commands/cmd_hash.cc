@@ -188,30 +188,19 @@ void HRandField(CommandCall& call) {
 void HScan(CommandCall& call) {
   uint64_t cursor;
   if (!ParseCursor(call.args[2], &cursor)) return ReplyError(call, "ERR invalid cursor");
-  std::string pattern = "*";
-  int64_t count = 10;
-  for (size_t i = 3; i < call.args.size(); i++) {
-    bool has_next = i + 1 < call.args.size();
-    if (EqualsIgnoreCase(call.args[i], "count") && has_next) {
-      if (!IntArg(call, i + 1, &count)) return;
-      if (count < 1) return ReplyError(call, kSyntaxError);
-      i++;
-    } else if (EqualsIgnoreCase(call.args[i], "match") && has_next) {
-      pattern = call.args[++i];
-    } else {
-      return ReplyError(call, kSyntaxError);
-    }
-  }
   Database db = CurrentDb(call);
   LoadedKey lk;
   Status s = db.Load(call.args[1], &lk);
   if (!s.ok()) return ReplyStatusError(call, s);
-  if (lk.live && lk.type != RedisType::kHash) return ReplyError(call, kWrongTypeError);
+  // As in Redis, a missing key answers an empty scan before options are checked.
+  if (!lk.live) return ReplyEmptyScan(call);
+  if (lk.type != RedisType::kHash) return ReplyError(call, kWrongTypeError);
+  std::string pattern;
+  int64_t count;
+  if (!ParseScanOptions(call, 3, &pattern, &count)) return;
   // A small (listpack) hash is returned whole in one call, as Redis does.
   Metadata meta;
-  if (lk.live && meta.Decode(lk.raw).ok() && std::string(RedisHash::Encoding(meta)) == "listpack") {
-    count = INT64_MAX;
-  }
+  if (meta.Decode(lk.raw).ok() && std::string(RedisHash::Encoding(meta)) == "listpack") count = INT64_MAX;
   std::string after = cursor == 0 ? std::string() : ScanCursors().Find(cursor);
   std::vector<std::pair<std::string, std::string>> fvs;
   std::string next;

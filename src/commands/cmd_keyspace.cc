@@ -11,6 +11,7 @@
 #include "commands/helpers.h"
 #include "commands/scan_cursor.h"
 #include "types/redis_hash.h"
+#include "types/redis_set.h"
 #include "common/time_util.h"
 
 namespace kvrocks {
@@ -394,6 +395,7 @@ void Object(CommandCall& call) {
     }
     Metadata meta;
     if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisHash::Encoding(meta));
+    if (lk.type == RedisType::kSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisSet::Encoding(meta));
     return reply::Bulk(call.out, "unknown");
   }
   ReplyUnknownSubcommand(call, "OBJECT");

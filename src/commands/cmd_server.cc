@@ -371,6 +371,7 @@ std::vector<std::string> AclCategories(const CommandSpec& c) {
   if (group == "generic") out.push_back("@keyspace");
   if (group == "string") out.push_back("@string");
   if (group == "hash") out.push_back("@hash");
+  if (group == "set") out.push_back("@set");
   if (group == "connection") out.push_back("@connection");
   if (group == "transactions") out.push_back("@transaction");
   if (c.flags & kCmdAdmin) {

@@ -93,6 +93,7 @@ class CommandTable {
 // Registration functions, one per command group file.
 void RegisterStringCommands(CommandTable* table);
 void RegisterHashCommands(CommandTable* table);
+void RegisterSetCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

@@ -14,6 +14,7 @@ CommandTable& CommandTable::Instance() {
 CommandTable::CommandTable() {
   RegisterStringCommands(this);
   RegisterHashCommands(this);
+  RegisterSetCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

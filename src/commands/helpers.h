@@ -54,4 +54,35 @@ inline bool DbIndexArg(CommandCall& call, size_t i, int* db) {
   return true;
 }
 
+// The reply of a SCAN-family command on a missing key: cursor 0, no elements.
+inline void ReplyEmptyScan(CommandCall& call) {
+  reply::ArrayHeader(call.out, 2);
+  reply::Bulk(call.out, "0");
+  reply::ArrayHeader(call.out, 0);
+}
+
+// Parses "[MATCH pattern] [COUNT count]" from args[first...] (SCAN family);
+// replies the Redis error on failure.
+inline bool ParseScanOptions(CommandCall& call, size_t first, std::string* pattern, int64_t* count) {
+  *pattern = "*";
+  *count = 10;
+  for (size_t i = first; i < call.args.size(); i++) {
+    bool has_next = i + 1 < call.args.size();
+    if (EqualsIgnoreCase(call.args[i], "count") && has_next) {
+      if (!IntArg(call, i + 1, count)) return false;
+      if (*count < 1) {
+        ReplyError(call, kSyntaxError);
+        return false;
+      }
+      i++;
+    } else if (EqualsIgnoreCase(call.args[i], "match") && has_next) {
+      *pattern = call.args[++i];
+    } else {
+      ReplyError(call, kSyntaxError);
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace kvrocks

@@ -1,0 +1,204 @@
+#include "types/redis_set.h"
+
+#include "common/string_util.h"
+
+namespace kvrocks {
+
+static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
+
+const char* RedisSet::Encoding(const Metadata& meta) {
+  bool hashtable = !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kHashtableFlag);
+  return hashtable ? "hashtable" : "intset";
+}
+
+Metadata RedisSet::NewSet() const {
+  Metadata meta;
+  meta.type = RedisType::kSet;
+  meta.version = db_->ctx()->storage()->NewVersion();
+  meta.payload.assign(1, '\0');
+  return meta;
+}
+
+void RedisSet::NoteMember(Metadata* meta, std::string_view member) {
+  int64_t v;
+  if (member.size() > 20 || !ParseInt64(member, &v) || meta->size > kIntsetMaxEntries) {
+    meta->payload[0] = static_cast<char>(meta->payload[0] | kHashtableFlag);
+  }
+}
+
+Status RedisSet::LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists) {
+  Status s = db_->Load(key, lk);
+  if (!s.ok()) return s;
+  *exists = lk->live;
+  if (!lk->live) return Status::OK();
+  if (lk->type != RedisType::kSet) return Status::RedisError(kWrongTypeError);
+  s = meta->Decode(lk->raw);
+  if (s.ok() && meta->payload.empty()) meta->payload.assign(1, '\0');
+  return s;
+}
+
+void RedisSet::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {
+  if (meta.size == 0) {
+    db_->Remove(key, lk);  // an empty set does not exist
+    return;
+  }
+  db_->Store(key, lk, meta.Encode(), meta.expire_ms);
+}
+
+Status RedisSet::Add(std::string_view key, const std::vector<std::string_view>& members, int64_t* added) {
+  *added = 0;
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  if (!s.ok()) return s;
+  if (!exists) meta = NewSet();
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, v;
+  for (std::string_view m : members) {
+    sub.assign(prefix).append(m);
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &v);
+    if (s.ok()) continue;
+    if (!s.IsNotFound()) return s;
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, "");
+    meta.size++;
+    (*added)++;
+    NoteMember(&meta, m);
+  }
+  if (*added > 0) StoreMeta(key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisSet::Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed) {
+  *removed = 0;
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, v;
+  for (std::string_view m : members) {
+    sub.assign(prefix).append(m);
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &v);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    db_->ctx()->Delete(ColumnFamily::kSubkey, sub);
+    meta.size--;
+    (*removed)++;
+  }
+  if (*removed > 0) StoreMeta(key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisSet::Card(std::string_view key, uint64_t* size) {
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  *size = exists ? meta.size : 0;
+  return s;
+}
+
+Status RedisSet::IsMember(std::string_view key, const std::vector<std::string_view>& members,
+                          std::vector<bool>* result) {
+  result->assign(members.size(), false);
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, v;
+  for (size_t i = 0; i < members.size(); i++) {
+    sub.assign(prefix).append(members[i]);
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &v);
+    if (s.ok()) {
+      (*result)[i] = true;
+    } else if (!s.IsNotFound()) {
+      return s;
+    }
+  }
+  return Status::OK();
+}
+
+Status RedisSet::Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
+                      std::vector<std::string>* members, std::string* next) {
+  next->clear();
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  rocksdb::ReadOptions ro;
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  if (after.empty()) {
+    it->Seek(prefix);
+  } else {
+    std::string start = prefix + after;
+    it->Seek(start);
+    if (it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
+  }
+  size_t examined = 0;
+  for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    if (examined == count) return Status::OK();
+    examined++;
+    std::string m(it->key().data() + prefix.size(), it->key().size() - prefix.size());
+    *next = m;
+    if (pattern != "*" && !StringMatch(pattern, m)) continue;
+    members->push_back(std::move(m));
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  next->clear();
+  return Status::OK();
+}
+
+Status RedisSet::Members(std::string_view key, std::vector<std::string>* members, bool* exists) {
+  members->clear();
+  if (exists != nullptr) {
+    LoadedKey lk;
+    Metadata meta;
+    Status s = LoadSet(key, &lk, &meta, exists);
+    if (!s.ok()) return s;
+  }
+  std::string next;
+  return Scan(key, "", SIZE_MAX, "*", members, &next);
+}
+
+Status RedisSet::Move(std::string_view src, std::string_view dst, std::string_view member, bool* moved) {
+  *moved = false;
+  LoadedKey slk, dlk;
+  Metadata smeta, dmeta;
+  bool sexists, dexists;
+  Status s = LoadSet(src, &slk, &smeta, &sexists);
+  if (!s.ok()) return s;
+  s = LoadSet(dst, &dlk, &dmeta, &dexists);
+  if (!s.ok()) return s;
+  if (!sexists) return Status::OK();
+  std::vector<bool> in_src;
+  s = IsMember(src, {member}, &in_src);
+  if (!s.ok() || !in_src[0]) return s;
+  *moved = true;
+  if (src == dst) return Status::OK();
+  int64_t n;
+  s = Remove(src, {member}, &n);
+  if (!s.ok()) return s;
+  return Add(dst, {member}, &n);
+}
+
+Status RedisSet::Store(std::string_view dst, const std::vector<std::string>& members) {
+  LoadedKey lk;
+  Status s = db_->Load(dst, &lk);
+  if (!s.ok()) return s;
+  // The destination is replaced whatever its type; its old subkeys become garbage.
+  Metadata meta = NewSet();
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), dst, meta.version), sub;
+  for (const auto& m : members) {
+    sub.assign(prefix).append(m);
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, "");
+    meta.size++;
+    NoteMember(&meta, m);
+  }
+  StoreMeta(dst, &lk, meta);
+  return Status::OK();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,46 @@
+// The set type: metadata (version, size, encoding flag) plus one subkey per
+// member, `prefix(version) | member -> ""`. Membership tests are point reads.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "types/database.h"
+
+namespace kvrocks {
+
+class RedisSet {
+ public:
+  explicit RedisSet(Database* db) : db_(db) {}
+
+  // Redis 7.0: a set of integers with at most set-max-intset-entries members is an
+  // "intset", anything else a "hashtable" (sticky, as in Redis).
+  static constexpr uint64_t kIntsetMaxEntries = 512;
+  static const char* Encoding(const Metadata& meta);
+
+  Status Add(std::string_view key, const std::vector<std::string_view>& members, int64_t* added);
+  Status Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed);
+  Status Card(std::string_view key, uint64_t* size);
+  Status IsMember(std::string_view key, const std::vector<std::string_view>& members, std::vector<bool>* result);
+  // All members in byte order; *exists=false if the key is absent.
+  Status Members(std::string_view key, std::vector<std::string>* members, bool* exists = nullptr);
+  // Moves member from src to dst; *moved tells if src had it.
+  Status Move(std::string_view src, std::string_view dst, std::string_view member, bool* moved);
+  // Replaces dst with members (deleting it when empty).
+  Status Store(std::string_view dst, const std::vector<std::string>& members);
+  // Members after `after`, about count of them, matching pattern (SSCAN).
+  Status Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
+              std::vector<std::string>* members, std::string* next);
+  // Loads key's metadata for a read; WRONGTYPE for other types.
+  Status LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
+
+ private:
+  Metadata NewSet() const;
+  void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
+  static void NoteMember(Metadata* meta, std::string_view member);
+
+  Database* db_;
+};
+
+}  // namespace kvrocks
