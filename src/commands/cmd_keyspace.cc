@@ -396,6 +396,7 @@ void Object(CommandCall& call) {
     Metadata meta;
     if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisHash::Encoding(meta));
     if (lk.type == RedisType::kSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisSet::Encoding(meta));
+    if (lk.type == RedisType::kList) return reply::Bulk(call.out, "quicklist");
     return reply::Bulk(call.out, "unknown");
   }
   ReplyUnknownSubcommand(call, "OBJECT");

@@ -107,7 +107,7 @@ std::string InfoClients(Server* srv) {
   Line(&s, "connected_clients", static_cast<int64_t>(srv->ClientCount()));
   Line(&s, "cluster_connections", 0);
   Line(&s, "maxclients", srv->config()->maxclients);
-  Line(&s, "blocked_clients", 0);
+  Line(&s, "blocked_clients", static_cast<int64_t>(srv->BlockedCount()));
   Line(&s, "tracking_clients", 0);
   Line(&s, "clients_in_timeout_table", 0);
   return s;
@@ -372,6 +372,8 @@ std::vector<std::string> AclCategories(const CommandSpec& c) {
   if (group == "string") out.push_back("@string");
   if (group == "hash") out.push_back("@hash");
   if (group == "set") out.push_back("@set");
+  if (group == "list") out.push_back("@list");
+  if (c.flags & kCmdBlocking) out.push_back("@blocking");
   if (group == "connection") out.push_back("@connection");
   if (group == "transactions") out.push_back("@transaction");
   if (c.flags & kCmdAdmin) {

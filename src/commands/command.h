@@ -94,6 +94,7 @@ class CommandTable {
 void RegisterStringCommands(CommandTable* table);
 void RegisterHashCommands(CommandTable* table);
 void RegisterSetCommands(CommandTable* table);
+void RegisterListCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

@@ -15,6 +15,7 @@ CommandTable::CommandTable() {
   RegisterStringCommands(this);
   RegisterHashCommands(this);
   RegisterSetCommands(this);
+  RegisterListCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

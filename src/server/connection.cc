@@ -8,6 +8,7 @@
 #include "commands/command.h"
 #include "common/time_util.h"
 #include "server/dispatch.h"
+#include "server/reply.h"
 #include "server/server.h"
 #include "server/worker.h"
 
@@ -22,6 +23,7 @@ Connection::Connection(Worker* worker, int fd, uint64_t id, std::string peer, st
 }
 
 Connection::~Connection() {
+  if (block.timer != nullptr) event_free(block.timer);
   if (read_ev_ != nullptr) event_free(read_ev_);
   if (write_ev_ != nullptr) event_free(write_ev_);
   ::close(fd_);
@@ -78,6 +80,68 @@ void Connection::OnReadable() {
   if (!awaiting_commit) Flush();
 }
 
+void Connection::RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms) {
+  block.requested = true;
+  if (block.active) return;  // a retry that found nothing again: keep queue places and deadline
+  block.keys = std::move(keys);
+  block.timeout_ms = timeout_ms;
+}
+
+void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
+  if (!self->block.active) return;
+  self->EndBlock();
+  std::string reply;
+  reply::NullArray(&reply, self->resp);
+  self->Write(reply);
+  self->Resume();
+}
+
+void Connection::ArmBlockTimer() {
+  if (block.timeout_ms == 0) return;
+  block.timer = evtimer_new(worker_->base(), &Connection::OnBlockTimeout, this);
+  timeval tv{static_cast<time_t>(block.timeout_ms / 1000), static_cast<suseconds_t>((block.timeout_ms % 1000) * 1000)};
+  evtimer_add(block.timer, &tv);
+}
+
+void Connection::EndBlock() {
+  if (!block.active) return;
+  block.active = false;
+  if (block.timer != nullptr) {
+    event_free(block.timer);
+    block.timer = nullptr;
+  }
+  server()->Unblock(this);
+  block.keys.clear();
+  block.args.clear();
+}
+
+void Connection::RetryBlocked() {
+  if (!block.active) return;
+  std::vector<std::string> args = block.args;
+  processing_ = true;  // the connection must survive its own command
+  RetryBlockedCommand(this, args);
+  processing_ = false;
+  if (closing_) {
+    worker_->Close(this);
+    return;
+  }
+  if (!block.active) Resume();
+}
+
+void Connection::Resume() {
+  if (closing_) {
+    worker_->Close(this);
+    return;
+  }
+  ProcessInput();
+  if (closing_) {
+    worker_->Close(this);
+    return;
+  }
+  if (!awaiting_commit) Flush();
+}
+
 void Connection::CloseSoon() {
   if (processing_) {
     closing_ = true;
@@ -89,7 +153,7 @@ void Connection::CloseSoon() {
 void Connection::ProcessInput() {
   processing_ = true;
   Config* cfg = server()->config();
-  while (!close_after_reply_ && !closing_) {
+  while (!close_after_reply_ && !closing_ && !block.active) {
     RespParser::Limits limits;
     limits.max_bulk_len = cfg->proto_max_bulk_len;
     limits.authenticated = authenticated;
@@ -173,6 +237,7 @@ std::string Connection::InfoLine() {
   int64_t now = static_cast<int64_t>(NowMs());
   std::string flags;
   if (monitor) flags += "O";
+  if (block.active) flags += "b";
   if (in_multi) flags += "x";
   if (flags.empty()) flags = "N";
   std::lock_guard<std::mutex> g(info_mu);

@@ -51,6 +51,28 @@ class Connection {
   int db = 0;
   // Replies wait for the worker's write batch to commit.
   bool awaiting_commit = false;
+
+  // Blocking commands (BLPOP ...). While `active`, the connection runs no other
+  // command; the command is retried when one of its keys gets data.
+  struct BlockState {
+    bool requested = false;  // set by a handler that found nothing to return
+    bool active = false;
+    std::vector<std::pair<uint8_t, std::string>> keys;  // (physical db, key)
+    std::vector<std::string> args;
+    uint64_t timeout_ms = 0;  // 0 = forever
+    event* timer = nullptr;
+  };
+  BlockState block;
+  // Called by a blocking command that found nothing: block on keys.
+  void RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms);
+  // Re-runs the blocked command (a key got data), then resumes reading input.
+  void RetryBlocked();
+  // Starts the timeout of a block that began (if it has one).
+  void ArmBlockTimer();
+  // Ends blocking: cancels the timer and leaves the server's wait queues.
+  void EndBlock();
+  // Continues processing input that arrived while blocked, and flushes.
+  void Resume();
   // Protocol version chosen with HELLO.
   int resp = 2;
   bool authenticated = false;
@@ -77,6 +99,7 @@ class Connection {
 
  private:
   static void OnEvent(evutil_socket_t fd, short what, void* arg);
+  static void OnBlockTimeout(evutil_socket_t fd, short what, void* arg);
   void OnReadable();
   void OnWritable();
   // True if the unsent output exceeds client-output-buffer-limit (the client is then closed).

@@ -9,6 +9,7 @@
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "server/connection.h"
+#include <event2/event.h>
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/worker.h"
@@ -71,6 +72,20 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
 
 }  // namespace
 
+// Blocks conn on the keys its command asked for.
+void StartBlock(Connection* conn, const std::vector<std::string>& args) {
+  Connection::BlockState& b = conn->block;
+  b.active = true;
+  b.args = args;
+  conn->server()->Block(conn);
+  conn->ArmBlockTimer();
+}
+
+void RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args) {
+  const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+  if (spec != nullptr) RunCommand(conn, *spec, args);
+}
+
 // Runs a command that needs every key lock, outside any batch.
 void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<void(Context*)>& fn) {
   Server* srv = conn->server();
@@ -108,6 +123,12 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched());
       ctx->ClearTouched();
+    }
+    if (conn->block.requested) {
+      conn->block.requested = false;
+      if (!conn->block.active) StartBlock(conn, args);
+    } else if (conn->block.active) {
+      conn->EndBlock();  // a retry that got its data
     }
     if (batcher->pending()) {
       conn->awaiting_commit = true;

@@ -13,6 +13,8 @@ struct CommandSpec;
 void Dispatch(Connection* conn, std::vector<std::string>& args);
 // Runs one command now: locks its keys if it writes, commits its batch.
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args);
+// Re-runs the command of a blocked connection (a key it waits on got data).
+void RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args);
 // EXEC: runs the queued commands under all their key locks and commits them
 // as one batch; appends the EXEC reply to out.
 void RunTransaction(Connection* conn, std::string* out);

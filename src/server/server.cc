@@ -72,6 +72,7 @@ bool Server::Register(Connection* conn) {
 }
 
 void Server::Unregister(Connection* conn) {
+  conn->EndBlock();
   UnwatchAll(conn);
   if (conn->monitor) RemoveMonitor(conn);
   std::lock_guard<std::mutex> g(clients_mu_);
@@ -156,6 +157,49 @@ std::vector<std::string> Server::WatchedKeys(uint8_t db) {
     if (k.first == db) keys.push_back(k.second);
   }
   return keys;
+}
+
+void Server::Block(Connection* conn) {
+  std::lock_guard<std::mutex> g(blocked_mu_);
+  for (auto& k : conn->block.keys) blocked_[k].emplace_back(conn->worker(), conn->id());
+  blocked_clients_++;
+}
+
+void Server::Unblock(Connection* conn) {
+  std::vector<std::pair<uint8_t, std::string>> keys = conn->block.keys;
+  {
+    std::lock_guard<std::mutex> g(blocked_mu_);
+    for (auto& k : keys) {
+      auto it = blocked_.find(k);
+      if (it == blocked_.end()) continue;
+      auto& q = it->second;
+      for (auto qi = q.begin(); qi != q.end(); ++qi) {
+        if (qi->second == conn->id()) {
+          q.erase(qi);
+          break;
+        }
+      }
+      if (q.empty()) blocked_.erase(it);
+    }
+    blocked_clients_--;
+  }
+  // Whatever this client was woken for (or leaves behind) goes to the next in line.
+  for (auto& [db, key] : keys) SignalKeyReady(db, key);
+}
+
+void Server::SignalKeyReady(uint8_t db, const std::string& key) {
+  std::lock_guard<std::mutex> g(blocked_mu_);
+  auto it = blocked_.find({db, key});
+  if (it == blocked_.end() || it->second.empty()) return;
+  auto [worker, id] = it->second.front();
+  worker->Post([worker, id] {
+    if (Connection* c = worker->Find(id)) c->RetryBlocked();
+  });
+}
+
+size_t Server::BlockedCount() {
+  std::lock_guard<std::mutex> g(blocked_mu_);
+  return blocked_clients_;
 }
 
 void Server::AddMonitor(Connection* conn) {

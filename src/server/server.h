@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,15 @@ class Server {
   // After SWAPDB: watches follow their logical database, as in Redis.
   void SwapWatchedDbs(uint8_t a, uint8_t b);
 
+  // Blocking commands. Each key has a FIFO queue of blocked connections; data
+  // arriving on a key wakes the first of them (which re-signals the key if it
+  // leaves data behind), so clients are served in the order they blocked.
+  void Block(Connection* conn);
+  void Unblock(Connection* conn);
+  // Called (under the key's lock) by commands that add data to a key.
+  void SignalKeyReady(uint8_t db, const std::string& key);
+  size_t BlockedCount();
+
   // MONITOR.
   void AddMonitor(Connection* conn);
   void RemoveMonitor(Connection* conn);
@@ -104,6 +114,10 @@ class Server {
   std::mutex watch_mu_;
   std::atomic<size_t> watch_count_{0};
   std::map<std::pair<uint8_t, std::string>, std::set<Connection*>> watched_;
+
+  std::mutex blocked_mu_;
+  std::map<std::pair<uint8_t, std::string>, std::deque<std::pair<Worker*, uint64_t>>> blocked_;
+  size_t blocked_clients_ = 0;
 
   std::mutex monitor_mu_;
   std::atomic<size_t> monitor_count_{0};

@@ -1,0 +1,265 @@
+#include "types/redis_list.h"
+
+#include "common/encoding.h"
+
+namespace kvrocks {
+
+static constexpr uint64_t kMiddle = 1ULL << 63;
+
+RedisList::ListMeta RedisList::NewList() const {
+  ListMeta lm;
+  lm.meta.type = RedisType::kList;
+  lm.meta.version = db_->ctx()->storage()->NewVersion();
+  lm.head = lm.tail = kMiddle;
+  return lm;
+}
+
+Status RedisList::LoadList(std::string_view key, LoadedKey* lk, ListMeta* lm, bool* exists) {
+  Status s = db_->Load(key, lk);
+  if (!s.ok()) return s;
+  *exists = lk->live;
+  if (!lk->live) return Status::OK();
+  if (lk->type != RedisType::kList) return Status::RedisError(kWrongTypeError);
+  s = lm->meta.Decode(lk->raw);
+  if (!s.ok()) return s;
+  if (lm->meta.payload.size() < 16) return Status::Corruption("list metadata too short");
+  lm->head = DecodeBE64(lm->meta.payload.data());
+  lm->tail = DecodeBE64(lm->meta.payload.data() + 8);
+  return Status::OK();
+}
+
+void RedisList::StoreMeta(std::string_view key, LoadedKey* lk, const ListMeta& lm) {
+  if (lm.meta.size == 0) {
+    db_->Remove(key, lk);  // an empty list does not exist
+    return;
+  }
+  Metadata meta = lm.meta;
+  meta.payload.clear();
+  PutBE64(&meta.payload, lm.head);
+  PutBE64(&meta.payload, lm.tail);
+  db_->Store(key, lk, meta.Encode(), meta.expire_ms);
+}
+
+std::string RedisList::ElemKey(std::string_view key, const ListMeta& lm, uint64_t index) const {
+  std::string k = EncodeSubkeyPrefix(db_->id(), key, lm.meta.version);
+  PutBE64(&k, index);
+  return k;
+}
+
+Status RedisList::Push(std::string_view key, const std::vector<std::string_view>& elems, bool left,
+                       bool only_if_exists, int64_t* len) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok()) return s;
+  if (!exists) {
+    if (only_if_exists) {
+      *len = 0;
+      return Status::OK();
+    }
+    lm = NewList();
+  }
+  for (std::string_view e : elems) {
+    if (left) {
+      lm.head--;
+      db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head), e);
+    } else {
+      db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, lm.tail), e);
+      lm.tail++;
+    }
+    lm.meta.size++;
+  }
+  StoreMeta(key, &lk, lm);
+  *len = static_cast<int64_t>(lm.meta.size);
+  return Status::OK();
+}
+
+Status RedisList::Pop(std::string_view key, bool left, uint64_t count, std::vector<std::string>* elems) {
+  elems->clear();
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string e;
+  while (count-- > 0 && lm.meta.size > 0) {
+    uint64_t index = left ? lm.head : lm.tail - 1;
+    std::string k = ElemKey(key, lm, index);
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, k, &e);
+    if (!s.ok()) return s.IsNotFound() ? Status::Corruption("missing list element") : s;
+    db_->ctx()->Delete(ColumnFamily::kSubkey, k);
+    elems->push_back(std::move(e));
+    if (left) {
+      lm.head++;
+    } else {
+      lm.tail--;
+    }
+    lm.meta.size--;
+  }
+  StoreMeta(key, &lk, lm);
+  return Status::OK();
+}
+
+Status RedisList::Size(std::string_view key, uint64_t* size) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  *size = exists ? lm.meta.size : 0;
+  return s;
+}
+
+// Clamps a Redis start/stop pair to [0, size); false if the range is empty.
+static bool ClampRange(int64_t size, int64_t* start, int64_t* stop) {
+  if (*start < 0) *start += size;
+  if (*stop < 0) *stop += size;
+  if (*start < 0) *start = 0;
+  if (*start >= size || *start > *stop) return false;
+  if (*stop >= size) *stop = size - 1;
+  return true;
+}
+
+Status RedisList::Range(std::string_view key, int64_t start, int64_t stop, std::vector<std::string>* elems) {
+  elems->clear();
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok() || !exists) return s;
+  if (!ClampRange(static_cast<int64_t>(lm.meta.size), &start, &stop)) return Status::OK();
+  std::string first = ElemKey(key, lm, lm.head + static_cast<uint64_t>(start));
+  std::string upper = ElemKey(key, lm, lm.head + static_cast<uint64_t>(stop) + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  for (it->Seek(first); it->Valid(); it->Next()) elems->push_back(it->value().ToString());
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  return Status::OK();
+}
+
+Status RedisList::Index(std::string_view key, int64_t index, std::string* elem) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok()) return s;
+  if (!exists) return Status::NotFound();
+  auto size = static_cast<int64_t>(lm.meta.size);
+  if (index < 0) index += size;
+  if (index < 0 || index >= size) return Status::NotFound();
+  return db_->ctx()->Get(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head + static_cast<uint64_t>(index)), elem);
+}
+
+Status RedisList::Set(std::string_view key, int64_t index, std::string_view elem) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok()) return s;
+  if (!exists) return Status::RedisError("ERR no such key");
+  auto size = static_cast<int64_t>(lm.meta.size);
+  if (index < 0) index += size;
+  if (index < 0 || index >= size) return Status::RedisError("ERR index out of range");
+  db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head + static_cast<uint64_t>(index)), elem);
+  db_->ctx()->Touch(db_->id(), key);
+  return Status::OK();
+}
+
+void RedisList::Rewrite(std::string_view key, LoadedKey* lk, ListMeta* lm, const std::vector<std::string>& elems) {
+  uint64_t expire = lm->meta.expire_ms;
+  *lm = NewList();
+  lm->meta.expire_ms = expire;
+  for (const auto& e : elems) {
+    db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, *lm, lm->tail), e);
+    lm->tail++;
+    lm->meta.size++;
+  }
+  StoreMeta(key, lk, *lm);
+}
+
+Status RedisList::Insert(std::string_view key, bool before, std::string_view pivot, std::string_view elem,
+                         int64_t* len) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok()) return s;
+  if (!exists) {
+    *len = 0;
+    return Status::OK();
+  }
+  std::vector<std::string> all;
+  s = Range(key, 0, -1, &all);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < all.size(); i++) {
+    if (all[i] != pivot) continue;
+    all.insert(all.begin() + static_cast<long>(before ? i : i + 1), std::string(elem));
+    Rewrite(key, &lk, &lm, all);
+    *len = static_cast<int64_t>(all.size());
+    return Status::OK();
+  }
+  *len = -1;
+  return Status::OK();
+}
+
+Status RedisList::Rem(std::string_view key, int64_t count, std::string_view elem, int64_t* removed) {
+  *removed = 0;
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok() || !exists) return s;
+  std::vector<std::string> all;
+  s = Range(key, 0, -1, &all);
+  if (!s.ok()) return s;
+  std::vector<bool> drop(all.size(), false);
+  uint64_t limit = count == 0 ? UINT64_MAX : static_cast<uint64_t>(count < 0 ? -count : count);
+  for (size_t n = 0; n < all.size() && static_cast<uint64_t>(*removed) < limit; n++) {
+    size_t i = count < 0 ? all.size() - 1 - n : n;
+    if (all[i] == elem) {
+      drop[i] = true;
+      (*removed)++;
+    }
+  }
+  if (*removed == 0) return Status::OK();
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < all.size(); i++) {
+    if (!drop[i]) kept.push_back(std::move(all[i]));
+  }
+  Rewrite(key, &lk, &lm, kept);
+  return Status::OK();
+}
+
+Status RedisList::Trim(std::string_view key, int64_t start, int64_t stop) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok() || !exists) return s;
+  auto size = static_cast<int64_t>(lm.meta.size);
+  int64_t first = 0, last = -1;  // kept range; empty by default
+  if (ClampRange(size, &start, &stop)) {
+    first = start;
+    last = stop;
+  }
+  // Delete only the trimmed elements, from both ends.
+  for (int64_t i = 0; i < (last >= first ? first : size); i++) {
+    db_->ctx()->Delete(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head + static_cast<uint64_t>(i)));
+  }
+  if (last >= first) {
+    for (int64_t i = last + 1; i < size; i++) {
+      db_->ctx()->Delete(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head + static_cast<uint64_t>(i)));
+    }
+    lm.tail = lm.head + static_cast<uint64_t>(last) + 1;
+    lm.head += static_cast<uint64_t>(first);
+    lm.meta.size = static_cast<uint64_t>(last - first + 1);
+  } else {
+    lm.meta.size = 0;
+  }
+  StoreMeta(key, &lk, lm);
+  return Status::OK();
+}
+
+}  // namespace kvrocks
