@@ -12,6 +12,7 @@
 #include "commands/scan_cursor.h"
 #include "types/redis_hash.h"
 #include "types/redis_set.h"
+#include "types/redis_zset.h"
 #include "common/time_util.h"
 
 namespace kvrocks {
@@ -397,6 +398,7 @@ void Object(CommandCall& call) {
     if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisHash::Encoding(meta));
     if (lk.type == RedisType::kSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisSet::Encoding(meta));
     if (lk.type == RedisType::kList) return reply::Bulk(call.out, "quicklist");
+    if (lk.type == RedisType::kZSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisZSet::Encoding(meta));
     return reply::Bulk(call.out, "unknown");
   }
   ReplyUnknownSubcommand(call, "OBJECT");

@@ -373,6 +373,7 @@ std::vector<std::string> AclCategories(const CommandSpec& c) {
   if (group == "hash") out.push_back("@hash");
   if (group == "set") out.push_back("@set");
   if (group == "list") out.push_back("@list");
+  if (group == "sorted_set") out.push_back("@sortedset");
   if (c.flags & kCmdBlocking) out.push_back("@blocking");
   if (group == "connection") out.push_back("@connection");
   if (group == "transactions") out.push_back("@transaction");

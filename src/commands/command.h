@@ -95,6 +95,7 @@ void RegisterStringCommands(CommandTable* table);
 void RegisterHashCommands(CommandTable* table);
 void RegisterSetCommands(CommandTable* table);
 void RegisterListCommands(CommandTable* table);
+void RegisterZSetCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

@@ -16,6 +16,7 @@ CommandTable::CommandTable() {
   RegisterHashCommands(this);
   RegisterSetCommands(this);
   RegisterListCommands(this);
+  RegisterZSetCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

@@ -64,6 +64,9 @@ inline void Verbatim(std::string* out, std::string_view s, int resp) {
   out->append("\r\n");
 }
 
+// A score as Redis' addReplyDouble writes it (%.17g; inf/-inf): bulk in RESP2, double in RESP3.
+void Double(std::string* out, double d, int resp);
+
 inline void BulkArray(std::string* out, const std::vector<std::string>& items) {
   ArrayHeader(out, items.size());
   for (const auto& s : items) Bulk(out, s);

@@ -37,7 +37,8 @@ def test_expire_family(diff):
     EXPIRE k 10 NX GT
     EXPIRE k 10 FOO
     EXPIRE k abc
-    EXPIRE k 10 xx gt
+    EXPIRE k 5 xx gt
+    EXPIRE k 50 xx gt
     EXPIRE missing 10
     PERSIST k
     PERSIST k

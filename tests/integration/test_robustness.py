@@ -5,7 +5,7 @@ import socket
 from conftest import RawClient, encode
 
 EXCLUDED = {"shutdown", "monitor", "quit", "client", "save", "bgsave", "config", "swapdb", "flushall",
-            "blpop", "brpop", "brpoplpush", "blmove", "blmpop"}  # blocking: would wait for the socket timeout
+            "blpop", "brpop", "brpoplpush", "blmove", "blmpop", "bzpopmin", "bzpopmax", "bzmpop"}  # blocking: would wait for the socket timeout
 ARGS = ["k", "k2", "0", "1", "-1", "100", "9223372036854775807", "-9223372036854775808", "nx", "xx", "gt",
         "lt", "ex", "px", "exat", "pxat", "get", "keepttl", "persist", "len", "idx", "minmatchlen",
         "withmatchlen", "count", "match", "type", "db", "replace", "*", "", "\x00\xff", "1.5", "inf", "-inf",

@@ -1,0 +1,353 @@
+#include "types/redis_zset.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "common/encoding.h"
+
+namespace kvrocks {
+
+static constexpr uint8_t kSkiplistFlag = 1;  // payload[0]: reported as skiplist
+
+std::string EncodeScore(double score) {
+  if (score == 0) score = 0;  // -0 and 0 are equal scores
+  uint64_t bits;
+  std::memcpy(&bits, &score, 8);
+  bits = (bits & (1ULL << 63)) ? ~bits : bits | (1ULL << 63);
+  std::string out;
+  PutBE64(&out, bits);
+  return out;
+}
+
+double DecodeScore(const char* p) {
+  uint64_t bits = DecodeBE64(p);
+  bits = (bits & (1ULL << 63)) ? bits & ~(1ULL << 63) : ~bits;
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+static std::string RawScore(double score) {
+  std::string out(8, '\0');
+  std::memcpy(out.data(), &score, 8);
+  return out;
+}
+
+static double ParseRawScore(const std::string& v) {
+  double d = 0;
+  if (v.size() == 8) std::memcpy(&d, v.data(), 8);
+  return d;
+}
+
+const char* RedisZSet::Encoding(const Metadata& meta) {
+  bool skiplist = !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kSkiplistFlag);
+  return skiplist ? "skiplist" : "listpack";
+}
+
+Metadata RedisZSet::NewZSet() const {
+  Metadata meta;
+  meta.type = RedisType::kZSet;
+  meta.version = db_->ctx()->storage()->NewVersion();
+  meta.payload.assign(1, '\0');
+  return meta;
+}
+
+Status RedisZSet::LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists) {
+  Status s = db_->Load(key, lk);
+  if (!s.ok()) return s;
+  *exists = lk->live;
+  if (!lk->live) return Status::OK();
+  if (lk->type != RedisType::kZSet) return Status::RedisError(kWrongTypeError);
+  s = meta->Decode(lk->raw);
+  if (s.ok() && meta->payload.empty()) meta->payload.assign(1, '\0');
+  return s;
+}
+
+void RedisZSet::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {
+  if (meta.size == 0) {
+    db_->Remove(key, lk);
+    return;
+  }
+  db_->Store(key, lk, meta.Encode(), meta.expire_ms);
+}
+
+void RedisZSet::PutMember(std::string_view key, Metadata* meta, std::string_view member, double score,
+                          const std::optional<double>& old) {
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
+  if (old) {
+    db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + EncodeScore(*old) + std::string(member));
+  } else {
+    meta->size++;
+  }
+  db_->ctx()->Put(ColumnFamily::kSubkey, prefix + std::string(member), RawScore(score));
+  db_->ctx()->Put(ColumnFamily::kZSetScore, prefix + EncodeScore(score) + std::string(member), "");
+  if (member.size() > kListpackMaxValue || meta->size > kListpackMaxEntries) {
+    meta->payload[0] = static_cast<char>(meta->payload[0] | kSkiplistFlag);
+  }
+}
+
+void RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, std::string_view member, double score) {
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  db_->ctx()->Delete(ColumnFamily::kSubkey, prefix + std::string(member));
+  db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + EncodeScore(score) + std::string(member));
+}
+
+Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members, const AddFlags& f, int64_t* result,
+                      std::optional<double>* incr_score) {
+  *result = 0;
+  incr_score->reset();
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok()) return s;
+  if (!exists) {
+    if (f.xx) return Status::OK();
+    meta = NewZSet();
+  }
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  bool changed_meta = false;
+  std::string raw;
+  for (const auto& m : members) {
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + m.member, &raw);
+    if (!s.ok() && !s.IsNotFound()) return s;
+    std::optional<double> old;
+    if (s.ok()) old = ParseRawScore(raw);
+    if (old ? f.nx : f.xx) continue;
+    double score = m.score;
+    if (f.incr) {
+      score = (old ? *old : 0) + m.score;
+      if (std::isnan(score)) return Status::RedisError("ERR resulting score is not a number (NaN)");
+    }
+    if (old && ((f.gt && !(score > *old)) || (f.lt && !(score < *old)))) continue;
+    if (f.incr) *incr_score = score;
+    if (old && *old == score) continue;
+    PutMember(key, &meta, m.member, score, old);
+    changed_meta = true;
+    if (!old || f.ch) (*result)++;
+  }
+  if (changed_meta) {
+    StoreMeta(key, &lk, meta);
+  }
+  return Status::OK();
+}
+
+Status RedisZSet::Score(std::string_view key, std::string_view member, std::optional<double>* score) {
+  score->reset();
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string raw;
+  s = db_->ctx()->Get(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, meta.version) + std::string(member),
+                      &raw);
+  if (s.IsNotFound()) return Status::OK();
+  if (!s.ok()) return s;
+  *score = ParseRawScore(raw);
+  return Status::OK();
+}
+
+Status RedisZSet::Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed) {
+  *removed = 0;
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), raw;
+  for (std::string_view m : members) {
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + std::string(m), &raw);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    DeleteMember(key, meta, m, ParseRawScore(raw));
+    meta.size--;
+    (*removed)++;
+  }
+  if (*removed > 0) StoreMeta(key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisZSet::RemoveMembers(std::string_view key, const std::vector<ZMember>& members, int64_t* removed) {
+  *removed = 0;
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  for (const auto& m : members) {
+    DeleteMember(key, meta, m.member, m.score);
+    meta.size--;
+    (*removed)++;
+  }
+  if (*removed > 0) StoreMeta(key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisZSet::Card(std::string_view key, uint64_t* size) {
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  *size = exists ? meta.size : 0;
+  return s;
+}
+
+Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<double>& from,
+                       const std::function<bool(const ZMember&)>& fn) {
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
+  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kZSetScore, ro);
+  if (!rev) {
+    if (from) {
+      it->Seek(prefix + EncodeScore(*from));
+    } else {
+      it->Seek(prefix);
+    }
+  } else {
+    if (from) {
+      // Last entry with score <= from: seek past every member of that score.
+      std::string past = prefix + EncodeScore(*from);
+      past.append(1024, '\xff');
+      it->SeekForPrev(past);
+    } else {
+      it->SeekToLast();
+    }
+  }
+  for (; it->Valid(); rev ? it->Prev() : it->Next()) {
+    rocksdb::Slice k = it->key();
+    if (!k.starts_with(prefix) || k.size() < prefix.size() + 8) break;
+    ZMember m{std::string(k.data() + prefix.size() + 8, k.size() - prefix.size() - 8),
+              DecodeScore(k.data() + prefix.size())};
+    if (!fn(m)) break;
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  return Status::OK();
+}
+
+Status RedisZSet::All(std::string_view key, std::vector<ZMember>* out, bool* exists) {
+  out->clear();
+  if (exists != nullptr) {
+    LoadedKey lk;
+    Metadata meta;
+    Status s = LoadZSet(key, &lk, &meta, exists);
+    if (!s.ok()) return s;
+  }
+  return Walk(key, false, std::nullopt, [&](const ZMember& m) {
+    out->push_back(m);
+    return true;
+  });
+}
+
+Status RedisZSet::RangeByRank(std::string_view key, int64_t start, int64_t stop, bool rev, std::vector<ZMember>* out) {
+  out->clear();
+  uint64_t size;
+  Status s = Card(key, &size);
+  if (!s.ok() || size == 0) return s;
+  auto n = static_cast<int64_t>(size);
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  if (start < 0) start = 0;
+  if (start > stop || start >= n) return Status::OK();
+  if (stop >= n) stop = n - 1;
+  int64_t i = 0;
+  return Walk(key, rev, std::nullopt, [&](const ZMember& m) {
+    if (i >= start) out->push_back(m);
+    return ++i <= stop;
+  });
+}
+
+static bool AboveMin(double v, const ScoreBound& min) { return min.exclusive ? v > min.value : v >= min.value; }
+static bool BelowMax(double v, const ScoreBound& max) { return max.exclusive ? v < max.value : v <= max.value; }
+
+Status RedisZSet::RangeByScore(std::string_view key, const ScoreBound& min, const ScoreBound& max, bool rev,
+                               int64_t offset, int64_t limit, std::vector<ZMember>* out) {
+  out->clear();
+  int64_t skipped = 0;
+  std::optional<double> from = rev ? max.value : min.value;
+  if (std::isinf(*from)) from.reset();
+  return Walk(key, rev, from, [&](const ZMember& m) {
+    if (!rev && !AboveMin(m.score, min)) return true;
+    if (rev && !BelowMax(m.score, max)) return true;
+    if (!rev && !BelowMax(m.score, max)) return false;
+    if (rev && !AboveMin(m.score, min)) return false;
+    if (skipped < offset) {
+      skipped++;
+      return true;
+    }
+    if (limit >= 0 && static_cast<int64_t>(out->size()) >= limit) return false;
+    out->push_back(m);
+    return limit < 0 || static_cast<int64_t>(out->size()) < limit;
+  });
+}
+
+static bool LexAboveMin(const std::string& v, const LexBound& min) {
+  if (min.neg_inf) return true;
+  if (min.pos_inf) return false;
+  return min.exclusive ? v > min.value : v >= min.value;
+}
+
+static bool LexBelowMax(const std::string& v, const LexBound& max) {
+  if (max.pos_inf) return true;
+  if (max.neg_inf) return false;
+  return max.exclusive ? v < max.value : v <= max.value;
+}
+
+Status RedisZSet::RangeByLex(std::string_view key, const LexBound& min, const LexBound& max, bool rev, int64_t offset,
+                             int64_t limit, std::vector<ZMember>* out) {
+  out->clear();
+  int64_t skipped = 0;
+  // Lex ranges assume one score for all members (as in Redis); walk in set order.
+  return Walk(key, rev, std::nullopt, [&](const ZMember& m) {
+    if (!rev && !LexAboveMin(m.member, min)) return true;
+    if (rev && !LexBelowMax(m.member, max)) return true;
+    if (!rev && !LexBelowMax(m.member, max)) return false;
+    if (rev && !LexAboveMin(m.member, min)) return false;
+    if (skipped < offset) {
+      skipped++;
+      return true;
+    }
+    if (limit >= 0 && static_cast<int64_t>(out->size()) >= limit) return false;
+    out->push_back(m);
+    return limit < 0 || static_cast<int64_t>(out->size()) < limit;
+  });
+}
+
+Status RedisZSet::Rank(std::string_view key, std::string_view member, bool rev, std::optional<int64_t>* rank,
+                       double* score) {
+  rank->reset();
+  std::optional<double> sc;
+  Status s = Score(key, member, &sc);
+  if (!s.ok() || !sc) return s;
+  *score = *sc;
+  int64_t i = 0;
+  return Walk(key, rev, std::nullopt, [&](const ZMember& m) {
+    if (m.member == member) {
+      *rank = i;
+      return false;
+    }
+    i++;
+    return true;
+  });
+}
+
+Status RedisZSet::Store(std::string_view dst, const std::vector<ZMember>& members) {
+  LoadedKey lk;
+  Status s = db_->Load(dst, &lk);
+  if (!s.ok()) return s;
+  Metadata meta = NewZSet();
+  for (const auto& m : members) PutMember(dst, &meta, m.member, m.score, std::nullopt);
+  StoreMeta(dst, &lk, meta);
+  return Status::OK();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,89 @@
+// The sorted set type. Each member has two entries of the same version:
+//   subkey CF:     prefix(version) | member                   -> score (8 bytes, IEEE bits)
+//   zset_score CF: prefix(version) | order-preserving score(8) | member -> ""
+// Point operations (ZADD, ZREM, ZSCORE, ZINCRBY) are O(1) RocksDB operations;
+// ranges by score or lex seek the score index and read what they return; ranges
+// by rank and ZRANK walk from an end (O(rank), see docs/encoding.md).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "types/database.h"
+
+namespace kvrocks {
+
+// Order-preserving encoding of a double (for the score index). -0 sorts as 0.
+std::string EncodeScore(double score);
+double DecodeScore(const char* p);
+
+struct ScoreBound {
+  double value = 0;
+  bool exclusive = false;
+};
+struct LexBound {
+  std::string value;
+  bool exclusive = false;
+  bool neg_inf = false;  // "-"
+  bool pos_inf = false;  // "+"
+};
+
+struct ZMember {
+  std::string member;
+  double score;
+};
+
+class RedisZSet {
+ public:
+  explicit RedisZSet(Database* db) : db_(db) {}
+
+  static constexpr uint64_t kListpackMaxEntries = 128;  // zset-max-listpack-entries
+  static constexpr size_t kListpackMaxValue = 64;       // zset-max-listpack-value
+  static const char* Encoding(const Metadata& meta);
+
+  struct AddFlags {
+    bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
+  };
+  // ZADD. *result: added (or changed with CH) count; with INCR *incr_score is the
+  // new score, or empty if the member was not updated (NX/XX/GT/LT).
+  Status Add(std::string_view key, const std::vector<ZMember>& members, const AddFlags& flags, int64_t* result,
+             std::optional<double>* incr_score);
+  Status Score(std::string_view key, std::string_view member, std::optional<double>* score);
+  Status Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed);
+  Status Card(std::string_view key, uint64_t* size);
+
+  // Visits members in score order (reverse if rev) starting at the lowest (highest)
+  // score >= min (<= max); fn returns false to stop.
+  Status Walk(std::string_view key, bool rev, const std::optional<double>& from,
+              const std::function<bool(const ZMember&)>& fn);
+  // Members with rank in [start, stop] (Redis indexes, negative from the end).
+  Status RangeByRank(std::string_view key, int64_t start, int64_t stop, bool rev, std::vector<ZMember>* out);
+  Status RangeByScore(std::string_view key, const ScoreBound& min, const ScoreBound& max, bool rev, int64_t offset,
+                      int64_t limit, std::vector<ZMember>* out);
+  Status RangeByLex(std::string_view key, const LexBound& min, const LexBound& max, bool rev, int64_t offset,
+                    int64_t limit, std::vector<ZMember>* out);
+  // Rank of member (0-based), empty if absent.
+  Status Rank(std::string_view key, std::string_view member, bool rev, std::optional<int64_t>* rank,
+              double* score);
+  // Removes the given members (from a range query) and returns how many.
+  Status RemoveMembers(std::string_view key, const std::vector<ZMember>& members, int64_t* removed);
+  // Replaces dst with members (deleting it when empty).
+  Status Store(std::string_view dst, const std::vector<ZMember>& members);
+  // All members (score order).
+  Status All(std::string_view key, std::vector<ZMember>* out, bool* exists = nullptr);
+  Status LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
+
+ private:
+  Metadata NewZSet() const;
+  void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
+  void PutMember(std::string_view key, Metadata* meta, std::string_view member, double score,
+                 const std::optional<double>& old);
+  void DeleteMember(std::string_view key, const Metadata& meta, std::string_view member, double score);
+
+  Database* db_;
+};
+
+}  // namespace kvrocks

@@ -1,0 +1,284 @@
+"""Sorted set commands against Debian's redis-server 7.0."""
+import time
+
+import pytest
+import redis
+
+from conftest import RawClient
+
+
+def test_zadd_and_scores(diff):
+    diff.run("""
+    ZADD z 1 a 2 b 3 c
+    ZADD z 1 a
+    ZADD z CH 5 a 2 b
+    ZADD z NX 10 a 4 d
+    ZADD z XX 20 a 30 zz
+    ZADD z GT 1 a
+    ZADD z GT CH 25 a
+    ZADD z LT CH 2 a
+    ZADD z INCR 1.5 b
+    ZADD z INCR NX 1 b
+    ZADD z INCR XX 1 nothere
+    ZADD z NX XX 1 a
+    ZADD z GT LT 1 a
+    ZADD z GT NX 1 a
+    ZADD z INCR 1 a 2 b
+    ZADD z 1
+    ZADD z abc a
+    ZADD z nan a
+    ZADD z 1 a 2
+    ZADD z XX 1 q
+    EXISTS nz
+    ZADD nz XX 1 a
+    EXISTS nz
+    ZSCORE z a
+    ZSCORE z b
+    ZSCORE z missing
+    ZSCORE nokey a
+    ZMSCORE z a b missing
+    ZMSCORE nokey a
+    ZCARD z
+    ZCARD nokey
+    ZINCRBY z 2.5 a
+    ZINCRBY z 1 new
+    ZINCRBY z x a
+    ZADD z inf pinf -inf ninf 0.1 tenth 1e100 big -0 negzero
+    ZRANGE z 0 -1 WITHSCORES
+    ZADD zz 1 a
+    ZADD zz INCR inf a
+    ZADD zz INCR -inf a
+    ZREM z a b nothere
+    ZREM nokey a
+    ZRANGE z 0 -1
+    OBJECT ENCODING z
+    TYPE z
+    """)
+
+
+def test_zrange_forms(diff):
+    diff.run("""
+    ZADD z 1 a 2 b 3 c 4 d 5 e 5 f
+    ZRANGE z 0 -1
+    ZRANGE z 1 3 WITHSCORES
+    ZRANGE z -2 -1
+    ZRANGE z 3 1
+    ZRANGE z 0 100
+    ZRANGE z 0 -1 REV
+    ZRANGE z 0 1 REV WITHSCORES
+    ZRANGE z 2 4 BYSCORE
+    ZRANGE z (2 4 BYSCORE WITHSCORES
+    ZRANGE z -inf +inf BYSCORE LIMIT 1 2
+    ZRANGE z +inf -inf BYSCORE REV LIMIT 0 3
+    ZRANGE z 4 2 BYSCORE REV
+    ZRANGE z (5 (1 BYSCORE REV
+    ZRANGE z 0 -1 LIMIT 0 1
+    ZRANGE z [a [c BYLEX WITHSCORES
+    ZRANGE z x y BYSCORE
+    ZRANGE z a b BYLEX
+    ZRANGE z 0 -1 FOO
+    ZRANGE z 1 2 BYSCORE LIMIT -1 2
+    ZRANGE z 1 5 BYSCORE LIMIT 1 -1
+    ZREVRANGE z 0 1 WITHSCORES
+    ZREVRANGE z 0 -1
+    ZRANGEBYSCORE z 2 4 WITHSCORES LIMIT 1 1
+    ZRANGEBYSCORE z (1 (5
+    ZRANGEBYSCORE z -inf inf
+    ZREVRANGEBYSCORE z 4 2 WITHSCORES
+    ZREVRANGEBYSCORE z +inf (4
+    ZRANGEBYSCORE z a b
+    ZCOUNT z 2 4
+    ZCOUNT z (2 +inf
+    ZCOUNT z x 1
+    ZCOUNT nokey 0 1
+    ZRANK z c
+    ZREVRANK z c
+    ZRANK z missing
+    ZRANK nokey a
+    ZRANGESTORE dst z 1 2
+    ZRANGE dst 0 -1 WITHSCORES
+    ZRANGESTORE dst z 2 4 BYSCORE REV
+    ZRANGESTORE dst z 10 20
+    EXISTS dst
+    ZRANGE nokey 0 -1
+    """)
+
+
+def test_lex(diff):
+    diff.run("""
+    ZADD l 0 a 0 b 0 c 0 d 0 e
+    ZRANGEBYLEX l - +
+    ZRANGEBYLEX l [b (d
+    ZRANGEBYLEX l (a [c LIMIT 1 1
+    ZREVRANGEBYLEX l + -
+    ZREVRANGEBYLEX l [d (a
+    ZLEXCOUNT l - +
+    ZLEXCOUNT l [b [d
+    ZLEXCOUNT l a b
+    ZRANGEBYLEX l a b
+    ZREMRANGEBYLEX l [b (d
+    ZRANGE l 0 -1
+    """)
+
+
+def test_remrange_and_pop(diff):
+    diff.run("""
+    ZADD z 1 a 2 b 3 c 4 d 5 e 6 f
+    ZREMRANGEBYRANK z 0 1
+    ZREMRANGEBYSCORE z (3 5
+    ZRANGE z 0 -1 WITHSCORES
+    ZREMRANGEBYSCORE z x 1
+    ZREMRANGEBYRANK z a 1
+    ZADD p 1 a 2 b 3 c 4 d
+    ZPOPMIN p
+    ZPOPMAX p
+    ZPOPMIN p 5
+    EXISTS p
+    ZPOPMIN p
+    ZPOPMIN p 2
+    ZPOPMAX p -1
+    ZADD p 1 a 2 b 3 c
+    ZMPOP 2 nokey p MIN
+    ZMPOP 1 p MAX COUNT 10
+    ZMPOP 1 p MIN
+    ZMPOP 0 p MIN
+    ZMPOP 1 p MIDDLE
+    ZMPOP 1 p MIN COUNT 0
+    """)
+
+
+def test_set_operations(diff):
+    diff.run("""
+    ZADD a 1 x 2 y 3 z
+    ZADD b 10 y 20 z 30 w
+    SADD s y w
+    ZUNION 2 a b
+    ZUNION 2 a b WITHSCORES
+    ZUNION 2 a b WEIGHTS 2 0.5 WITHSCORES
+    ZUNION 2 a b AGGREGATE MAX WITHSCORES
+    ZUNION 2 a b AGGREGATE MIN WITHSCORES
+    ZINTER 2 a b WITHSCORES
+    ZINTER 3 a b s WITHSCORES
+    ZDIFF 2 a b WITHSCORES
+    ZDIFF 2 b s
+    ZUNIONSTORE out 2 a b
+    ZRANGE out 0 -1 WITHSCORES
+    ZINTERSTORE out 2 a b WEIGHTS 1 2
+    ZRANGE out 0 -1 WITHSCORES
+    ZDIFFSTORE out 2 a b
+    ZRANGE out 0 -1 WITHSCORES
+    ZINTERSTORE out 2 a nokey
+    EXISTS out
+    ZINTERCARD 2 a b
+    ZINTERCARD 2 a b LIMIT 1
+    ZINTERCARD 0 a
+    ZUNION 0 a
+    ZUNIONSTORE out 0 a
+    ZUNION 3 a b
+    ZUNION 2 a b WEIGHTS 1
+    ZUNION 2 a b WEIGHTS 1 x
+    ZUNION 2 a b AGGREGATE AVG
+    ZDIFF 2 a b WEIGHTS 1 2
+    SET str v
+    ZUNION 2 a str
+    ZUNIONSTORE out 1 str
+    ZADD inf1 inf x
+    ZADD inf2 -inf x
+    ZUNION 2 inf1 inf2 WITHSCORES
+    """)
+
+
+def test_zset_encodings_and_errors(diff):
+    for i in range(128):
+        diff("ZADD", "many", i, f"m{i:03d}")
+    diff("OBJECT", "ENCODING", "many")
+    diff("ZADD", "many", 128, "m128")
+    diff("OBJECT", "ENCODING", "many")
+    diff("ZADD", "long", 1, "x" * 65)
+    diff("OBJECT", "ENCODING", "long")
+    diff.run("""
+    SET str v
+    ZADD str 1 a
+    ZSCORE str a
+    ZRANGE str 0 -1
+    ZCARD str
+    ZRANK str a
+    """)
+
+
+def test_zset_large_and_scan(kvrocks_server, redis_ref):
+    kv, ref = kvrocks_server.client(), redis_ref.client()
+    for c in (kv, ref):
+        c.delete("big")
+        c.zadd("big", {f"m{i}": (i * 7919) % 1000 - 500.5 for i in range(2000)})
+    assert kv.zrange("big", 0, -1, withscores=True) == ref.zrange("big", 0, -1, withscores=True)
+    assert kv.zrangebyscore("big", -10, 10, withscores=True) == ref.zrangebyscore("big", -10, 10, withscores=True)
+    assert kv.zrevrange("big", 100, 120) == ref.zrevrange("big", 100, 120)
+    assert kv.zrank("big", "m777") == ref.zrank("big", "m777")
+    assert kv.zcount("big", "(0", "+inf") == ref.zcount("big", "(0", "+inf")
+    seen = {}
+    cursor = 0
+    while True:
+        cursor, page = kv.zscan("big", cursor, count=100)
+        seen.update(dict(page))
+        if cursor == 0:
+            break
+    assert seen == dict(kv.zrange("big", 0, -1, withscores=True))
+
+
+def test_zrandmember(kvrocks_server):
+    c = kvrocks_server.client()
+    c.delete("z")
+    c.zadd("z", {"a": 1, "b": 2, "c": 3})
+    assert c.zrandmember("z") in (b"a", b"b", b"c")
+    assert sorted(c.zrandmember("z", 10)) == [b"a", b"b", b"c"]
+    assert len(c.zrandmember("z", -7)) == 7
+    pairs = c.zrandmember("z", 2, withscores=True)
+    assert len(pairs) == 4
+    assert c.zrandmember("nokey") is None
+
+
+def test_bzpop(kvrocks_server, redis_ref):
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.call("DEL", "bz", "none")
+        assert c.call("BZPOPMIN", "none", "0.1") == b"*-1\r\n"
+        c.call("ZADD", "bz", "1", "a", "2", "b")
+        assert c.call("BZPOPMAX", "none", "bz", "0") == b"*3\r\n$2\r\nbz\r\n$1\r\nb\r\n$1\r\n2\r\n"
+        assert c.call("BZMPOP", "0", "1", "bz", "MIN") == b"*2\r\n$2\r\nbz\r\n*1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+        c.close()
+    k = kvrocks_server.client()
+    waiter = RawClient(kvrocks_server.port)
+    waiter.send_raw(b"*3\r\n$8\r\nBZPOPMIN\r\n$2\r\nbw\r\n$1\r\n0\r\n")
+    time.sleep(0.2)
+    k.zadd("bw", {"x": 5})
+    assert waiter.read_reply() == b"*3\r\n$2\r\nbw\r\n$1\r\nx\r\n$1\r\n5\r\n"
+
+
+def test_zset_generic_and_multi(diff):
+    diff.run("""
+    ZADD z 1 a 2 b
+    COPY z z2
+    ZRANGE z2 0 -1 WITHSCORES
+    RENAME z z3
+    ZRANGE z3 0 -1 WITHSCORES
+    ZSCORE z3 b
+    MULTI
+    ZADD m 1 a
+    ZINCRBY m 2 a
+    ZRANGE m 0 -1 WITHSCORES
+    EXEC
+    """)
+
+
+def test_resp3_zset_replies(diff):
+    diff.both("HELLO", "3")
+    diff.run("""
+    ZADD z 1 a 2.5 b
+    ZSCORE z b
+    ZRANGE z 0 -1 WITHSCORES
+    ZPOPMIN z 1
+    ZPOPMIN z
+    ZINCRBY z 1 c
+    ZMSCORE z c nothere
+    """)
