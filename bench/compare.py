@@ -3,7 +3,9 @@
 in the same run, alternating servers, several rounds; prints median req/s and
 the ratio kvrocks/redis for each case.
 
-  bench/compare.py [--rounds 3] [--requests 200000] [--workers N] [--cases set,get,...]
+  bench/compare.py [--rounds 3] [--requests 200000] [--workers N] [--cases set_p1,get_p1,...]
+  bench/compare.py --cases collections      # HSET HGET LPUSH LPOP LRANGE_100 SADD SPOP ZADD ZRANGE
+  bench/compare.py --cases large            # a 1M-member sorted set: ZADD ZSCORE ZRANGE BYSCORE LIMIT
 """
 import argparse
 import csv
@@ -70,7 +72,7 @@ def rss_kb(pid):
     return 0
 
 
-# name -> (redis-benchmark test, value size, pipeline)
+# name -> (redis-benchmark test or command, value size, pipeline)
 CASES = {
     "set_p1": ("set", 100, 1),
     "get_p1": ("get", 100, 1),
@@ -79,15 +81,57 @@ CASES = {
     "set_8k": ("set", 8192, 1),
 }
 
+# Collection cases (--cases collections): redis-benchmark's own tests where it has
+# them, a command line with __rand_int__ where it does not.
+COLLECTION_CASES = {
+    "hset": ("hset", 100, 1),
+    "hget": (["HGET", "myhash", "element:__rand_int__"], 100, 1),
+    "lpush": ("lpush", 100, 1),
+    "lpop": ("lpop", 100, 1),
+    "lrange_100": ("lrange_100", 100, 1),
+    "sadd": ("sadd", 100, 1),
+    "spop": ("spop", 100, 1),
+    "zadd": ("zadd", 100, 1),
+    "zrange": (["ZRANGE", "myzset", "0", "9", "WITHSCORES"], 100, 1),
+}
+
+# The large-collection case (--cases large): a 1M-member sorted set, then point
+# operations and short score ranges on it.
+LARGE_SIZE = 1000000
+LARGE_CASES = {
+    "big_zadd": (["ZADD", "bigz", "__rand_int__", "m:__rand_int__"], 0, 1),
+    "big_zscore": (["ZSCORE", "bigz", "m:__rand_int__"], 0, 1),
+    "big_zrange_byscore": (["ZRANGE", "bigz", "__rand_int__", "+inf", "BYSCORE", "LIMIT", "0", "10"], 0, 1),
+}
+ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES}
+
+
+def load_large_zset(port):
+    """Fills bigz with LARGE_SIZE members m:<i> (score i) through pipelined ZADDs."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        batch = 1000
+        for start in range(0, LARGE_SIZE, batch):
+            parts = [b"*%d\r\n$4\r\nZADD\r\n$4\r\nbigz\r\n" % (2 + 2 * batch)]
+            for i in range(start, start + batch):
+                sc, m = str(i).encode(), b"m:%d" % i
+                parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(sc), sc, len(m), m))
+            s.sendall(b"".join(parts))
+            buf = b""
+            while not buf.endswith(b"\r\n"):
+                buf += s.recv(64)
+
 
 def run_benchmark(port, test, size, pipeline, requests, clients):
-    cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", test, "-d", str(size), "-r", "1000000",
-           "-c", str(clients), "-n", str(requests), "-P", str(pipeline), "--csv"]
+    cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-r", "1000000", "-c", str(clients),
+           "-n", str(requests), "-P", str(pipeline), "--csv"]
+    if isinstance(test, list):
+        cmd += test
+    else:
+        cmd += ["-t", test, "-d", str(size)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    rows = list(csv.reader(io.StringIO(out)))
-    for row in rows:
-        if row and row[0].upper().startswith(test.upper()):
-            return float(row[1])
+    rows = [row for row in csv.reader(io.StringIO(out)) if len(row) > 1 and row[0] != "test"]
+    if rows:
+        return float(rows[-1][1])
     raise RuntimeError(f"no result in {out!r}")
 
 
@@ -103,7 +147,14 @@ def main():
                     help="do not wait for kvrocks' flushes/compactions before measuring Redis "
                          "(its background work then also slows Redis' turn)")
     args = ap.parse_args()
-    cases = args.cases.split(",")
+    cases = []
+    for c in args.cases.split(","):
+        if c == "collections":
+            cases += list(COLLECTION_CASES)
+        elif c == "large":
+            cases += list(LARGE_CASES)
+        else:
+            cases.append(c)
 
     kv_dir = tempfile.mkdtemp(prefix="bench-kvrocks-")
     rd_dir = tempfile.mkdtemp(prefix="bench-redis-")
@@ -119,9 +170,16 @@ def main():
     try:
         wait_ready(kv_port)
         wait_ready(rd_port)
+        if any(c in LARGE_CASES for c in cases):
+            for port in (kv_port, rd_port):
+                t0 = time.time()
+                load_large_zset(port)
+                print(f"loaded {LARGE_SIZE} members on port {port} in {time.time() - t0:.1f}s",
+                      file=sys.stderr, flush=True)
+            wait_quiet(kv_port)
         for rnd in range(args.rounds):
             for case in cases:
-                test, size, pipeline = CASES[case]
+                test, size, pipeline = ALL_CASES[case]
                 n = args.requests * (4 if pipeline > 1 else 1) // (4 if size > 1000 else 1)
                 order = [("kvrocks", kv_port), ("redis", rd_port)]
                 if rnd % 2:

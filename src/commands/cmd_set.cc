@@ -69,11 +69,6 @@ void SMembers(CommandCall& call) {
   ReplySet(call, members);
 }
 
-std::mt19937_64& Rng() {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  return rng;
-}
-
 // SRANDMEMBER key [count]
 void SRandMember(CommandCall& call) {
   const auto& a = call.args;
@@ -81,20 +76,24 @@ void SRandMember(CommandCall& call) {
   int64_t count = 1;
   if (a.size() == 3 && !IntArg(call, 2, &count)) return;
   Database db = CurrentDb(call);
-  std::vector<std::string> members;
-  Status s = RedisSet(&db).Members(a[1], &members);
+  RedisSet set(&db);
+  std::vector<std::string> picked;
+  Status s;
+  if (count >= 0) {
+    s = set.RandomMembers(a[1], static_cast<uint64_t>(count), &picked);
+  } else {
+    // Repetitions allowed: |count| independent picks.
+    std::vector<std::string> one;
+    for (int64_t i = 0; i < -count && s.ok(); i++) {
+      s = set.RandomMembers(a[1], 1, &one);
+      if (one.empty()) break;
+      picked.push_back(one[0]);
+    }
+  }
   if (!s.ok()) return ReplyStatusError(call, s);
   if (a.size() == 2) {
-    if (members.empty()) return reply::Null(call.out, call.resp);
-    return reply::Bulk(call.out, members[Rng()() % members.size()]);
-  }
-  std::vector<std::string> picked;
-  if (count >= 0) {
-    std::shuffle(members.begin(), members.end(), Rng());
-    members.resize(std::min<size_t>(members.size(), static_cast<size_t>(count)));
-    picked = std::move(members);
-  } else if (!members.empty()) {
-    for (int64_t i = 0; i < -count; i++) picked.push_back(members[Rng()() % members.size()]);
+    if (picked.empty()) return reply::Null(call.out, call.resp);
+    return reply::Bulk(call.out, picked[0]);
   }
   reply::BulkArray(call.out, picked);
 }
@@ -111,10 +110,8 @@ void SPop(CommandCall& call) {
   Database db = CurrentDb(call);
   RedisSet set(&db);
   std::vector<std::string> members;
-  Status s = set.Members(a[1], &members);
+  Status s = set.RandomMembers(a[1], static_cast<uint64_t>(count), &members);
   if (!s.ok()) return ReplyStatusError(call, s);
-  std::shuffle(members.begin(), members.end(), Rng());
-  members.resize(std::min<size_t>(members.size(), static_cast<size_t>(count)));
   std::vector<std::string_view> views(members.begin(), members.end());
   int64_t n;
   s = set.Remove(a[1], views, &n);

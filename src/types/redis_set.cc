@@ -2,6 +2,10 @@
 
 #include "common/string_util.h"
 
+#include <algorithm>
+#include <random>
+#include <set>
+
 namespace kvrocks {
 
 static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
@@ -148,6 +152,43 @@ Status RedisSet::Scan(std::string_view key, const std::string& after, size_t cou
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   next->clear();
+  return Status::OK();
+}
+
+Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector<std::string>* out) {
+  out->clear();
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || count == 0) return s;
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  if (count * 4 >= meta.size) {
+    // A large share of the set: read it and shuffle.
+    s = Members(key, out);
+    std::shuffle(out->begin(), out->end(), rng);
+    if (out->size() > count) out->resize(count);
+    return s;
+  }
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  rocksdb::ReadOptions ro;
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  std::set<std::string> picked;
+  // Members are in byte order: seek to a random byte string and take the next
+  // member, wrapping around. (Not exactly uniform: a member after a wide gap is
+  // likelier, as with Redis' dict sampling, which favours long buckets.)
+  for (uint64_t tries = 0; picked.size() < count && tries < count * 8; tries++) {
+    std::string target = prefix;
+    uint64_t r = rng();
+    for (int i = 0; i < 8; i++) target.push_back(static_cast<char>(r >> (56 - 8 * i)));
+    it->Seek(target);
+    if (!it->Valid() || !it->key().starts_with(prefix)) it->Seek(prefix);
+    if (!it->Valid() || !it->key().starts_with(prefix)) break;
+    picked.emplace(it->key().data() + prefix.size(), it->key().size() - prefix.size());
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  out->assign(picked.begin(), picked.end());
+  std::shuffle(out->begin(), out->end(), rng);
   return Status::OK();
 }
 

@@ -32,6 +32,9 @@ class RedisSet {
   // Members after `after`, about count of them, matching pattern (SSCAN).
   Status Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
               std::vector<std::string>* members, std::string* next);
+  // Up to count distinct members chosen at random, without reading the whole set
+  // when count is small: each pick seeks to a random position among the members.
+  Status RandomMembers(std::string_view key, uint64_t count, std::vector<std::string>* out);
   // Loads key's metadata for a read; WRONGTYPE for other types.
   Status LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
 
