@@ -288,6 +288,36 @@ void ReplyMPop(CommandCall& call, const std::string& key, const std::vector<std:
   reply::BulkArray(call.out, elems);
 }
 
+// Parses a blocking timeout in seconds (a float, as since Redis 6) into ms.
+bool ParseTimeout(CommandCall& call, const std::string& arg, uint64_t* ms) {
+  long double v;
+  if (!ParseLongDouble(arg, &v)) {
+    ReplyError(call, "ERR timeout is not a float or out of range");
+    return false;
+  }
+  if (v < 0) {
+    ReplyError(call, "ERR timeout is negative");
+    return false;
+  }
+  long double m = v * 1000;
+  if (m > static_cast<long double>(INT64_MAX / 2)) {
+    ReplyError(call, "ERR timeout is out of range");
+    return false;
+  }
+  *ms = static_cast<uint64_t>(m);
+  if (*ms == 0 && v > 0) *ms = 1;
+  return true;
+}
+
+// Blocks the caller on keys, or answers a null array when it cannot block (in EXEC).
+void BlockOrNull(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout_ms) {
+  if (call.in_exec) return reply::NullArray(call.out, call.resp);
+  uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
+  std::vector<std::pair<uint8_t, std::string>> wait;
+  for (const auto& k : keys) wait.emplace_back(db, k);
+  call.conn->RequestBlock(std::move(wait), timeout_ms);
+}
+
 namespace {
 
 void RPopLPush(CommandCall& call) {
@@ -342,36 +372,6 @@ static std::vector<std::pair<int, std::string>> BLMPopLockKeys(const CommandCall
 }
 
 namespace {
-
-// Parses a blocking timeout in seconds (a float, as since Redis 6) into ms.
-bool ParseTimeout(CommandCall& call, const std::string& arg, uint64_t* ms) {
-  long double v;
-  if (!ParseLongDouble(arg, &v)) {
-    ReplyError(call, "ERR timeout is not a float or out of range");
-    return false;
-  }
-  if (v < 0) {
-    ReplyError(call, "ERR timeout is negative");
-    return false;
-  }
-  long double m = v * 1000;
-  if (m > static_cast<long double>(INT64_MAX / 2)) {
-    ReplyError(call, "ERR timeout is out of range");
-    return false;
-  }
-  *ms = static_cast<uint64_t>(m);
-  if (*ms == 0 && v > 0) *ms = 1;
-  return true;
-}
-
-// Blocks the caller on keys, or answers a null array when it cannot block (in EXEC).
-void BlockOrNull(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout_ms) {
-  if (call.in_exec) return reply::NullArray(call.out, call.resp);
-  uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
-  std::vector<std::pair<uint8_t, std::string>> wait;
-  for (const auto& k : keys) wait.emplace_back(db, k);
-  call.conn->RequestBlock(std::move(wait), timeout_ms);
-}
 
 // BLPOP / BRPOP key [key ...] timeout
 void BPopGeneric(CommandCall& call, bool left) {

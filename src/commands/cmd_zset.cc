@@ -469,33 +469,10 @@ void ZMPop(CommandCall& call) {
   ReplyZMPop(call, key, ms);
 }
 
-bool ParseTimeoutMs(CommandCall& call, const std::string& arg, uint64_t* ms) {
-  long double v;
-  if (!ParseLongDouble(arg, &v)) {
-    ReplyError(call, "ERR timeout is not a float or out of range");
-    return false;
-  }
-  if (v < 0) {
-    ReplyError(call, "ERR timeout is negative");
-    return false;
-  }
-  *ms = static_cast<uint64_t>(v * 1000);
-  if (*ms == 0 && v > 0) *ms = 1;
-  return true;
-}
-
-void BlockOn(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout) {
-  if (call.in_exec) return reply::NullArray(call.out, call.resp);
-  uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
-  std::vector<std::pair<uint8_t, std::string>> wait;
-  for (const auto& k : keys) wait.emplace_back(db, k);
-  call.conn->RequestBlock(std::move(wait), timeout);
-}
-
 // BZPOPMIN / BZPOPMAX key [key ...] timeout
 void BZPopGeneric(CommandCall& call, bool max) {
   uint64_t timeout;
-  if (!ParseTimeoutMs(call, call.args.back(), &timeout)) return;
+  if (!ParseTimeout(call, call.args.back(), &timeout)) return;
   ZMPopArgs args;
   args.keys.assign(call.args.begin() + 1, call.args.end() - 1);
   args.max = max;
@@ -509,7 +486,7 @@ void BZPopGeneric(CommandCall& call, bool max) {
     return reply::Double(call.out, ms[0].score, call.resp);
   }
   if (!s.IsNotFound()) return ReplyStatusError(call, s);
-  BlockOn(call, args.keys, timeout);
+  BlockOrNull(call, args.keys, timeout);
 }
 
 void BZPopMin(CommandCall& call) { BZPopGeneric(call, false); }
@@ -518,7 +495,7 @@ void BZPopMax(CommandCall& call) { BZPopGeneric(call, true); }
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
 void BZMPop(CommandCall& call) {
   uint64_t timeout;
-  if (!ParseTimeoutMs(call, call.args[1], &timeout)) return;
+  if (!ParseTimeout(call, call.args[1], &timeout)) return;
   ZMPopArgs args;
   if (!ParseZMPop(call, 2, &args)) return;
   std::string key;
@@ -526,7 +503,7 @@ void BZMPop(CommandCall& call) {
   Status s = ZPopFirst(call, args, &key, &ms);
   if (s.ok()) return ReplyZMPop(call, key, ms);
   if (!s.IsNotFound()) return ReplyStatusError(call, s);
-  BlockOn(call, args.keys, timeout);
+  BlockOrNull(call, args.keys, timeout);
 }
 
 // ZRANDMEMBER key [count [WITHSCORES]]
