@@ -27,6 +27,18 @@ Status Database::Load(std::string_view key, LoadedKey* lk) {
   return Status::OK();
 }
 
+Status Database::LoadCollection(std::string_view key, RedisType type, LoadedKey* lk, Metadata* meta,
+                                bool* exists) {
+  Status s = Load(key, lk);
+  if (!s.ok()) return s;
+  *exists = lk->live;
+  if (!lk->live) return Status::OK();
+  if (lk->type != type) return Status::RedisError(kWrongTypeError);
+  s = meta->Decode(lk->raw);
+  if (s.ok() && meta->payload.empty()) meta->payload.assign(1, '\0');
+  return s;
+}
+
 void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms) {
   ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
   if (!lk->on_disk) ctx_->AddKeyCount(db_, 1);

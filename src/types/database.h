@@ -38,6 +38,10 @@ class Database {
 
   // Reads key's metadata; lk->live tells whether it exists for clients.
   Status Load(std::string_view key, LoadedKey* lk);
+  // Loads a collection's metadata for an operation on type: *exists=false if the
+  // key is absent, WRONGTYPE if it holds another type. An empty payload gets one
+  // zero flags byte (the encoding flags of hashes, sets and sorted sets).
+  Status LoadCollection(std::string_view key, RedisType type, LoadedKey* lk, Metadata* meta, bool* exists);
   // Writes key's new encoded metadata with expiry new_expire_ms.
   void Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms);
   // Deletes key's metadata (its subkeys become garbage for compaction).

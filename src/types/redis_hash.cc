@@ -23,14 +23,7 @@ Metadata RedisHash::NewHash() const {
 }
 
 Status RedisHash::LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists) {
-  Status s = db_->Load(key, lk);
-  if (!s.ok()) return s;
-  *exists = lk->live;
-  if (!lk->live) return Status::OK();
-  if (lk->type != RedisType::kHash) return Status::RedisError(kWrongTypeError);
-  s = meta->Decode(lk->raw);
-  if (s.ok() && meta->payload.empty()) meta->payload.assign(1, '\0');
-  return s;
+  return db_->LoadCollection(key, RedisType::kHash, lk, meta, exists);
 }
 
 void RedisHash::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {

@@ -31,14 +31,7 @@ void RedisSet::NoteMember(Metadata* meta, std::string_view member) {
 }
 
 Status RedisSet::LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists) {
-  Status s = db_->Load(key, lk);
-  if (!s.ok()) return s;
-  *exists = lk->live;
-  if (!lk->live) return Status::OK();
-  if (lk->type != RedisType::kSet) return Status::RedisError(kWrongTypeError);
-  s = meta->Decode(lk->raw);
-  if (s.ok() && meta->payload.empty()) meta->payload.assign(1, '\0');
-  return s;
+  return db_->LoadCollection(key, RedisType::kSet, lk, meta, exists);
 }
 
 void RedisSet::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {

@@ -53,14 +53,7 @@ Metadata RedisZSet::NewZSet() const {
 }
 
 Status RedisZSet::LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists) {
-  Status s = db_->Load(key, lk);
-  if (!s.ok()) return s;
-  *exists = lk->live;
-  if (!lk->live) return Status::OK();
-  if (lk->type != RedisType::kZSet) return Status::RedisError(kWrongTypeError);
-  s = meta->Decode(lk->raw);
-  if (s.ok() && meta->payload.empty()) meta->payload.assign(1, '\0');
-  return s;
+  return db_->LoadCollection(key, RedisType::kZSet, lk, meta, exists);
 }
 
 void RedisZSet::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {
