@@ -96,6 +96,7 @@ void RegisterHashCommands(CommandTable* table);
 void RegisterSetCommands(CommandTable* table);
 void RegisterListCommands(CommandTable* table);
 void RegisterZSetCommands(CommandTable* table);
+void RegisterSortCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

@@ -17,6 +17,7 @@ CommandTable::CommandTable() {
   RegisterSetCommands(this);
   RegisterListCommands(this);
   RegisterZSetCommands(this);
+  RegisterSortCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

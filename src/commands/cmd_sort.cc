@@ -1,0 +1,192 @@
+// SORT and SORT_RO.
+#include <algorithm>
+
+#include "commands/helpers.h"
+#include "types/redis_hash.h"
+#include "types/redis_list.h"
+#include "types/redis_set.h"
+#include "types/redis_string.h"
+#include "types/redis_zset.h"
+
+namespace kvrocks {
+
+namespace {
+
+// Looks up a BY/GET pattern for an element: "*" is replaced by the element; a
+// "->field" suffix reads a hash field. Missing values are empty optionals.
+std::optional<std::string> LookupPattern(Database* db, const std::string& pattern, const std::string& elem) {
+  if (pattern == "#") return elem;
+  size_t star = pattern.find('*');
+  if (star == std::string::npos) return std::nullopt;
+  std::string field;
+  std::string key_pattern = pattern;
+  size_t arrow = pattern.find("->", star);
+  if (arrow != std::string::npos && arrow + 2 < pattern.size()) {
+    field = pattern.substr(arrow + 2);
+    key_pattern = pattern.substr(0, arrow);
+  }
+  std::string key = key_pattern.substr(0, star) + elem + key_pattern.substr(star + 1);
+  std::string value;
+  Status s = field.empty() ? RedisString(db).Get(key, &value) : RedisHash(db).Get(key, field, &value);
+  if (!s.ok()) return std::nullopt;
+  return value;
+}
+
+struct SortItem {
+  std::string elem;
+  double score = 0;
+  std::optional<std::string> by;
+};
+
+// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA] [STORE destination]
+void SortGeneric(CommandCall& call, bool read_only) {
+  const auto& a = call.args;
+  std::string by;
+  bool has_by = false, desc = false, alpha = false, has_limit = false;
+  int64_t offset = 0, count = -1;
+  std::vector<std::string> gets;
+  std::string store;
+  bool has_store = false;
+  for (size_t i = 2; i < a.size(); i++) {
+    size_t left = a.size() - i - 1;
+    if (EqualsIgnoreCase(a[i], "asc")) {
+      desc = false;
+    } else if (EqualsIgnoreCase(a[i], "desc")) {
+      desc = true;
+    } else if (EqualsIgnoreCase(a[i], "alpha")) {
+      alpha = true;
+    } else if (EqualsIgnoreCase(a[i], "limit") && left >= 2) {
+      if (!IntArg(call, i + 1, &offset) || !IntArg(call, i + 2, &count)) return;
+      has_limit = true;
+      i += 2;
+    } else if (!read_only && EqualsIgnoreCase(a[i], "store") && left >= 1) {
+      store = a[++i];
+      has_store = true;
+    } else if (EqualsIgnoreCase(a[i], "by") && left >= 1) {
+      by = a[++i];
+      has_by = true;
+    } else if (EqualsIgnoreCase(a[i], "get") && left >= 1) {
+      gets.push_back(a[++i]);
+    } else {
+      return ReplyError(call, kSyntaxError);
+    }
+  }
+  Context::SnapshotScope snapshot(call.ctx);
+  Database db = CurrentDb(call);
+  LoadedKey lk;
+  Status s = db.Load(a[1], &lk);
+  if (!s.ok()) return ReplyStatusError(call, s);
+  std::vector<std::string> elems;
+  bool natural_order = false;  // the source's own order is meaningful (lists, sorted sets)
+  if (lk.live) {
+    if (lk.type == RedisType::kList) {
+      s = RedisList(&db).Range(a[1], 0, -1, &elems);
+      natural_order = true;
+    } else if (lk.type == RedisType::kSet) {
+      s = RedisSet(&db).Members(a[1], &elems);
+    } else if (lk.type == RedisType::kZSet) {
+      std::vector<ZMember> ms;
+      s = RedisZSet(&db).All(a[1], &ms);
+      for (auto& m : ms) elems.push_back(std::move(m.member));
+      natural_order = true;
+    } else {
+      return ReplyError(call, kWrongTypeError);
+    }
+    if (!s.ok()) return ReplyStatusError(call, s);
+  }
+  // "BY nosort" (a pattern without '*') skips sorting, as in Redis.
+  bool dont_sort = has_by && by.find('*') == std::string::npos;
+  std::vector<SortItem> items;
+  for (auto& e : elems) items.push_back({std::move(e), 0, std::nullopt});
+  if (!dont_sort) {
+    for (auto& it : items) {
+      if (has_by) it.by = LookupPattern(&db, by, it.elem);
+      if (!alpha) {
+        const std::string& v = has_by ? (it.by ? *it.by : std::string()) : it.elem;
+        if (has_by && !it.by) {
+          it.score = 0;
+        } else if (!ParseDouble(v, &it.score)) {
+          return ReplyError(call, "ERR One or more scores can't be converted into double");
+        }
+      }
+    }
+    std::stable_sort(items.begin(), items.end(), [&](const SortItem& x, const SortItem& y) {
+      int cmp;
+      if (!alpha) {
+        cmp = x.score < y.score ? -1 : (x.score > y.score ? 1 : x.elem.compare(y.elem));
+      } else if (has_by) {
+        if (!x.by || !y.by) {
+          cmp = x.by == y.by ? 0 : (!x.by ? -1 : 1);
+        } else {
+          cmp = x.by->compare(*y.by);
+        }
+      } else {
+        cmp = x.elem.compare(y.elem);
+      }
+      return desc ? cmp > 0 : cmp < 0;
+    });
+  } else if (desc && natural_order && lk.type == RedisType::kZSet) {
+    std::reverse(items.begin(), items.end());
+  }
+  // LIMIT, clamped as Redis clamps it.
+  auto n = static_cast<int64_t>(items.size());
+  int64_t start = has_limit ? std::max<int64_t>(0, offset) : 0;
+  int64_t end = has_limit && count >= 0 ? std::min(n, start + count) : n;
+  if (start > n) start = n;
+  std::vector<std::optional<std::string>> out;
+  for (int64_t i = start; i < end; i++) {
+    if (gets.empty()) {
+      out.emplace_back(items[static_cast<size_t>(i)].elem);
+      continue;
+    }
+    for (const auto& g : gets) out.push_back(LookupPattern(&db, g, items[static_cast<size_t>(i)].elem));
+  }
+  if (has_store) {
+    // The result replaces the destination as a list (missing values become "").
+    bool deleted;
+    s = db.Delete(store, &deleted);
+    if (!s.ok()) return ReplyStatusError(call, s);
+    std::vector<std::string> values;
+    for (auto& v : out) values.push_back(v ? *v : std::string());
+    if (!values.empty()) {
+      std::vector<std::string_view> views(values.begin(), values.end());
+      int64_t len;
+      s = RedisList(&db).Push(store, views, false, false, &len);
+      if (!s.ok()) return ReplyStatusError(call, s);
+    }
+    return reply::Integer(call.out, static_cast<int64_t>(values.size()));
+  }
+  reply::ArrayHeader(call.out, out.size());
+  for (auto& v : out) {
+    if (v) {
+      reply::Bulk(call.out, *v);
+    } else {
+      reply::Null(call.out, call.resp);
+    }
+  }
+}
+
+void Sort(CommandCall& call) { SortGeneric(call, false); }
+void SortRo(CommandCall& call) { SortGeneric(call, true); }
+
+// SORT's STORE destination, for locking.
+std::vector<std::pair<int, std::string>> SortStoreKey(const CommandCall& call) {
+  for (size_t i = 2; i + 1 < call.args.size(); i++) {
+    if (EqualsIgnoreCase(call.args[i], "store")) return {{call.conn->db, call.args[i + 1]}};
+    if (EqualsIgnoreCase(call.args[i], "limit")) i += 2;
+    else if (EqualsIgnoreCase(call.args[i], "by") || EqualsIgnoreCase(call.args[i], "get")) i++;
+  }
+  return {};
+}
+
+}  // namespace
+
+void RegisterSortCommands(CommandTable* t) {
+  t->Add({"sort", -2, kCmdWrite | kCmdDenyOOM | kCmdSlow, 1, 1, 1, Sort, "generic",
+          "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", "1.0.0",
+          SortStoreKey});
+  t->Add({"sort_ro", -2, kCmdReadOnly | kCmdSlow, 1, 1, 1, SortRo, "generic",
+          "Returns the sorted elements of a list, a set, or a sorted set.", "7.0.0"});
+}
+
+}  // namespace kvrocks
