@@ -149,7 +149,8 @@ Status Compute(CommandCall& call, SetOp op, const std::vector<std::string_view>&
     out->assign(u.begin(), u.end());
     return Status::OK();
   }
-  // Members come sorted, so set algorithms apply directly.
+  // Sorted copies for the set algorithms (storage order is hash order).
+  for (auto& v : all) std::sort(v.begin(), v.end());
   *out = all[0];
   for (size_t i = 1; i < all.size(); i++) {
     std::vector<std::string> r;
@@ -232,13 +233,15 @@ void SScan(CommandCall& call) {
   std::string pattern;
   int64_t count;
   if (!ParseScanOptions(call, 3, &pattern, &count)) return;
-  // An intset is returned whole in one call, as Redis does.
-  if (std::string(RedisSet::Encoding(meta)) == "intset") count = INT64_MAX;
+  // An intset is returned whole in one call, in numeric order, as Redis does.
+  bool intset = std::string(RedisSet::Encoding(meta)) == "intset";
+  if (intset) count = INT64_MAX;
   std::string after = cursor == 0 ? std::string() : ScanCursors().Find(cursor);
   std::vector<std::string> members;
   std::string next;
   s = set.Scan(call.args[1], after, static_cast<size_t>(count), pattern, &members, &next);
   if (!s.ok()) return ReplyStatusError(call, s);
+  if (intset) RedisSet::SortIntset(&members);
   reply::ArrayHeader(call.out, 2);
   reply::Bulk(call.out, next.empty() ? "0" : std::to_string(ScanCursors().Save(next)));
   reply::BulkArray(call.out, members);

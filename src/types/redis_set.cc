@@ -1,5 +1,6 @@
 #include "types/redis_set.h"
 
+#include "common/encoding.h"
 #include "common/string_util.h"
 
 #include <algorithm>
@@ -9,6 +10,19 @@
 namespace kvrocks {
 
 static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
+
+// Members are stored in hash order: prefix | fnv1a64(member) (8, BE) | member.
+// Hash order makes random seeks land on uniformly random members (SPOP,
+// SRANDMEMBER) and iteration order is unspecified in Redis for such sets anyway.
+static void AppendMemberSuffix(std::string* out, std::string_view member) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : member) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  PutBE64(out, h);
+  out->append(member);
+}
 
 const char* RedisSet::Encoding(const Metadata& meta) {
   bool hashtable = !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kHashtableFlag);
@@ -52,7 +66,8 @@ Status RedisSet::Add(std::string_view key, const std::vector<std::string_view>& 
   if (!exists) meta = NewSet();
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, v;
   for (std::string_view m : members) {
-    sub.assign(prefix).append(m);
+    sub.assign(prefix);
+    AppendMemberSuffix(&sub, m);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &v);
     if (s.ok()) continue;
     if (!s.IsNotFound()) return s;
@@ -74,7 +89,8 @@ Status RedisSet::Remove(std::string_view key, const std::vector<std::string_view
   if (!s.ok() || !exists) return s;
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, v;
   for (std::string_view m : members) {
-    sub.assign(prefix).append(m);
+    sub.assign(prefix);
+    AppendMemberSuffix(&sub, m);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &v);
     if (s.IsNotFound()) continue;
     if (!s.ok()) return s;
@@ -105,7 +121,8 @@ Status RedisSet::IsMember(std::string_view key, const std::vector<std::string_vi
   if (!s.ok() || !exists) return s;
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, v;
   for (size_t i = 0; i < members.size(); i++) {
-    sub.assign(prefix).append(members[i]);
+    sub.assign(prefix);
+    AppendMemberSuffix(&sub, members[i]);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &v);
     if (s.ok()) {
       (*result)[i] = true;
@@ -138,8 +155,9 @@ Status RedisSet::Scan(std::string_view key, const std::string& after, size_t cou
   for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
     if (examined == count) return Status::OK();
     examined++;
-    std::string m(it->key().data() + prefix.size(), it->key().size() - prefix.size());
-    *next = m;
+    if (it->key().size() < prefix.size() + 8) continue;
+    next->assign(it->key().data() + prefix.size(), it->key().size() - prefix.size());
+    std::string m(it->key().data() + prefix.size() + 8, it->key().size() - prefix.size() - 8);
     if (pattern != "*" && !StringMatch(pattern, m)) continue;
     members->push_back(std::move(m));
   }
@@ -167,17 +185,16 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector
   rocksdb::ReadOptions ro;
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
   std::set<std::string> picked;
-  // Members are in byte order: seek to a random byte string and take the next
-  // member, wrapping around. (Not exactly uniform: a member after a wide gap is
-  // likelier, as with Redis' dict sampling, which favours long buckets.)
+  // Members are in hash order: a random 8-byte target picks a member uniformly
+  // (up to the spread of hashes, like Redis' bucket sampling).
   for (uint64_t tries = 0; picked.size() < count && tries < count * 8; tries++) {
     std::string target = prefix;
     uint64_t r = rng();
     for (int i = 0; i < 8; i++) target.push_back(static_cast<char>(r >> (56 - 8 * i)));
     it->Seek(target);
-    if (!it->Valid() || !it->key().starts_with(prefix)) it->Seek(prefix);
-    if (!it->Valid() || !it->key().starts_with(prefix)) break;
-    picked.emplace(it->key().data() + prefix.size(), it->key().size() - prefix.size());
+    if (!it->Valid() || !it->key().starts_with(prefix)) it->SeekForPrev(target);
+    if (!it->Valid() || !it->key().starts_with(prefix) || it->key().size() < prefix.size() + 8) break;
+    picked.emplace(it->key().data() + prefix.size() + 8, it->key().size() - prefix.size() - 8);
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   out->assign(picked.begin(), picked.end());
@@ -187,14 +204,26 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector
 
 Status RedisSet::Members(std::string_view key, std::vector<std::string>* members, bool* exists) {
   members->clear();
-  if (exists != nullptr) {
-    LoadedKey lk;
-    Metadata meta;
-    Status s = LoadSet(key, &lk, &meta, exists);
-    if (!s.ok()) return s;
-  }
+  LoadedKey lk;
+  Metadata meta;
+  bool found;
+  Status s = LoadSet(key, &lk, &meta, &found);
+  if (exists != nullptr) *exists = found;
+  if (!s.ok() || !found) return s;
   std::string next;
-  return Scan(key, "", SIZE_MAX, "*", members, &next);
+  s = Scan(key, "", SIZE_MAX, "*", members, &next);
+  if (s.ok() && std::string(Encoding(meta)) == "intset") SortIntset(members);
+  return s;
+}
+
+void RedisSet::SortIntset(std::vector<std::string>* members) {
+  // An intset answers in numeric order, as Redis' does.
+  std::sort(members->begin(), members->end(), [](const std::string& a, const std::string& b) {
+    int64_t x = 0, y = 0;
+    ParseInt64(a, &x);
+    ParseInt64(b, &y);
+    return x < y;
+  });
 }
 
 Status RedisSet::Move(std::string_view src, std::string_view dst, std::string_view member, bool* moved) {
@@ -226,7 +255,8 @@ Status RedisSet::Store(std::string_view dst, const std::vector<std::string>& mem
   Metadata meta = NewSet();
   std::string prefix = EncodeSubkeyPrefix(db_->id(), dst, meta.version), sub;
   for (const auto& m : members) {
-    sub.assign(prefix).append(m);
+    sub.assign(prefix);
+    AppendMemberSuffix(&sub, m);
     db_->ctx()->Put(ColumnFamily::kSubkey, sub, "");
     meta.size++;
     NoteMember(&meta, m);

@@ -23,18 +23,20 @@ class RedisSet {
   Status Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed);
   Status Card(std::string_view key, uint64_t* size);
   Status IsMember(std::string_view key, const std::vector<std::string_view>& members, std::vector<bool>* result);
-  // All members in byte order; *exists=false if the key is absent.
+  // All members: numeric order for an intset, else storage (hash) order; *exists=false if absent.
   Status Members(std::string_view key, std::vector<std::string>* members, bool* exists = nullptr);
   // Moves member from src to dst; *moved tells if src had it.
   Status Move(std::string_view src, std::string_view dst, std::string_view member, bool* moved);
   // Replaces dst with members (deleting it when empty).
   Status Store(std::string_view dst, const std::vector<std::string>& members);
-  // Members after `after`, about count of them, matching pattern (SSCAN).
+  // Members after position `after` (an opaque position from *next), about count of
+  // them, matching pattern (SSCAN). *next is "" when the set is exhausted.
   Status Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
               std::vector<std::string>* members, std::string* next);
   // Up to count distinct members chosen at random, without reading the whole set
   // when count is small: each pick seeks to a random position among the members.
   Status RandomMembers(std::string_view key, uint64_t count, std::vector<std::string>* out);
+  static void SortIntset(std::vector<std::string>* members);
   // Loads key's metadata for a read; WRONGTYPE for other types.
   Status LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
 
