@@ -580,6 +580,14 @@ void Monitor(CommandCall& call) {
   reply::Ok(call.out);
 }
 
+// COMPACT (kvrocks-specific): a full manual compaction, so that the space of
+// deleted and overwritten data comes back now rather than later.
+void Compact(CommandCall& call) {
+  Status s = call.server->storage()->CompactAll();
+  if (!s.ok()) return ReplyError(call, "ERR " + s.message());
+  reply::Ok(call.out);
+}
+
 void LastSave(CommandCall& call) { reply::Integer(call.out, call.server->last_save()); }
 
 void Save(CommandCall& call) {
@@ -631,6 +639,7 @@ void RegisterServerCommands(CommandTable* t) {
   t->Add({"slowlog", -2, adm, 0, 0, 0, SlowlogCmd, "server", "A container for slow log commands.", "2.2.12", nullptr,
           {"slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help"}});
   t->Add({"monitor", 1, adm, 0, 0, 0, Monitor, "server", "Listens for all requests received by the server in real-time.", "1.0.0"});
+  t->Add({"compact", 1, adm | kCmdSlow, 0, 0, 0, Compact, "server", "Compacts the whole database now (kvrocks).", "kvrocks 0.1.0"});
   t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
   t->Add({"save", 1, adm, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
   t->Add({"bgsave", -1, adm, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});

@@ -286,6 +286,20 @@ Status Storage::FlushDb(uint8_t physical_db) {
   return Status::OK();
 }
 
+Status Storage::CompactAll() {
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  rocksdb::Status s = db_->Flush(fo, handles_);
+  if (!s.ok()) return Status::IOError(s.ToString());
+  rocksdb::CompactRangeOptions co;
+  co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  for (auto* h : handles_) {
+    s = db_->CompactRange(co, h, nullptr, nullptr);
+    if (!s.ok()) return Status::IOError(s.ToString());
+  }
+  return Status::OK();
+}
+
 Status Storage::Checkpoint(const std::string& dir) {
   rocksdb::Checkpoint* cp = nullptr;
   rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &cp);

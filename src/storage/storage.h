@@ -80,6 +80,10 @@ class Storage {
   // Deletes every key of a physical db (range deletes in every CF). Caller holds all key stripes.
   Status FlushDb(uint8_t physical_db);
 
+  // Flushes memtables and compacts every column family fully (COMPACT), which
+  // runs the compaction filters over all data.
+  Status CompactAll();
+
   // Writes a consistent RocksDB checkpoint to dir (which must not exist).
   Status Checkpoint(const std::string& dir);
 

@@ -223,3 +223,22 @@ def test_big_hash_delete_and_recreate(fresh_server):
     c = srv.client()
     assert c.hgetall("huge") == {b"field:1": b"new"}
     assert c.dbsize() == 1
+
+
+def test_compaction_reclaims_space_of_a_deleted_hash(fresh_server):
+    srv = fresh_server.start()
+    c = srv.client()
+    value = "v" * 300  # below min-blob-size: stays in SST files
+    pipe = c.pipeline(transaction=False)
+    for i in range(60000):
+        pipe.hset("huge", f"field:{i}", value + str(i))
+        if i % 5000 == 4999:
+            pipe.execute()
+    pipe.execute()
+    assert c.execute_command("COMPACT") in (b"OK", "OK", True)
+    full = int(c.info("memory")["used_disk_bytes"])
+    assert full > 2_000_000
+    assert c.delete("huge") == 1  # O(1): only the metadata goes
+    assert c.execute_command("COMPACT") in (b"OK", "OK", True)
+    emptied = int(c.info("memory")["used_disk_bytes"])
+    assert emptied < full / 10, (full, emptied)
