@@ -56,7 +56,9 @@ void RegisterTransactionCommands(CommandTable* t) {
   t->Add({"exec", 1, kCmdNoMulti | kCmdLoading | kCmdStale | kCmdSkipSlowlog, 0, 0, 0, Exec, "transactions",
           "Executes all commands in a transaction.", "1.2.0"});
   t->Add({"discard", 1, f, 0, 0, 0, Discard, "transactions", "Discards a transaction.", "2.0.0"});
-  t->Add({"watch", -2, f, 1, -1, 1, Watch, "transactions",
+  // WATCH takes its keys' locks so that a write still pending in another worker's
+  // batch commits first: the client's reads after WATCH then see it.
+  t->Add({"watch", -2, f | kCmdLocksKeys, 1, -1, 1, Watch, "transactions",
           "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"});
   t->Add({"unwatch", 1, f, 0, 0, 0, Unwatch, "transactions", "Forgets about watched keys of a transaction.", "2.2.0"});
 }

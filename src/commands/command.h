@@ -34,6 +34,7 @@ enum CommandFlag : uint32_t {
   kCmdBlocking = 1 << 12,
   kCmdNoScript = 1 << 13,
   kCmdSlow = 1 << 14,
+  kCmdLocksKeys = 1 << 15,  // takes its keys' locks though it writes nothing (WATCH)
 };
 
 // One execution of a command.

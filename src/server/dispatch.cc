@@ -118,7 +118,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   } else {
     Context* ctx = batcher->ctx();
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
-    if (spec.flags & kCmdWrite) batcher->Lock(LockKeys(srv, conn, spec, args, call));
+    if (spec.flags & (kCmdWrite | kCmdLocksKeys)) batcher->Lock(LockKeys(srv, conn, spec, args, call));
     Invoke(spec, call);
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched());
