@@ -180,7 +180,8 @@ Status RedisHash::GetAll(std::string_view key, std::vector<std::pair<std::string
   return Scan(key, "", SIZE_MAX, "*", fvs, &next);
 }
 
-Status RedisHash::IncrBy(std::string_view key, std::string_view field, int64_t delta, int64_t* result) {
+Status RedisHash::UpdateField(std::string_view key, std::string_view field,
+                              const std::function<Status(const std::string* old, std::string* value)>& fn) {
   LoadedKey lk;
   Metadata meta;
   bool exists;
@@ -189,49 +190,44 @@ Status RedisHash::IncrBy(std::string_view key, std::string_view field, int64_t d
   if (!exists) meta = NewHash();
   std::string sub = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   sub.append(field);
-  std::string old;
+  std::string old, value;
   s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
   if (!s.ok() && !s.IsNotFound()) return s;
-  int64_t v = 0;
   bool present = s.ok();
-  if (present && !ParseInt64(old, &v)) return Status::RedisError("ERR hash value is not an integer");
-  if ((delta < 0 && v < 0 && delta < INT64_MIN - v) || (delta > 0 && v > 0 && delta > INT64_MAX - v)) {
-    return Status::RedisError("ERR increment or decrement would overflow");
-  }
-  *result = v + delta;
-  std::string nv = std::to_string(*result);
-  db_->ctx()->Put(ColumnFamily::kSubkey, sub, nv);
-  if (!present) meta.size++;
-  if (field.size() > kListpackMaxValue || meta.size > kListpackMaxEntries) meta.payload[0] |= kHashtableFlag;
-  StoreMeta(key, &lk, meta);
-  return Status::OK();
-}
-
-Status RedisHash::IncrByFloat(std::string_view key, std::string_view field, long double delta, std::string* result) {
-  LoadedKey lk;
-  Metadata meta;
-  bool exists;
-  Status s = LoadHash(key, &lk, &meta, &exists);
+  s = fn(present ? &old : nullptr, &value);
   if (!s.ok()) return s;
-  if (!exists) meta = NewHash();
-  std::string sub = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  sub.append(field);
-  std::string old;
-  s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
-  if (!s.ok() && !s.IsNotFound()) return s;
-  long double v = 0;
-  bool present = s.ok();
-  if (present && !ParseLongDouble(old, &v)) return Status::RedisError("ERR hash value is not a float");
-  long double r = v + delta;
-  if (std::isnan(r) || std::isinf(r)) return Status::RedisError("ERR increment would produce NaN or Infinity");
-  *result = FormatLongDoubleHuman(r);
-  db_->ctx()->Put(ColumnFamily::kSubkey, sub, *result);
+  db_->ctx()->Put(ColumnFamily::kSubkey, sub, value);
   if (!present) meta.size++;
-  if (field.size() > kListpackMaxValue || result->size() > kListpackMaxValue || meta.size > kListpackMaxEntries) {
+  if (field.size() > kListpackMaxValue || value.size() > kListpackMaxValue || meta.size > kListpackMaxEntries) {
     meta.payload[0] |= kHashtableFlag;
   }
   StoreMeta(key, &lk, meta);
   return Status::OK();
+}
+
+Status RedisHash::IncrBy(std::string_view key, std::string_view field, int64_t delta, int64_t* result) {
+  return UpdateField(key, field, [&](const std::string* old, std::string* value) {
+    int64_t v = 0;
+    if (old != nullptr && !ParseInt64(*old, &v)) return Status::RedisError("ERR hash value is not an integer");
+    if ((delta < 0 && v < 0 && delta < INT64_MIN - v) || (delta > 0 && v > 0 && delta > INT64_MAX - v)) {
+      return Status::RedisError("ERR increment or decrement would overflow");
+    }
+    *result = v + delta;
+    *value = std::to_string(*result);
+    return Status::OK();
+  });
+}
+
+Status RedisHash::IncrByFloat(std::string_view key, std::string_view field, long double delta, std::string* result) {
+  return UpdateField(key, field, [&](const std::string* old, std::string* value) {
+    long double v = 0;
+    if (old != nullptr && !ParseLongDouble(*old, &v)) return Status::RedisError("ERR hash value is not a float");
+    long double r = v + delta;
+    if (std::isnan(r) || std::isinf(r)) return Status::RedisError("ERR increment would produce NaN or Infinity");
+    *result = FormatLongDoubleHuman(r);
+    *value = *result;
+    return Status::OK();
+  });
 }
 
 }  // namespace kvrocks

@@ -3,6 +3,7 @@
 // reads/writes; HGETALL and friends iterate the key's subkey prefix.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,10 @@ class RedisHash {
   // Metadata for a new hash.
   Metadata NewHash() const;
   void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
+  // Read-modify-write of one field (HINCRBY, HINCRBYFLOAT): fn gets the old value
+  // (nullptr if absent) and produces the new one, or an error that aborts.
+  Status UpdateField(std::string_view key, std::string_view field,
+                     const std::function<Status(const std::string* old, std::string* value)>& fn);
 
   Database* db_;
 };
