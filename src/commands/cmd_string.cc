@@ -246,10 +246,10 @@ void Append(CommandCall& call) {
 
 void Strlen(CommandCall& call) {
   Database db = CurrentDb(call);
-  std::string v;
-  Status s = RedisString(&db).Get(call.args[1], &v);
-  if (!s.ok() && !s.IsNotFound()) return ReplyStatusError(call, s);
-  reply::Integer(call.out, s.ok() ? static_cast<int64_t>(v.size()) : 0);
+  uint64_t len;
+  Status s = RedisString(&db).Strlen(call.args[1], &len);
+  if (!s.ok()) return ReplyStatusError(call, s);
+  reply::Integer(call.out, static_cast<int64_t>(len));
 }
 
 void IncrGeneric(CommandCall& call, int64_t delta) {
@@ -302,10 +302,13 @@ void GetRange(CommandCall& call) {
   int64_t start, end;
   if (!IntArg(call, 2, &start) || !IntArg(call, 3, &end)) return;
   Database db = CurrentDb(call);
-  std::string v;
-  Status s = RedisString(&db).Get(call.args[1], &v);
+  RedisString str(&db);
+  std::string raw;
+  uint64_t size = 0;
+  Status s = str.LoadForRead(call.args[1], &raw);
+  if (s.ok()) s = RedisString::ValueSize(raw, &size);
   if (!s.ok() && !s.IsNotFound()) return ReplyStatusError(call, s);
-  int64_t len = static_cast<int64_t>(v.size());
+  int64_t len = static_cast<int64_t>(size);
   if (start < 0 && end < 0 && start > end) return reply::Bulk(call.out, "");
   if (start < 0) start += len;
   if (end < 0) end += len;
@@ -313,7 +316,11 @@ void GetRange(CommandCall& call) {
   if (end < 0) end = 0;
   if (end >= len) end = len - 1;
   if (start > end || len == 0) return reply::Bulk(call.out, "");
-  reply::Bulk(call.out, std::string_view(v).substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+  // Only the requested range is read: a GETRANGE of a big bitmap touches its covering fragments.
+  std::string v;
+  s = str.ReadRange(call.args[1], raw, static_cast<uint64_t>(start), static_cast<uint64_t>(end - start + 1), &v);
+  if (!s.ok()) return ReplyStatusError(call, s);
+  reply::Bulk(call.out, v);
 }
 
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]

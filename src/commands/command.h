@@ -98,6 +98,7 @@ void RegisterSetCommands(CommandTable* table);
 void RegisterListCommands(CommandTable* table);
 void RegisterZSetCommands(CommandTable* table);
 void RegisterSortCommands(CommandTable* table);
+void RegisterBitmapCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

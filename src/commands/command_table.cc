@@ -18,6 +18,7 @@ CommandTable::CommandTable() {
   RegisterListCommands(this);
   RegisterZSetCommands(this);
   RegisterSortCommands(this);
+  RegisterBitmapCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

@@ -75,7 +75,7 @@ bool DecodeExpireKey(std::string_view raw, uint8_t* db, uint64_t* expire_ms, std
 std::string Metadata::Encode() const {
   std::string out;
   out.reserve(17 + payload.size() + (IsString() ? 0 : 16));
-  PutFixed8(&out, static_cast<uint8_t>(type) | (out_of_line ? kOutOfLineFlag : 0));
+  PutFixed8(&out, static_cast<uint8_t>(type) | (out_of_line ? kOutOfLineFlag : 0) | (fragmented ? kFragmentedFlag : 0));
   PutBE64(&out, expire_ms);
   if (HasSubkeys()) {
     PutBE64(&out, version);
@@ -91,6 +91,7 @@ Status Metadata::Decode(std::string_view raw) {
   if (!r.GetU8(&t) || !r.GetBE64(&expire_ms)) return Status::Corruption("metadata too short");
   type = static_cast<RedisType>(t & 0x0f);
   out_of_line = IsString() && (t & kOutOfLineFlag) != 0;
+  fragmented = out_of_line && (t & kFragmentedFlag) != 0;
   if (type == RedisType::kNone || static_cast<uint8_t>(type) > static_cast<uint8_t>(RedisType::kStream)) {
     return Status::Corruption("bad metadata type");
   }
@@ -110,13 +111,19 @@ std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, bool r
   return out;
 }
 
-std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms) {
+std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented) {
   std::string out;
   out.reserve(25);
-  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | kOutOfLineFlag);
+  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | kOutOfLineFlag | (fragmented ? kFragmentedFlag : 0));
   PutBE64(&out, expire_ms);
   PutBE64(&out, version);
   PutBE64(&out, size);
+  return out;
+}
+
+std::string EncodeFragmentKey(uint8_t db, std::string_view user_key, uint64_t version, uint32_t index) {
+  std::string out = EncodeSubkeyPrefix(db, user_key, version);
+  PutBE32(&out, index);
   return out;
 }
 

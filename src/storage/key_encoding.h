@@ -36,6 +36,11 @@ inline constexpr uint8_t kOutOfLineFlag = 0x10;
 // Set in the type byte of an inline string that Redis would report as "raw"
 // (written by APPEND or SETRANGE), for OBJECT ENCODING.
 inline constexpr uint8_t kRawEncodingFlag = 0x20;
+// Set (with kOutOfLineFlag) in the type byte of a string stored in fragments of
+// kStringFragmentBytes (bitmaps written by SETBIT/BITFIELD): fragment i is the
+// subkey `prefix(version) i(4, BE)`, and a missing fragment reads as zeros.
+inline constexpr uint8_t kFragmentedFlag = 0x40;
+inline constexpr uint64_t kStringFragmentBytes = 1024;
 
 // Redis' name of a type as TYPE reports it ("string", "hash" ...).
 const char* RedisTypeName(RedisType t);
@@ -59,6 +64,7 @@ struct Metadata {
   RedisType type = RedisType::kNone;
   uint64_t expire_ms = 0;  // absolute unix ms, 0 = no expiry
   bool out_of_line = false;  // strings: value stored as a subkey
+  bool fragmented = false;   // strings: value stored as fragments (implies out_of_line)
   // Collections and out-of-line strings:
   uint64_t version = 0;
   uint64_t size = 0;
@@ -76,8 +82,10 @@ struct Metadata {
 
 // Encodes a string key's metadata value without building a Metadata.
 std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, bool raw_encoding = false);
-// Metadata of a string stored out of line under version.
-std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms);
+// Metadata of a string stored out of line (or in fragments) under version.
+std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented = false);
+// The subkey of fragment `index` of a fragmented string.
+std::string EncodeFragmentKey(uint8_t db, std::string_view user_key, uint64_t version, uint32_t index);
 
 // Reads only type and expiry of an encoded metadata value.
 Status PeekMetadata(std::string_view raw, RedisType* type, uint64_t* expire_ms);

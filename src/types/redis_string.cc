@@ -1,7 +1,9 @@
 #include "types/redis_string.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "common/encoding.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
 
@@ -9,17 +11,106 @@ namespace kvrocks {
 
 static constexpr size_t kHeader = 9;  // type(1) + expire(8)
 
+static bool IsOutOfLine(const std::string& raw) {
+  return !raw.empty() && (static_cast<uint8_t>(raw[0]) & kOutOfLineFlag);
+}
+
 Status RedisString::ReadValue(std::string_view key, const std::string& raw, std::string* value) {
-  if (raw.empty() || !(static_cast<uint8_t>(raw[0]) & kOutOfLineFlag)) {
+  if (!IsOutOfLine(raw)) {
     value->assign(raw, kHeader, std::string::npos);
     return Status::OK();
   }
   Metadata meta;
   Status s = meta.Decode(raw);
   if (!s.ok()) return s;
+  if (meta.fragmented) return ReadRange(key, raw, 0, meta.size, value);
   s = db_->ctx()->Get(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, meta.version), value);
   if (s.IsNotFound()) return Status::Corruption("missing value of string key");
   return s;
+}
+
+Status RedisString::ReadChunks(std::string_view key, const std::string& raw, uint64_t offset, uint64_t len,
+                               const ChunkFn& fn) {
+  if (!IsOutOfLine(raw)) {
+    std::string_view v = std::string_view(raw).substr(kHeader);
+    if (offset < v.size()) fn(offset, v.substr(offset, len));
+    return Status::OK();
+  }
+  Metadata meta;
+  Status s = meta.Decode(raw);
+  if (!s.ok()) return s;
+  if (offset >= meta.size) return Status::OK();
+  uint64_t end = offset + std::min(len, meta.size - offset);
+  if (!meta.fragmented) {
+    std::string v;
+    s = ReadValue(key, raw, &v);
+    if (!s.ok()) return s;
+    fn(offset, std::string_view(v).substr(offset, end - offset));
+    return Status::OK();
+  }
+  const uint64_t first = offset / kStringFragmentBytes, last = (end - 1) / kStringFragmentBytes;
+  std::string lower = EncodeFragmentKey(db_->id(), key, meta.version, static_cast<uint32_t>(first));
+  std::string upper = EncodeFragmentKey(db_->id(), key, meta.version, static_cast<uint32_t>(last + 1));
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  const size_t index_at = upper.size() - 4;
+  for (it->Seek(lower); it->Valid(); it->Next()) {
+    rocksdb::Slice k = it->key();
+    if (k.size() != upper.size()) continue;
+    uint64_t base = DecodeBE32(k.data() + index_at) * kStringFragmentBytes;
+    std::string_view bytes(it->value().data(), it->value().size());
+    uint64_t from = std::max(offset, base), to = std::min(end, base + bytes.size());
+    if (from >= to) continue;
+    if (!fn(from, bytes.substr(from - base, to - from))) break;
+  }
+  return it->status().ok() ? Status::OK() : Status::IOError(it->status().ToString());
+}
+
+Status RedisString::ReadRange(std::string_view key, const std::string& raw, uint64_t offset, uint64_t len,
+                              std::string* out) {
+  out->clear();
+  uint64_t size;
+  Status s = ValueSize(raw, &size);
+  if (!s.ok()) return s;
+  if (offset >= size) return Status::OK();
+  out->assign(std::min(len, size - offset), '\0');
+  return ReadChunks(key, raw, offset, len, [&](uint64_t at, std::string_view bytes) {
+    out->replace(at - offset, bytes.size(), bytes);
+    return true;
+  });
+}
+
+Status RedisString::LoadForRead(std::string_view key, std::string* raw) {
+  Status s = db_->ctx()->Get(ColumnFamily::kMetadata, EncodeMetaKey(db_->id(), key), raw);
+  if (!s.ok()) return s;
+  RedisType type;
+  uint64_t expire;
+  s = PeekMetadata(*raw, &type, &expire);
+  if (!s.ok()) return s;
+  if (expire != 0 && expire <= NowMs()) return Status::NotFound();
+  if (type != RedisType::kString) return Status::RedisError(kWrongTypeError);
+  return Status::OK();
+}
+
+Status RedisString::ValueSize(const std::string& raw, uint64_t* size) {
+  if (!IsOutOfLine(raw)) {
+    *size = raw.size() - kHeader;
+    return Status::OK();
+  }
+  Metadata meta;
+  Status s = meta.Decode(raw);
+  *size = meta.size;
+  return s;
+}
+
+Status RedisString::Strlen(std::string_view key, uint64_t* len) {
+  *len = 0;
+  std::string raw;
+  Status s = LoadForRead(key, &raw);
+  if (s.IsNotFound()) return Status::OK();
+  return s.ok() ? ValueSize(raw, len) : s;
 }
 
 void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
@@ -34,6 +125,21 @@ void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_vi
   db_->Store(key, lk, EncodeStringRef(version, value.size(), expire_ms), expire_ms);
 }
 
+uint64_t RedisString::WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value,
+                                     uint64_t expire_ms) {
+  uint64_t version = db_->ctx()->storage()->NewVersion();
+  for (uint64_t at = 0; at < value.size(); at += kStringFragmentBytes) {
+    std::string_view frag = value.substr(at, kStringFragmentBytes);
+    size_t used = frag.find_last_not_of('\0');
+    if (used == std::string_view::npos) continue;
+    db_->ctx()->Put(ColumnFamily::kSubkey,
+                    EncodeFragmentKey(db_->id(), key, version, static_cast<uint32_t>(at / kStringFragmentBytes)),
+                    frag.substr(0, used + 1));
+  }
+  db_->Store(key, lk, EncodeStringRef(version, value.size(), expire_ms, true), expire_ms);
+  return version;
+}
+
 Status RedisString::LoadString(std::string_view key, LoadedKey* lk, std::string* value) {
   Status s = db_->Load(key, lk);
   if (!s.ok()) return s;
@@ -45,14 +151,8 @@ Status RedisString::LoadString(std::string_view key, LoadedKey* lk, std::string*
 
 Status RedisString::Get(std::string_view key, std::string* value) {
   std::string raw;
-  Status s = db_->ctx()->Get(ColumnFamily::kMetadata, EncodeMetaKey(db_->id(), key), &raw);
+  Status s = LoadForRead(key, &raw);
   if (!s.ok()) return s;
-  RedisType type;
-  uint64_t expire;
-  s = PeekMetadata(raw, &type, &expire);
-  if (!s.ok()) return s;
-  if (expire != 0 && expire <= NowMs()) return Status::NotFound();
-  if (type != RedisType::kString) return Status::RedisError(kWrongTypeError);
   return ReadValue(key, raw, value);
 }
 

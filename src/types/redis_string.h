@@ -1,7 +1,9 @@
-// The string type: the value lives inline in the key's metadata entry (large
-// values go to RocksDB blob files).
+// The string type: the value lives inline in the key's metadata entry, or out
+// of line as one subkey when large (RocksDB blob files), or, for bitmaps written
+// bit by bit, as fixed-size fragments of which only the non-zero ones exist.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,15 +48,35 @@ class RedisString {
   // MSETNX semantics when nx: nothing is written if any key exists.
   Status MSet(const std::vector<std::pair<std::string_view, std::string_view>>& pairs, bool nx, bool* done);
 
- private:
+  // STRLEN without reading the value. 0 if absent.
+  Status Strlen(std::string_view key, uint64_t* len);
+
+  // Calls fn(offset, bytes) in increasing offset order for the stored bytes of
+  // the string whose metadata is raw that fall in [offset, offset+len), clipped
+  // to the string's length. Bytes not passed to fn are zeros: the gaps are the
+  // missing fragments of a sparse bitmap. fn returns false to stop early.
+  using ChunkFn = std::function<bool(uint64_t offset, std::string_view bytes)>;
+  Status ReadChunks(std::string_view key, const std::string& raw, uint64_t offset, uint64_t len, const ChunkFn& fn);
+  // Bytes [offset, offset+len) of the value, clipped to its length, gaps filled with zeros.
+  Status ReadRange(std::string_view key, const std::string& raw, uint64_t offset, uint64_t len, std::string* out);
+  // The length of the string whose metadata is raw.
+  static Status ValueSize(const std::string& raw, uint64_t* size);
+  // Loads a live string key's metadata for a read: NotFound if absent, WRONGTYPE if not a string.
+  Status LoadForRead(std::string_view key, std::string* raw);
+
   // Loads key for a write and its value ("" if absent); WRONGTYPE if it is a live non-string.
   Status LoadString(std::string_view key, LoadedKey* lk, std::string* value);
-  // The value of a string key given its encoded metadata (inline or out of line).
-  Status ReadValue(std::string_view key, const std::string& raw, std::string* value);
   // Stores value inline or, when big, out of line under a new version.
   // raw_encoding: Redis would report the result as "raw" (APPEND, SETRANGE).
   void WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
                   bool raw_encoding = false);
+  // Stores value in fragments of kStringFragmentBytes under a new version,
+  // leaving out the all-zero ones; returns the version.
+  uint64_t WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms);
+
+ private:
+  // The value of a string key given its encoded metadata (inline, out of line or in fragments).
+  Status ReadValue(std::string_view key, const std::string& raw, std::string* value);
 
   Database* db_;
 };
