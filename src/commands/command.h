@@ -99,6 +99,7 @@ void RegisterListCommands(CommandTable* table);
 void RegisterZSetCommands(CommandTable* table);
 void RegisterSortCommands(CommandTable* table);
 void RegisterBitmapCommands(CommandTable* table);
+void RegisterHyperLogLogCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

@@ -19,6 +19,7 @@ CommandTable::CommandTable() {
   RegisterZSetCommands(this);
   RegisterSortCommands(this);
   RegisterBitmapCommands(this);
+  RegisterHyperLogLogCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

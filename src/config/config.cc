@@ -174,6 +174,7 @@ Config::Config() {
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
   Add(IntOption("hz", &hz, 1, 500, true));
+  Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(BoolOption("active-expire", &active_expire, true));
 
   Add(Int64Option("rocksdb.block-cache-size", &rocksdb_block_cache_size, 0, true, true));

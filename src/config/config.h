@@ -44,6 +44,7 @@ struct Config {
   int64_t slowlog_log_slower_than = 10000;
   int slowlog_max_len = 128;
   int hz = 10;
+  int64_t hll_sparse_max_bytes = 3000;
   bool active_expire = true;
 
   // RocksDB
