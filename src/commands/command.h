@@ -100,6 +100,7 @@ void RegisterZSetCommands(CommandTable* table);
 void RegisterSortCommands(CommandTable* table);
 void RegisterBitmapCommands(CommandTable* table);
 void RegisterHyperLogLogCommands(CommandTable* table);
+void RegisterGeoCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

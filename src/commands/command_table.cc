@@ -20,6 +20,7 @@ CommandTable::CommandTable() {
   RegisterSortCommands(this);
   RegisterBitmapCommands(this);
   RegisterHyperLogLogCommands(this);
+  RegisterGeoCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);
