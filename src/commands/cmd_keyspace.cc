@@ -398,6 +398,7 @@ void Object(CommandCall& call) {
     if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisHash::Encoding(meta));
     if (lk.type == RedisType::kSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisSet::Encoding(meta));
     if (lk.type == RedisType::kList) return reply::Bulk(call.out, "quicklist");
+    if (lk.type == RedisType::kStream) return reply::Bulk(call.out, "stream");
     if (lk.type == RedisType::kZSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisZSet::Encoding(meta));
     return reply::Bulk(call.out, "unknown");
   }

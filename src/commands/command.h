@@ -101,6 +101,7 @@ void RegisterSortCommands(CommandTable* table);
 void RegisterBitmapCommands(CommandTable* table);
 void RegisterHyperLogLogCommands(CommandTable* table);
 void RegisterGeoCommands(CommandTable* table);
+void RegisterStreamCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

@@ -21,6 +21,7 @@ CommandTable::CommandTable() {
   RegisterBitmapCommands(this);
   RegisterHyperLogLogCommands(this);
   RegisterGeoCommands(this);
+  RegisterStreamCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

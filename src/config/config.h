@@ -45,6 +45,8 @@ struct Config {
   int slowlog_max_len = 128;
   int hz = 10;
   int64_t hll_sparse_max_bytes = 3000;
+  int64_t stream_node_max_bytes = 4096;
+  int64_t stream_node_max_entries = 100;
   bool active_expire = true;
 
   // RocksDB

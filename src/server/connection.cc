@@ -80,11 +80,13 @@ void Connection::OnReadable() {
   if (!awaiting_commit) Flush();
 }
 
-void Connection::RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms) {
+void Connection::RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms,
+                              std::vector<std::string> retry_args) {
   block.requested = true;
   if (block.active) return;  // a retry that found nothing again: keep queue places and deadline
   block.keys = std::move(keys);
   block.timeout_ms = timeout_ms;
+  block.args = std::move(retry_args);
 }
 
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {

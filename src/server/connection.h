@@ -63,8 +63,11 @@ class Connection {
     event* timer = nullptr;
   };
   BlockState block;
-  // Called by a blocking command that found nothing: block on keys.
-  void RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms);
+  // Called by a blocking command that found nothing: block on keys. retry_args,
+  // if given, is the command to re-run on wake-up instead of the original (XREAD
+  // resolves "$" to the id it saw when blocking).
+  void RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms,
+                    std::vector<std::string> retry_args = {});
   // Re-runs the blocked command (a key got data), then resumes reading input.
   void RetryBlocked();
   // Starts the timeout of a block that began (if it has one).

@@ -76,7 +76,7 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
 void StartBlock(Connection* conn, const std::vector<std::string>& args) {
   Connection::BlockState& b = conn->block;
   b.active = true;
-  b.args = args;
+  if (b.args.empty()) b.args = args;
   conn->server()->Block(conn);
   conn->ArmBlockTimer();
 }

@@ -197,6 +197,17 @@ void Server::SignalKeyReady(uint8_t db, const std::string& key) {
   });
 }
 
+void Server::SignalKeyReadyAll(uint8_t db, const std::string& key) {
+  std::lock_guard<std::mutex> g(blocked_mu_);
+  auto it = blocked_.find({db, key});
+  if (it == blocked_.end()) return;
+  for (auto [worker, id] : it->second) {
+    worker->Post([worker, id] {
+      if (Connection* c = worker->Find(id)) c->RetryBlocked();
+    });
+  }
+}
+
 size_t Server::BlockedCount() {
   std::lock_guard<std::mutex> g(blocked_mu_);
   return blocked_clients_;

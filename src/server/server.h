@@ -77,6 +77,8 @@ class Server {
   void Unblock(Connection* conn);
   // Called (under the key's lock) by commands that add data to a key.
   void SignalKeyReady(uint8_t db, const std::string& key);
+  // Wakes every client blocked on key (stream readers all see a new entry).
+  void SignalKeyReadyAll(uint8_t db, const std::string& key);
   size_t BlockedCount();
 
   // MONITOR.

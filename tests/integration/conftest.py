@@ -111,6 +111,7 @@ class RawClient:
     """Sends commands and returns the exact reply bytes, to compare servers byte for byte."""
 
     def __init__(self, port):
+        self.port = port
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
         self.buf = b""
 
@@ -252,13 +253,17 @@ class Differ:
         ok = x == y if min(x, y) < 0 else abs(x - y) <= tolerance
         assert ok, f"{args!r}: kvrocks {a!r}, redis {b!r}"
 
-    def run(self, script):
+    def run(self, script, handlers=None):
         """script: lines of inline-style commands (split on whitespace). A line
-        starting with '~' compares integer replies within a tolerance (TTLs)."""
+        starting with '~' compares integer replies within a tolerance (TTLs);
+        '@name args' calls handlers[name](self, *args) (custom comparisons)."""
         for line in script.strip().splitlines():
             line = line.strip()
             if line.startswith("~"):
                 self.approx(*line[1:].split())
+            elif line.startswith("@"):
+                name, *rest = line[1:].split()
+                handlers[name](self, *rest)
             elif line and not line.startswith("#"):
                 self(*line.split())
 

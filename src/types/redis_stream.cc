@@ -1,0 +1,502 @@
+#include "types/redis_stream.h"
+
+#include "common/string_util.h"
+#include "common/time_util.h"
+#include "types/stream_encoding.h"
+
+namespace kvrocks {
+
+std::string StreamID::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+
+bool StreamID::Incr() {
+  if (seq == UINT64_MAX) {
+    if (ms == UINT64_MAX) return false;
+    ms++;
+    seq = 0;
+  } else {
+    seq++;
+  }
+  return true;
+}
+
+bool StreamID::Decr() {
+  if (seq == 0) {
+    if (ms == 0) return false;
+    ms--;
+    seq = UINT64_MAX;
+  } else {
+    seq--;
+  }
+  return true;
+}
+
+namespace stream {
+
+std::string EncodeMeta(const StreamMeta& m) {
+  std::string out;
+  PutId(&out, m.last_id);
+  PutId(&out, m.first_id);
+  PutId(&out, m.max_deleted);
+  PutBE64(&out, m.entries_added);
+  PutId(&out, m.tail_node);
+  PutBE64(&out, m.nodes);
+  PutBE64(&out, m.groups);
+  return out;
+}
+
+bool DecodeMeta(const Metadata& md, StreamMeta* m) {
+  m->version = md.version;
+  m->length = md.size;
+  const std::string& p = md.payload;
+  if (p.size() < 88) return false;
+  m->last_id = GetId(p.data());
+  m->first_id = GetId(p.data() + 16);
+  m->max_deleted = GetId(p.data() + 32);
+  m->entries_added = DecodeBE64(p.data() + 48);
+  m->tail_node = GetId(p.data() + 56);
+  m->nodes = DecodeBE64(p.data() + 72);
+  m->groups = DecodeBE64(p.data() + 80);
+  return true;
+}
+
+namespace {
+
+// Sizes of listpack elements (listpack.c's encodings), for the node emulation.
+size_t BacklenSize(size_t l) {
+  if (l <= 127) return 1;
+  if (l < 16383) return 2;
+  if (l < 2097151) return 3;
+  if (l < 268435455) return 4;
+  return 5;
+}
+
+size_t IntElementSize(int64_t v) {
+  size_t enc;
+  if (v >= 0 && v <= 127) {
+    enc = 1;
+  } else if (v >= -4096 && v <= 4095) {
+    enc = 2;
+  } else if (v >= INT16_MIN && v <= INT16_MAX) {
+    enc = 3;
+  } else if (v >= -8388608 && v <= 8388607) {
+    enc = 4;
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    enc = 5;
+  } else {
+    enc = 9;
+  }
+  return enc + BacklenSize(enc);
+}
+
+size_t StringElementSize(std::string_view s) {
+  int64_t v;
+  if (s.size() <= 20 && ParseInt64(s, &v)) return IntElementSize(v);  // listpack stores it as an integer
+  size_t enc = s.size() < 64 ? 1 + s.size() : s.size() < 4096 ? 2 + s.size() : 5 + s.size();
+  return enc + BacklenSize(enc);
+}
+
+constexpr size_t kListpackOverhead = 7;  // header (6) and end byte
+
+}  // namespace
+}  // namespace stream
+
+using stream::Keys;
+using stream::Node;
+
+namespace stream {
+
+Keys KeysOf(Database* db, std::string_view key, uint64_t version) {
+  return Keys{EncodeSubkeyPrefix(db->id(), key, version)};
+}
+
+Status IterStatus(const rocksdb::Iterator& it) {
+  return it.status().ok() ? Status::OK() : Status::IOError(it.status().ToString());
+}
+
+// Reads an entry; NotFound if absent.
+Status ReadEntry(Database* db, const Keys& keys, const StreamID& id, StreamID* node, StreamEntry* entry) {
+  std::string v;
+  Status s = db->ctx()->Get(ColumnFamily::kStream, keys.Entry(id), &v);
+  if (!s.ok()) return s;
+  if (v.size() < 16 || !stream::GetStrings(std::string_view(v).substr(16), &entry->values)) {
+    return Status::Corruption("bad stream entry");
+  }
+  if (node) *node = stream::GetId(v.data());
+  entry->id = id;
+  return Status::OK();
+}
+
+Status EdgeEntry(Database* db, const Keys& keys, bool last, std::optional<StreamID>* id) {
+  id->reset();
+  std::string upper = keys.prefix;
+  upper.append(16, '\xff');
+  upper.push_back('\xff');
+  rocksdb::Slice lower_slice(keys.prefix), upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
+  auto it = db->ctx()->NewIterator(ColumnFamily::kStream, ro);
+  if (last) {
+    it->SeekToLast();
+  } else {
+    it->SeekToFirst();
+  }
+  if (it->Valid() && it->key().size() == keys.prefix.size() + 16) {
+    *id = stream::GetId(it->key().data() + keys.prefix.size());
+  }
+  return IterStatus(*it);
+}
+
+}  // namespace stream
+
+using stream::EdgeEntry;
+using stream::IterStatus;
+using stream::KeysOf;
+using stream::ReadEntry;
+
+namespace {
+
+Status ReadNode(Database* db, const Keys& keys, const StreamID& id, Node* node) {
+  std::string v;
+  Status s = db->ctx()->Get(ColumnFamily::kSubkey, keys.NodeKey(id), &v);
+  if (!s.ok()) return s;
+  return node->Decode(v) ? Status::OK() : Status::Corruption("bad stream node");
+}
+
+}  // namespace
+
+Status RedisStream::Load(std::string_view key, LoadedKey* lk, StreamMeta* meta, bool* exists) {
+  Metadata md;
+  Status s = db_->LoadCollection(key, RedisType::kStream, lk, &md, exists);
+  if (!s.ok() || !*exists) return s;
+  return stream::DecodeMeta(md, meta) ? Status::OK() : Status::Corruption("bad stream metadata");
+}
+
+void stream::StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const StreamMeta& meta) {
+  Metadata md;
+  md.type = RedisType::kStream;
+  md.expire_ms = lk->live ? lk->expire_ms : 0;
+  md.version = meta.version;
+  md.size = meta.length;
+  md.payload = stream::EncodeMeta(meta);
+  db->Store(key, lk, md.Encode(), md.expire_ms);
+}
+
+// Trims the stream per Redis' streamTrim over the emulated nodes.
+static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, const StreamTrim& trim,
+                         int64_t* deleted) {
+  *deleted = 0;
+  if (trim.strategy == StreamTrim::kNone) return Status::OK();
+  Keys keys = KeysOf(db, key, meta->version);
+  const bool by_len = trim.strategy == StreamTrim::kMaxLen;
+  std::string node_prefix = keys.NodePrefix();
+  while (meta->nodes > 0) {
+    if (by_len && meta->length <= trim.maxlen) break;
+    // The first node.
+    rocksdb::ReadOptions ro;
+    auto it = db->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+    it->Seek(node_prefix);
+    if (!it->Valid() || !it->key().starts_with(node_prefix)) {
+      Status s = IterStatus(*it);
+      return s.ok() ? Status::Corruption("stream node count mismatch") : s;
+    }
+    StreamID node_id = stream::GetId(it->key().data() + node_prefix.size());
+    Node node;
+    if (!node.Decode(std::string_view(it->value().data(), it->value().size()))) {
+      return Status::Corruption("bad stream node");
+    }
+    it.reset();
+    auto entries = static_cast<int64_t>(node.live);
+    if (trim.limit && *deleted + entries > trim.limit) break;
+    bool remove_node = by_len ? meta->length - node.live >= trim.maxlen : node.last_id < trim.minid;
+    if (remove_node) {
+      // Every entry of the node (ids node_id..last_id) goes.
+      std::string lower = keys.Entry(node_id), upper = keys.Entry(node.last_id);
+      upper.push_back('\0');
+      rocksdb::Slice lower_slice(lower), upper_slice(upper);
+      rocksdb::ReadOptions eo;
+      eo.iterate_lower_bound = &lower_slice;
+      eo.iterate_upper_bound = &upper_slice;
+      std::vector<std::string> doomed;
+      auto eit = db->ctx()->NewIterator(ColumnFamily::kStream, eo);
+      for (eit->SeekToFirst(); eit->Valid(); eit->Next()) doomed.emplace_back(eit->key().ToString());
+      Status s = IterStatus(*eit);
+      if (!s.ok()) return s;
+      eit.reset();
+      for (const auto& k : doomed) db->ctx()->Delete(ColumnFamily::kStream, k);
+      db->ctx()->Delete(ColumnFamily::kSubkey, keys.NodeKey(node_id));
+      meta->nodes--;
+      meta->length -= node.live;
+      *deleted += entries;
+      continue;
+    }
+    if (trim.approx) break;
+    // Exact trimming inside the node: entries are deleted one by one (the node stays).
+    std::string lower = keys.Entry(node_id), upper = keys.Entry(node.last_id);
+    upper.push_back('\0');
+    rocksdb::Slice lower_slice(lower), upper_slice(upper);
+    rocksdb::ReadOptions eo;
+    eo.iterate_lower_bound = &lower_slice;
+    eo.iterate_upper_bound = &upper_slice;
+    std::vector<std::string> doomed;
+    auto eit = db->ctx()->NewIterator(ColumnFamily::kStream, eo);
+    uint64_t length = meta->length;
+    for (eit->SeekToFirst(); eit->Valid(); eit->Next()) {
+      StreamID id = stream::GetId(eit->key().data() + keys.prefix.size());
+      if (by_len ? length <= trim.maxlen : id >= trim.minid) break;
+      doomed.emplace_back(eit->key().ToString());
+      length--;
+    }
+    Status s = IterStatus(*eit);
+    if (!s.ok()) return s;
+    eit.reset();
+    for (const auto& k : doomed) db->ctx()->Delete(ColumnFamily::kStream, k);
+    node.live -= doomed.size();
+    node.deleted += doomed.size();
+    meta->length = length;
+    *deleted += static_cast<int64_t>(doomed.size());
+    db->ctx()->Put(ColumnFamily::kSubkey, keys.NodeKey(node_id), node.Encode());
+    break;  // there was enough to delete in this node
+  }
+  if (meta->nodes == 0) meta->tail_node = StreamID{};
+  if (meta->length == 0) {
+    meta->first_id = StreamID{};
+  } else {
+    std::optional<StreamID> first;
+    Status s = EdgeEntry(db, keys, false, &first);
+    if (!s.ok()) return s;
+    if (first) meta->first_id = *first;
+  }
+  return Status::OK();
+}
+
+Status RedisStream::Add(std::string_view key, const AddArgs& args, const std::vector<std::string>& values,
+                        StreamID* out_id) {
+  LoadedKey lk;
+  StreamMeta meta;
+  bool exists;
+  Status s = Load(key, &lk, &meta, &exists);
+  if (!s.ok()) return s;
+  if (!exists) {
+    if (args.nomkstream) return Status::NotFound();
+    meta = StreamMeta{};
+    meta.version = db_->ctx()->storage()->NewVersion();
+  }
+  if (meta.last_id == StreamID::Max()) {
+    return Status::RedisError("ERR The stream has exhausted the last possible ID, unable to add more items");
+  }
+  const char* kTooSmall = "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+  StreamID id;
+  if (args.id_given) {
+    if (args.seq_given) {
+      id = args.id;
+    } else if (meta.last_id.ms == args.id.ms) {
+      if (meta.last_id.seq == UINT64_MAX) return Status::RedisError(kTooSmall);
+      id = meta.last_id;
+      id.seq++;
+    } else {
+      id = args.id;
+    }
+  } else {
+    uint64_t now = NowMs();
+    if (now > meta.last_id.ms) {
+      id = StreamID{now, 0};
+    } else {
+      id = meta.last_id;
+      id.Incr();
+    }
+  }
+  if (id <= meta.last_id) return Status::RedisError(kTooSmall);
+
+  // Node emulation: does the entry open a new listpack node (Redis' streamAppendItem)?
+  Keys keys = KeysOf(db_, key, meta.version);
+  size_t totelelen = 0;
+  for (const auto& v : values) totelelen += v.size();
+  Node node;
+  StreamID node_id;
+  bool new_node = true;
+  if (meta.nodes > 0) {
+    s = ReadNode(db_, keys, meta.tail_node, &node);
+    if (!s.ok()) return s;
+    uint64_t max_bytes = limits_.max_bytes <= 0 || limits_.max_bytes > (1 << 30) ? (1 << 30) : limits_.max_bytes;
+    size_t lp_bytes = node.bytes + stream::IntElementSize(static_cast<int64_t>(node.live)) +
+                      stream::IntElementSize(static_cast<int64_t>(node.deleted));
+    new_node = lp_bytes + totelelen >= max_bytes ||
+               (limits_.max_entries > 0 && node.live + node.deleted >= static_cast<uint64_t>(limits_.max_entries));
+  }
+  const size_t nfields = values.size() / 2;
+  bool same_fields;
+  if (new_node) {
+    node_id = id;
+    node = Node{};
+    node.bytes = stream::kListpackOverhead + stream::IntElementSize(static_cast<int64_t>(nfields)) +
+                 stream::IntElementSize(0);  // num-fields ... master terminator
+    for (size_t i = 0; i < nfields; i++) {
+      node.master_fields.push_back(values[2 * i]);
+      node.bytes += stream::StringElementSize(values[2 * i]);
+    }
+    same_fields = true;
+    meta.nodes++;
+    meta.tail_node = id;
+  } else {
+    node_id = meta.tail_node;
+    same_fields = node.master_fields.size() == nfields;
+    for (size_t i = 0; same_fields && i < nfields; i++) same_fields = node.master_fields[i] == values[2 * i];
+  }
+  // flags, ms-diff, seq-diff, [num-fields, fields and values | values], lp-count
+  int64_t lp_count = static_cast<int64_t>(nfields) + 3;
+  node.bytes += stream::IntElementSize(same_fields ? 2 : 0) +
+                stream::IntElementSize(static_cast<int64_t>(id.ms - node_id.ms)) +
+                stream::IntElementSize(static_cast<int64_t>(id.seq - node_id.seq));
+  if (same_fields) {
+    for (size_t i = 0; i < nfields; i++) node.bytes += stream::StringElementSize(values[2 * i + 1]);
+  } else {
+    lp_count += static_cast<int64_t>(nfields) + 1;
+    node.bytes += stream::IntElementSize(static_cast<int64_t>(nfields));
+    for (const auto& v : values) node.bytes += stream::StringElementSize(v);
+  }
+  node.bytes += stream::IntElementSize(lp_count);
+  node.live++;
+  node.last_id = id;
+
+  std::string value;
+  stream::PutId(&value, node_id);
+  stream::PutStrings(&value, values);
+  db_->ctx()->Put(ColumnFamily::kStream, keys.Entry(id), value);
+  db_->ctx()->Put(ColumnFamily::kSubkey, keys.NodeKey(node_id), node.Encode());
+  meta.length++;
+  meta.entries_added++;
+  meta.last_id = id;
+  if (meta.length == 1) meta.first_id = id;
+  int64_t trimmed;
+  s = TrimStream(db_, key, &meta, args.trim, &trimmed);
+  if (!s.ok()) return s;
+  stream::StoreMeta(db_, key, &lk, meta);
+  *out_id = id;
+  return Status::OK();
+}
+
+Status RedisStream::Trim(std::string_view key, const StreamTrim& trim, int64_t* deleted) {
+  *deleted = 0;
+  LoadedKey lk;
+  StreamMeta meta;
+  bool exists;
+  Status s = Load(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  s = TrimStream(db_, key, &meta, trim, deleted);
+  if (!s.ok()) return s;
+  if (*deleted > 0) stream::StoreMeta(db_, key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisStream::Delete(std::string_view key, const std::vector<StreamID>& ids, int64_t* deleted) {
+  *deleted = 0;
+  LoadedKey lk;
+  StreamMeta meta;
+  bool exists;
+  Status s = Load(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  Keys keys = KeysOf(db_, key, meta.version);
+  bool first_deleted = false;
+  for (const auto& id : ids) {
+    StreamID node_id;
+    StreamEntry entry;
+    s = ReadEntry(db_, keys, id, &node_id, &entry);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    Node node;
+    s = ReadNode(db_, keys, node_id, &node);
+    if (!s.ok()) return s;
+    db_->ctx()->Delete(ColumnFamily::kStream, keys.Entry(id));
+    if (node.live == 1) {
+      // The node's last live entry: Redis frees the whole node.
+      db_->ctx()->Delete(ColumnFamily::kSubkey, keys.NodeKey(node_id));
+      meta.nodes--;
+      if (node_id == meta.tail_node) {
+        meta.tail_node = StreamID{};
+        if (meta.nodes > 0) {
+          std::string node_prefix = keys.NodePrefix();
+          auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, rocksdb::ReadOptions());
+          it->SeekForPrev(keys.NodeKey(node_id));
+          if (it->Valid() && it->key().starts_with(node_prefix)) {
+            meta.tail_node = stream::GetId(it->key().data() + node_prefix.size());
+          }
+        }
+      }
+    } else {
+      node.live--;
+      node.deleted++;
+      db_->ctx()->Put(ColumnFamily::kSubkey, keys.NodeKey(node_id), node.Encode());
+    }
+    meta.length--;
+    if (id == meta.first_id) first_deleted = true;
+    if (id > meta.max_deleted) meta.max_deleted = id;
+    (*deleted)++;
+  }
+  if (*deleted == 0) return Status::OK();
+  if (meta.length == 0) {
+    meta.first_id = StreamID{};
+  } else if (first_deleted) {
+    std::optional<StreamID> first;
+    s = EdgeEntry(db_, keys, false, &first);
+    if (!s.ok()) return s;
+    if (first) meta.first_id = *first;
+  }
+  stream::StoreMeta(db_, key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisStream::Range(std::string_view key, const StreamID& start, const StreamID& end, uint64_t count, bool rev,
+                          std::vector<StreamEntry>* out) {
+  out->clear();
+  LoadedKey lk;
+  StreamMeta meta;
+  bool exists;
+  Status s = Load(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || end < start) return s;
+  Keys keys = KeysOf(db_, key, meta.version);
+  std::string lower = keys.Entry(start), upper = keys.Entry(end);
+  upper.push_back('\0');
+  rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kStream, ro);
+  for (rev ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && (count == 0 || out->size() < count);
+       rev ? it->Prev() : it->Next()) {
+    StreamEntry e;
+    e.id = stream::GetId(it->key().data() + keys.prefix.size());
+    std::string_view v(it->value().data(), it->value().size());
+    if (v.size() < 16 || !stream::GetStrings(v.substr(16), &e.values)) return Status::Corruption("bad stream entry");
+    out->push_back(std::move(e));
+  }
+  return IterStatus(*it);
+}
+
+Status RedisStream::SetId(std::string_view key, const StreamID& id, int64_t entries_added,
+                          const StreamID& max_deleted) {
+  LoadedKey lk;
+  StreamMeta meta;
+  bool exists;
+  Status s = Load(key, &lk, &meta, &exists);
+  if (!s.ok()) return s;
+  if (!exists) return Status::RedisError("ERR no such key");
+  if (meta.length > 0) {
+    std::optional<StreamID> top;
+    s = EdgeEntry(db_, KeysOf(db_, key, meta.version), true, &top);
+    if (!s.ok()) return s;
+    if (top && id < *top) {
+      return Status::RedisError("ERR The ID specified in XSETID is smaller than the target stream top item");
+    }
+    if (entries_added != -1 && meta.length > static_cast<uint64_t>(entries_added)) {
+      return Status::RedisError("ERR The entries_added specified in XSETID is smaller than the target stream length");
+    }
+  }
+  meta.last_id = id;
+  if (entries_added != -1) meta.entries_added = static_cast<uint64_t>(entries_added);
+  if (!max_deleted.IsZero()) meta.max_deleted = max_deleted;
+  stream::StoreMeta(db_, key, &lk, meta);
+  return Status::OK();
+}
+
+}  // namespace kvrocks
