@@ -6,6 +6,7 @@ the ratio kvrocks/redis for each case.
   bench/compare.py [--rounds 3] [--requests 200000] [--workers N] [--cases set_p1,get_p1,...]
   bench/compare.py --cases collections      # HSET HGET LPUSH LPOP LRANGE_100 SADD SPOP ZADD ZRANGE
   bench/compare.py --cases large            # a 1M-member sorted set: ZADD ZSCORE ZRANGE BYSCORE LIMIT
+  bench/compare.py --cases types            # SETBIT GETBIT PFADD PFCOUNT GEOADD GEOSEARCH XADD XRANGE
 """
 import argparse
 import csv
@@ -103,7 +104,20 @@ LARGE_CASES = {
     "big_zscore": (["ZSCORE", "bigz", "m:__rand_int__"], 0, 1),
     "big_zrange_byscore": (["ZRANGE", "bigz", "__rand_int__", "+inf", "BYSCORE", "LIMIT", "0", "10"], 0, 1),
 }
-ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES}
+# The other types (--cases types): a bit far into a sparse bitmap (a 512 MB
+# string in Redis, one fragment in kvrocks; redis-benchmark cannot randomize an
+# offset: __rand_int__ has leading zeros), HyperLogLog, geo and streams.
+TYPE_CASES = {
+    "setbit": (["SETBIT", "bits", "4294967295", "1"], 0, 1),
+    "getbit": (["GETBIT", "bits", "4294967295"], 0, 1),
+    "pfadd": (["PFADD", "hll", "e:__rand_int__"], 0, 1),
+    "pfcount": (["PFCOUNT", "hll"], 0, 1),
+    "geoadd": (["GEOADD", "geo", "13.__rand_int__", "38.__rand_int__", "m:__rand_int__"], 0, 1),
+    "geosearch": (["GEOSEARCH", "geo", "FROMLONLAT", "13.5", "38.5", "BYRADIUS", "10", "km", "COUNT", "10"], 0, 1),
+    "xadd": (["XADD", "stream", "MAXLEN", "~", "100000", "*", "f", "__rand_int__"], 0, 1),
+    "xrange_10": (["XRANGE", "stream", "-", "+", "COUNT", "10"], 0, 1),
+}
+ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES, **TYPE_CASES}
 
 
 def load_large_zset(port):
@@ -153,6 +167,8 @@ def main():
             cases += list(COLLECTION_CASES)
         elif c == "large":
             cases += list(LARGE_CASES)
+        elif c == "types":
+            cases += list(TYPE_CASES)
         else:
             cases.append(c)
 

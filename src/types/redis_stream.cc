@@ -38,6 +38,7 @@ std::string EncodeMeta(const StreamMeta& m) {
   PutId(&out, m.first_id);
   PutId(&out, m.max_deleted);
   PutBE64(&out, m.entries_added);
+  PutId(&out, m.head_node);
   PutId(&out, m.tail_node);
   PutBE64(&out, m.nodes);
   PutBE64(&out, m.groups);
@@ -48,14 +49,15 @@ bool DecodeMeta(const Metadata& md, StreamMeta* m) {
   m->version = md.version;
   m->length = md.size;
   const std::string& p = md.payload;
-  if (p.size() < 88) return false;
+  if (p.size() < 104) return false;
   m->last_id = GetId(p.data());
   m->first_id = GetId(p.data() + 16);
   m->max_deleted = GetId(p.data() + 32);
   m->entries_added = DecodeBE64(p.data() + 48);
-  m->tail_node = GetId(p.data() + 56);
-  m->nodes = DecodeBE64(p.data() + 72);
-  m->groups = DecodeBE64(p.data() + 80);
+  m->head_node = GetId(p.data() + 56);
+  m->tail_node = GetId(p.data() + 72);
+  m->nodes = DecodeBE64(p.data() + 88);
+  m->groups = DecodeBE64(p.data() + 96);
   return true;
 }
 
@@ -126,12 +128,13 @@ Status ReadEntry(Database* db, const Keys& keys, const StreamID& id, StreamID* n
   return Status::OK();
 }
 
-Status EdgeEntry(Database* db, const Keys& keys, bool last, std::optional<StreamID>* id) {
+Status EdgeEntry(Database* db, const Keys& keys, bool last, std::optional<StreamID>* id, const StreamID& from) {
   id->reset();
   std::string upper = keys.prefix;
   upper.append(16, '\xff');
   upper.push_back('\xff');
-  rocksdb::Slice lower_slice(keys.prefix), upper_slice(upper);
+  std::string lower = keys.Entry(from);
+  rocksdb::Slice lower_slice(lower), upper_slice(upper);
   rocksdb::ReadOptions ro;
   ro.iterate_lower_bound = &lower_slice;
   ro.iterate_upper_bound = &upper_slice;
@@ -163,6 +166,22 @@ Status ReadNode(Database* db, const Keys& keys, const StreamID& id, Node* node) 
   return node->Decode(v) ? Status::OK() : Status::Corruption("bad stream node");
 }
 
+// The node after `after` (which may have just been deleted). Seeking from it,
+// never from the start, keeps the tombstones of trimmed nodes out of the way.
+Status NextNode(Database* db, const Keys& keys, const StreamID& after, StreamID* next) {
+  std::string node_prefix = keys.NodePrefix();
+  auto it = db->ctx()->NewIterator(ColumnFamily::kSubkey, rocksdb::ReadOptions());
+  std::string from = keys.NodeKey(after);
+  from.push_back('\0');
+  it->Seek(from);
+  if (!it->Valid() || !it->key().starts_with(node_prefix)) {
+    Status s = IterStatus(*it);
+    return s.ok() ? Status::Corruption("stream node count mismatch") : s;
+  }
+  *next = stream::GetId(it->key().data() + node_prefix.size());
+  return Status::OK();
+}
+
 }  // namespace
 
 Status RedisStream::Load(std::string_view key, LoadedKey* lk, StreamMeta* meta, bool* exists) {
@@ -190,22 +209,13 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
   Keys keys = KeysOf(db, key, meta->version);
   const bool by_len = trim.strategy == StreamTrim::kMaxLen;
   std::string node_prefix = keys.NodePrefix();
+  const StreamID old_first = meta->first_id;
   while (meta->nodes > 0) {
     if (by_len && meta->length <= trim.maxlen) break;
-    // The first node.
-    rocksdb::ReadOptions ro;
-    auto it = db->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
-    it->Seek(node_prefix);
-    if (!it->Valid() || !it->key().starts_with(node_prefix)) {
-      Status s = IterStatus(*it);
-      return s.ok() ? Status::Corruption("stream node count mismatch") : s;
-    }
-    StreamID node_id = stream::GetId(it->key().data() + node_prefix.size());
+    StreamID node_id = meta->head_node;
     Node node;
-    if (!node.Decode(std::string_view(it->value().data(), it->value().size()))) {
-      return Status::Corruption("bad stream node");
-    }
-    it.reset();
+    Status rs = ReadNode(db, keys, node_id, &node);
+    if (!rs.ok()) return rs;
     auto entries = static_cast<int64_t>(node.live);
     if (trim.limit && *deleted + entries > trim.limit) break;
     bool remove_node = by_len ? meta->length - node.live >= trim.maxlen : node.last_id < trim.minid;
@@ -228,6 +238,10 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
       meta->nodes--;
       meta->length -= node.live;
       *deleted += entries;
+      if (meta->nodes > 0) {
+        Status ns = NextNode(db, keys, node_id, &meta->head_node);
+        if (!ns.ok()) return ns;
+      }
       continue;
     }
     if (trim.approx) break;
@@ -258,12 +272,12 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
     db->ctx()->Put(ColumnFamily::kSubkey, keys.NodeKey(node_id), node.Encode());
     break;  // there was enough to delete in this node
   }
-  if (meta->nodes == 0) meta->tail_node = StreamID{};
+  if (meta->nodes == 0) meta->head_node = meta->tail_node = StreamID{};
   if (meta->length == 0) {
     meta->first_id = StreamID{};
   } else {
     std::optional<StreamID> first;
-    Status s = EdgeEntry(db, keys, false, &first);
+    Status s = EdgeEntry(db, keys, false, &first, old_first);
     if (!s.ok()) return s;
     if (first) meta->first_id = *first;
   }
@@ -336,6 +350,7 @@ Status RedisStream::Add(std::string_view key, const AddArgs& args, const std::ve
       node.bytes += stream::StringElementSize(values[2 * i]);
     }
     same_fields = true;
+    if (meta.nodes == 0) meta.head_node = id;
     meta.nodes++;
     meta.tail_node = id;
   } else {
@@ -412,7 +427,12 @@ Status RedisStream::Delete(std::string_view key, const std::vector<StreamID>& id
       // The node's last live entry: Redis frees the whole node.
       db_->ctx()->Delete(ColumnFamily::kSubkey, keys.NodeKey(node_id));
       meta.nodes--;
-      if (node_id == meta.tail_node) {
+      if (meta.nodes == 0) {
+        meta.head_node = meta.tail_node = StreamID{};
+      } else if (node_id == meta.head_node) {
+        s = NextNode(db_, keys, node_id, &meta.head_node);
+        if (!s.ok()) return s;
+      } else if (node_id == meta.tail_node) {
         meta.tail_node = StreamID{};
         if (meta.nodes > 0) {
           std::string node_prefix = keys.NodePrefix();
@@ -438,7 +458,7 @@ Status RedisStream::Delete(std::string_view key, const std::vector<StreamID>& id
     meta.first_id = StreamID{};
   } else if (first_deleted) {
     std::optional<StreamID> first;
-    s = EdgeEntry(db_, keys, false, &first);
+    s = EdgeEntry(db_, keys, false, &first, meta.first_id);
     if (!s.ok()) return s;
     if (first) meta.first_id = *first;
   }
@@ -453,9 +473,10 @@ Status RedisStream::Range(std::string_view key, const StreamID& start, const Str
   StreamMeta meta;
   bool exists;
   Status s = Load(key, &lk, &meta, &exists);
-  if (!s.ok() || !exists || end < start) return s;
+  if (!s.ok() || !exists || end < start || meta.length == 0) return s;
   Keys keys = KeysOf(db_, key, meta.version);
-  std::string lower = keys.Entry(start), upper = keys.Entry(end);
+  // Nothing lives below the first entry: starting there skips trimmed entries' tombstones.
+  std::string lower = keys.Entry(std::max(start, meta.first_id)), upper = keys.Entry(end);
   upper.push_back('\0');
   rocksdb::Slice lower_slice(lower), upper_slice(upper);
   rocksdb::ReadOptions ro;

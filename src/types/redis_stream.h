@@ -51,7 +51,7 @@ struct StreamMeta {
   uint64_t length = 0;
   StreamID last_id, first_id, max_deleted;
   uint64_t entries_added = 0;
-  StreamID tail_node;  // id of the last emulated node (valid if nodes > 0)
+  StreamID head_node, tail_node;  // ids of the first and last emulated nodes (valid if nodes > 0)
   uint64_t nodes = 0;
   uint64_t groups = 0;
 };

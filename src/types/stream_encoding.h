@@ -171,8 +171,11 @@ Keys KeysOf(Database* db, std::string_view key, uint64_t version);
 Status IterStatus(const rocksdb::Iterator& it);
 // Reads an entry (and the id of its node); NotFound if absent.
 Status ReadEntry(Database* db, const Keys& keys, const StreamID& id, StreamID* node, StreamEntry* entry);
-// First (or last) entry id of the stream, empty if it has none.
-Status EdgeEntry(Database* db, const Keys& keys, bool last, std::optional<StreamID>* id);
+// First (or last) entry id of the stream, empty if it has none. A first entry
+// is searched from `from` on: seeking from an id known to be at or below it
+// skips the tombstones of trimmed entries.
+Status EdgeEntry(Database* db, const Keys& keys, bool last, std::optional<StreamID>* id,
+                 const StreamID& from = StreamID{});
 // Writes a stream's metadata (streams exist even when empty).
 void StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const StreamMeta& meta);
 
