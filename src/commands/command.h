@@ -102,6 +102,7 @@ void RegisterBitmapCommands(CommandTable* table);
 void RegisterHyperLogLogCommands(CommandTable* table);
 void RegisterGeoCommands(CommandTable* table);
 void RegisterStreamCommands(CommandTable* table);
+void RegisterDumpCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

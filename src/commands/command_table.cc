@@ -22,6 +22,7 @@ CommandTable::CommandTable() {
   RegisterHyperLogLogCommands(this);
   RegisterGeoCommands(this);
   RegisterStreamCommands(this);
+  RegisterDumpCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

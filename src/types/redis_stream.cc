@@ -61,8 +61,6 @@ bool DecodeMeta(const Metadata& md, StreamMeta* m) {
   return true;
 }
 
-namespace {
-
 // Sizes of listpack elements (listpack.c's encodings), for the node emulation.
 size_t BacklenSize(size_t l) {
   if (l <= 127) return 1;
@@ -97,9 +95,6 @@ size_t StringElementSize(std::string_view s) {
   return enc + BacklenSize(enc);
 }
 
-constexpr size_t kListpackOverhead = 7;  // header (6) and end byte
-
-}  // namespace
 }  // namespace stream
 
 using stream::Keys;

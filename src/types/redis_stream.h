@@ -91,6 +91,43 @@ struct StreamGroupInfo {
   uint64_t consumers = 0;
 };
 
+// A whole stream as an RDB (or a DUMP payload) holds it: Redis' listpack nodes
+// with their entries, and the consumer groups. Restore() writes it as is.
+struct StreamNodeDump {
+  StreamID master_id;
+  std::vector<std::string> master_fields;
+  std::vector<StreamEntry> entries;  // live entries only
+  uint64_t deleted = 0;
+  StreamID last_id;       // last entry of the node, deleted or not
+  uint64_t lp_bytes = 0;  // the node's listpack size
+};
+
+struct StreamGroupDump {
+  std::string name;
+  StreamID last_id;
+  int64_t entries_read = -1;
+  struct Pending {
+    StreamID id;
+    uint64_t delivery_time = 0, delivery_count = 0;
+    std::string consumer;  // filled from the consumers' PELs
+  };
+  std::vector<Pending> pel;
+  struct Consumer {
+    std::string name;
+    uint64_t seen_time = 0;
+    std::vector<StreamID> pel;
+  };
+  std::vector<Consumer> consumers;
+};
+
+struct StreamDump {
+  std::vector<StreamNodeDump> nodes;
+  uint64_t length = 0;
+  StreamID last_id, first_id, max_deleted;
+  uint64_t entries_added = 0;
+  std::vector<StreamGroupDump> groups;
+};
+
 class RedisStream {
  public:
   explicit RedisStream(Database* db, StreamNodeLimits limits = {}) : db_(db), limits_(limits) {}
@@ -166,6 +203,11 @@ class RedisStream {
   // Pending entries of a group (of one consumer if given), at most count (0 = all).
   Status GroupPending(std::string_view key, const StreamMeta& meta, std::string_view group,
                       const std::string* consumer, uint64_t count, std::vector<StreamPending>* out);
+  // Writes a whole stream (RDB load, RESTORE) under key, which must be absent.
+  Status Restore(std::string_view key, const StreamDump& dump, uint64_t expire_ms);
+  // The whole stream as Redis would serialize it (DUMP).
+  Status Dump(std::string_view key, StreamDump* dump);
+
   // Redis' lag of a group (nullopt when it cannot be known).
   static std::optional<int64_t> Lag(const StreamMeta& meta, const StreamGroupInfo& group);
 

@@ -167,6 +167,14 @@ struct Keys {
 std::string EncodeMeta(const StreamMeta& m);
 bool DecodeMeta(const Metadata& md, StreamMeta* m);
 
+// Sizes of listpack elements (listpack.c's encodings), for the node emulation:
+// an element's encoding plus its back-length.
+inline constexpr size_t kListpackOverhead = 7;  // header (6) and end byte
+size_t BacklenSize(size_t l);
+size_t IntElementSize(int64_t v);
+// A string element (stored as an integer when it is one, as listpack does).
+size_t StringElementSize(std::string_view s);
+
 Keys KeysOf(Database* db, std::string_view key, uint64_t version);
 Status IterStatus(const rocksdb::Iterator& it);
 // Reads an entry (and the id of its node); NotFound if absent.

@@ -1,0 +1,209 @@
+#include "replication/rdb_object.h"
+
+#include "common/encoding.h"
+#include "replication/rdb_writer.h"
+#include "types/redis_hash.h"
+#include "types/redis_list.h"
+#include "types/redis_set.h"
+#include "types/redis_stream.h"
+#include "types/redis_string.h"
+#include "types/redis_zset.h"
+
+namespace kvrocks::rdb {
+
+namespace {
+
+std::vector<std::string_view> Views(const std::vector<std::string>& v) {
+  return std::vector<std::string_view>(v.begin(), v.end());
+}
+
+// A stream node as the listpack Redis keeps it (count, deleted, master fields, entries).
+std::string NodeListpack(const StreamNodeDump& node) {
+  ListpackBuilder lp;
+  lp.AddInt(static_cast<int64_t>(node.entries.size()));
+  lp.AddInt(0);
+  lp.AddInt(static_cast<int64_t>(node.master_fields.size()));
+  for (const auto& f : node.master_fields) lp.AddString(f);
+  lp.AddInt(0);
+  for (const auto& e : node.entries) {
+    size_t nfields = e.values.size() / 2;
+    bool same = nfields == node.master_fields.size();
+    for (size_t i = 0; same && i < nfields; i++) same = e.values[2 * i] == node.master_fields[i];
+    lp.AddInt(same ? 2 : 0);
+    lp.AddInt(static_cast<int64_t>(e.id.ms - node.master_id.ms));
+    lp.AddInt(static_cast<int64_t>(e.id.seq - node.master_id.seq));
+    if (same) {
+      for (size_t i = 0; i < nfields; i++) lp.AddString(e.values[2 * i + 1]);
+    } else {
+      lp.AddInt(static_cast<int64_t>(nfields));
+      for (const auto& v : e.values) lp.AddString(v);
+    }
+    lp.AddInt(static_cast<int64_t>(nfields + 3 + (same ? 0 : nfields + 1)));
+  }
+  return lp.Finish();
+}
+
+void PutRawId(std::string* out, const StreamID& id) {
+  std::string raw;
+  PutBE64(&raw, id.ms);
+  PutBE64(&raw, id.seq);
+  out->append(raw);
+}
+
+void PutStream(std::string* out, const StreamDump& d) {
+  PutLen(out, d.nodes.size());
+  for (const auto& n : d.nodes) {
+    std::string key;
+    PutRawId(&key, n.master_id);
+    PutString(out, key);
+    PutString(out, NodeListpack(n));
+  }
+  PutLen(out, d.length);
+  PutLen(out, d.last_id.ms);
+  PutLen(out, d.last_id.seq);
+  PutLen(out, d.first_id.ms);
+  PutLen(out, d.first_id.seq);
+  PutLen(out, d.max_deleted.ms);
+  PutLen(out, d.max_deleted.seq);
+  PutLen(out, d.entries_added);
+  PutLen(out, d.groups.size());
+  for (const auto& g : d.groups) {
+    PutString(out, g.name);
+    PutLen(out, g.last_id.ms);
+    PutLen(out, g.last_id.seq);
+    PutLen(out, static_cast<uint64_t>(g.entries_read));
+    PutLen(out, g.pel.size());
+    for (const auto& p : g.pel) {
+      PutRawId(out, p.id);
+      PutMillis(out, p.delivery_time);
+      PutLen(out, p.delivery_count);
+    }
+    PutLen(out, g.consumers.size());
+    for (const auto& c : g.consumers) {
+      PutString(out, c.name);
+      PutMillis(out, c.seen_time);
+      PutLen(out, c.pel.size());
+      for (const auto& id : c.pel) PutRawId(out, id);
+    }
+  }
+}
+
+}  // namespace
+
+Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint64_t expire_ms) {
+  if (!obj.module_name.empty()) return Status::InvalidArgument("module value of type " + obj.module_name);
+  if (obj.Empty()) return Status::OK();
+  Status s;
+  switch (obj.type) {
+    case RedisType::kString: {
+      LoadedKey lk;
+      s = db->Load(key, &lk);
+      if (s.ok()) RedisString(db).WriteValue(key, &lk, obj.str, expire_ms);
+      return s;
+    }
+    case RedisType::kStream:
+      return RedisStream(db).Restore(key, *obj.stream, expire_ms);
+    case RedisType::kList: {
+      int64_t len;
+      s = RedisList(db).Push(key, Views(obj.elements), false, false, &len);
+      break;
+    }
+    case RedisType::kSet: {
+      int64_t added;
+      s = RedisSet(db).Add(key, Views(obj.elements), &added);
+      break;
+    }
+    case RedisType::kHash: {
+      std::vector<std::pair<std::string_view, std::string_view>> fvs;
+      fvs.reserve(obj.pairs.size());
+      for (const auto& [f, v] : obj.pairs) fvs.emplace_back(f, v);
+      int64_t added;
+      s = RedisHash(db).Set(key, fvs, false, &added);
+      break;
+    }
+    case RedisType::kZSet: {
+      std::vector<ZMember> members;
+      members.reserve(obj.zset.size());
+      for (const auto& [m, score] : obj.zset) members.push_back(ZMember{m, score});
+      int64_t result;
+      std::optional<double> incr;
+      s = RedisZSet(db).Add(key, members, RedisZSet::AddFlags{}, &result, &incr);
+      break;
+    }
+    default:
+      return Status::Corruption("unknown object type");
+  }
+  if (s.ok() && expire_ms != 0) {
+    bool applied;
+    s = db->SetExpire(key, expire_ms, 0, &applied);
+  }
+  return s;
+}
+
+Status DumpObject(Database* db, std::string_view key, std::string* payload) {
+  RedisType type;
+  Status s = db->Type(key, &type);
+  if (!s.ok()) return s;
+  std::string body;
+  switch (type) {
+    case RedisType::kNone:
+      return Status::NotFound();
+    case RedisType::kString: {
+      std::string v;
+      s = RedisString(db).Get(key, &v);
+      body.push_back(static_cast<char>(kTypeString));
+      PutString(&body, v);
+      break;
+    }
+    case RedisType::kList: {
+      std::vector<std::string> elems;
+      s = RedisList(db).Range(key, 0, -1, &elems);
+      body.push_back(static_cast<char>(kTypeList));
+      PutLen(&body, elems.size());
+      for (const auto& e : elems) PutString(&body, e);
+      break;
+    }
+    case RedisType::kSet: {
+      std::vector<std::string> members;
+      s = RedisSet(db).Members(key, &members);
+      body.push_back(static_cast<char>(kTypeSet));
+      PutLen(&body, members.size());
+      for (const auto& m : members) PutString(&body, m);
+      break;
+    }
+    case RedisType::kHash: {
+      std::vector<std::pair<std::string, std::string>> fvs;
+      s = RedisHash(db).GetAll(key, &fvs);
+      body.push_back(static_cast<char>(kTypeHash));
+      PutLen(&body, fvs.size());
+      for (const auto& [f, v] : fvs) {
+        PutString(&body, f);
+        PutString(&body, v);
+      }
+      break;
+    }
+    case RedisType::kZSet: {
+      std::vector<ZMember> members;
+      s = RedisZSet(db).All(key, &members);
+      body.push_back(static_cast<char>(kTypeZSet2));
+      PutLen(&body, members.size());
+      for (const auto& m : members) {
+        PutString(&body, m.member);
+        PutBinaryDouble(&body, m.score);
+      }
+      break;
+    }
+    case RedisType::kStream: {
+      StreamDump dump;
+      s = RedisStream(db).Dump(key, &dump);
+      body.push_back(static_cast<char>(kTypeStreamListpacks2));
+      if (s.ok()) PutStream(&body, dump);
+      break;
+    }
+  }
+  if (!s.ok()) return s;
+  *payload = FinishDump(std::move(body));
+  return Status::OK();
+}
+
+}  // namespace kvrocks::rdb

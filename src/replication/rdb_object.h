@@ -1,0 +1,21 @@
+// Conversion between RDB objects and kvrocks keys, through the types layer:
+// loading an RDB and RESTORE write keys with RestoreObject; DUMP serializes a
+// key with DumpObject.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "replication/rdb_reader.h"
+#include "types/database.h"
+
+namespace kvrocks::rdb {
+
+// Writes obj under key (which must be absent) with an absolute expiry (0 = none).
+// Module values and empty collections are not written (NotSupported / OK).
+Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint64_t expire_ms);
+
+// Redis' DUMP payload of key; NotFound if absent.
+Status DumpObject(Database* db, std::string_view key, std::string* payload);
+
+}  // namespace kvrocks::rdb
