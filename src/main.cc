@@ -16,7 +16,9 @@
 #include <thread>
 
 #include "common/version.h"
+#include "common/time_util.h"
 #include "config/config.h"
+#include "replication/rdb_loader.h"
 #include "server/server.h"
 #include "storage/storage.h"
 
@@ -111,6 +113,18 @@ int main(int argc, char** argv) {
   if (!s.ok()) {
     LOG(ERROR) << "Failed to open storage: " << s.message();
     return 1;
+  }
+  if (!cfg.load_rdb.empty()) {
+    uint64_t keys = 0;
+    uint64_t start = kvrocks::MonotonicUs();
+    s = kvrocks::LoadRdbFile(&storage, cfg.databases, cfg.load_rdb, &keys);
+    if (!s.ok()) {
+      LOG(ERROR) << "Failed to load " << cfg.load_rdb << ": " << s.message();
+      storage.Close();
+      return 1;
+    }
+    LOG(INFO) << "Loaded " << keys << " keys from " << cfg.load_rdb << " in "
+              << (kvrocks::MonotonicUs() - start) / 1000 << " ms";
   }
   cfg.OnSet("rocksdb.block-cache-size", [&storage](const Config& c) {
     storage.SetBlockCacheCapacity(static_cast<size_t>(c.rocksdb_block_cache_size));

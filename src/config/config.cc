@@ -175,6 +175,7 @@ Config::Config() {
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
+  Add(StringOption("load-rdb", &load_rdb, false));
   Add(Int64Option("stream-node-max-bytes", &stream_node_max_bytes, 0, true, true));
   Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));
   Add(BoolOption("active-expire", &active_expire, true));

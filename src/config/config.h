@@ -46,6 +46,7 @@ struct Config {
   int hz = 10;
   int64_t hll_sparse_max_bytes = 3000;
   int64_t stream_node_max_bytes = 4096;
+  std::string load_rdb;  // an RDB file to load at startup (replacing the data set)
   int64_t stream_node_max_entries = 100;
   bool active_expire = true;
 

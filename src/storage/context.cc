@@ -93,7 +93,7 @@ Status Context::Commit() {
     }
   }
   for (auto& d : deltas_) storage_->AddCountMerges(&sorted, d.db, d.keys, d.expires);
-  Status s = storage_->Write(&sorted);
+  Status s = storage_->Write(&sorted, without_wal_);
   if (s.ok()) {
     for (auto& d : deltas_) storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
     for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);

@@ -63,6 +63,11 @@ class Context {
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
   void ClearTouched() { touched_.clear(); }
 
+  // Commits without the WAL (bulk loading; the loader flushes memtables at the end).
+  void set_without_wal(bool v) { without_wal_ = v; }
+  // Bytes of pending writes.
+  size_t PendingBytes() const { return batch_ ? batch_->GetWriteBatch()->GetDataSize() : 0; }
+
   bool HasWrites() const { return batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0; }
   // Writes everything pending as one batch, then applies counter deltas. The
   // context can be reused afterwards.
@@ -78,6 +83,7 @@ class Context {
   Storage* storage_;
   std::unique_ptr<rocksdb::WriteBatchWithIndex> batch_;
   uint32_t used_cfs_ = 0;  // bit per ColumnFamily written in this batch
+  bool without_wal_ = false;
   const rocksdb::Snapshot* snapshot_ = nullptr;
   struct CountDelta {
     uint8_t db;

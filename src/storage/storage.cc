@@ -220,9 +220,59 @@ void Storage::Close() {
   db_.reset();
 }
 
-Status Storage::Write(rocksdb::WriteBatch* batch) {
-  rocksdb::Status s = db_->Write(write_options_, batch);
+Status Storage::Write(rocksdb::WriteBatch* batch, bool without_wal) {
+  rocksdb::WriteOptions wo = write_options_;
+  if (without_wal) {
+    wo.disableWAL = true;
+    wo.sync = false;
+  }
+  rocksdb::Status s = db_->Write(wo, batch);
   return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+}
+
+Status Storage::FlushMemTables() {
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  rocksdb::Status s = db_->Flush(fo, handles_);
+  return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+}
+
+std::vector<uint8_t> Storage::FreePhysicalDbs(int databases) const {
+  std::array<bool, kMaxDatabases> used{};
+  for (int i = 0; i < databases; i++) used[db_map_[i].load()] = true;
+  std::vector<uint8_t> free;
+  for (int p = 0; p < kMaxDatabases; p++) {
+    if (!used[p]) free.push_back(static_cast<uint8_t>(p));
+  }
+  return free;
+}
+
+Status Storage::ReplaceDatabases(const std::vector<uint8_t>& fresh) {
+  std::array<uint8_t, kMaxDatabases> map;
+  for (int i = 0; i < kMaxDatabases; i++) map[i] = db_map_[i].load();
+  for (size_t i = 0; i < fresh.size(); i++) {
+    // Keep the map a permutation: the fresh id's current slot (an unused logical db) takes the old id.
+    for (int j = 0; j < kMaxDatabases; j++) {
+      if (map[j] == fresh[i]) {
+        std::swap(map[i], map[j]);
+        break;
+      }
+    }
+  }
+  std::string v(kMaxDatabases, '\0');
+  for (int i = 0; i < kMaxDatabases; i++) v[i] = static_cast<char>(map[i]);
+  rocksdb::WriteBatch batch;
+  batch.Put(cf(ColumnFamily::kState), kDbMapKey, v);
+  Status s = Write(&batch);
+  if (!s.ok()) return s;
+  std::vector<uint8_t> old;
+  for (size_t i = 0; i < fresh.size(); i++) old.push_back(db_map_[i].load());
+  for (int i = 0; i < kMaxDatabases; i++) db_map_[i].store(map[i]);
+  for (uint8_t p : old) {
+    s = FlushDb(p);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
 }
 
 uint64_t Storage::NewVersion() {

@@ -49,7 +49,10 @@ class Storage {
   rocksdb::ColumnFamilyHandle* cf(ColumnFamily c) { return handles_[static_cast<int>(c)]; }
 
   // Commits a batch through the WAL (fsync'd when rocksdb.sync-writes is yes).
-  Status Write(rocksdb::WriteBatch* batch);
+  // without_wal: bulk loading, made durable by FlushMemTables() before it counts.
+  Status Write(rocksdb::WriteBatch* batch, bool without_wal = false);
+  // Flushes every memtable to SST files (makes writes done without WAL durable).
+  Status FlushMemTables();
 
   LockManager* locks() { return &locks_; }
   // String values of at least this size are stored out of line (see key_encoding.h).
@@ -79,6 +82,14 @@ class Storage {
 
   // Deletes every key of a physical db (range deletes in every CF). Caller holds all key stripes.
   Status FlushDb(uint8_t physical_db);
+
+  // Physical dbs that no logical db in [0, databases) maps to (a bulk load
+  // fills them before they replace the visible ones).
+  std::vector<uint8_t> FreePhysicalDbs(int databases) const;
+  // Makes logical db i read physical db fresh[i] (for i < fresh.size()) in one
+  // persisted step, then deletes the data the logical dbs had before. Caller
+  // holds all key stripes.
+  Status ReplaceDatabases(const std::vector<uint8_t>& fresh);
 
   // Flushes memtables and compacts every column family fully (COMPACT), which
   // runs the compaction filters over all data.
