@@ -13,11 +13,15 @@ scripts/build.sh
 echo "== unit tests (ctest)"
 (cd build && ctest --output-on-failure -j2)
 
-echo "== fuzzing the RESP parser (bounded)"
+echo "== fuzzing the RESP and RDB parsers (bounded)"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DKVROCKS_BUILD_TESTS=OFF -DKVROCKS_BUILD_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_resp
-mkdir -p build-fuzz/corpus
+cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb
+mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb
 build-fuzz/fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus 2>&1 | tail -3
+# The small RDB fixtures seed the RDB corpus (the fuzzer mutates them).
+cp tests/rdb-fixtures/legacy/*.rdb tests/rdb-fixtures/redis-7.0/l*.rdb tests/rdb-fixtures/redis-7.0/empty.rdb \
+  build-fuzz/corpus-rdb/
+build-fuzz/fuzz_rdb -max_total_time="${FUZZ_SECONDS:-60}" -max_len=8192 build-fuzz/corpus-rdb 2>&1 | tail -3
 
 echo "== integration tests (pytest)"
 python3 -m pytest -q tests/integration
