@@ -9,6 +9,7 @@
 #include <random>
 
 #include "commands/helpers.h"
+#include "replication/replica.h"
 #include "common/time_util.h"
 
 extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
@@ -28,11 +29,6 @@ std::string RandomHex40() {
 }
 
 const std::string& RunId() {
-  static const std::string id = RandomHex40();
-  return id;
-}
-
-const std::string& ReplId() {
   static const std::string id = RandomHex40();
   return id;
 }
@@ -159,16 +155,47 @@ std::string InfoStats(Server* srv) {
   return s;
 }
 
-std::string InfoReplication(Server*) {
+std::string InfoReplication(Server* srv) {
   std::string s = "# Replication\r\n";
-  Line(&s, "role", "master");
+  Replica* rep = srv->replica();
+  if (!rep->is_replica()) {
+    Line(&s, "role", "master");
+  } else {
+    Replica::Info info = rep->GetInfo();
+    Line(&s, "role", "slave");
+    Line(&s, "master_host", info.host);
+    Line(&s, "master_port", info.port);
+    Line(&s, "master_link_status", info.link_up ? "up" : "down");
+    Line(&s, "master_last_io_seconds_ago", info.last_io_seconds_ago);
+    Line(&s, "master_sync_in_progress", info.sync_in_progress ? 1 : 0);
+    Line(&s, "slave_read_repl_offset", static_cast<int64_t>(info.read_offset));
+    Line(&s, "slave_repl_offset", static_cast<int64_t>(info.offset));
+    if (info.sync_in_progress) {
+      Line(&s, "master_sync_total_bytes", info.sync_total_bytes);
+      Line(&s, "master_sync_read_bytes", info.sync_read_bytes);
+      Line(&s, "master_sync_left_bytes",
+           info.sync_total_bytes >= 0 ? info.sync_total_bytes - info.sync_read_bytes : -1);
+      Line(&s, "master_sync_last_io_seconds_ago", info.last_io_seconds_ago);
+    }
+    Line(&s, "slave_priority", srv->config()->replica_priority);
+    Line(&s, "slave_read_only", srv->config()->replica_read_only ? 1 : 0);
+    Line(&s, "replica_announced", 1);
+    // kvrocks' own counters.
+    Line(&s, "replica_full_syncs", static_cast<int64_t>(info.full_syncs));
+    Line(&s, "replica_partial_syncs", static_cast<int64_t>(info.partial_syncs));
+    Line(&s, "replica_apply_errors", static_cast<int64_t>(info.apply_errors));
+    if (!info.last_error.empty()) Line(&s, "replica_last_error", info.last_error);
+  }
   Line(&s, "connected_slaves", 0);
   Line(&s, "master_failover_state", "no-failover");
-  Line(&s, "master_replid", ReplId());
+  Line(&s, "master_replid", rep->replid());
   Line(&s, "master_replid2", std::string(40, '0'));
-  Line(&s, "master_repl_offset", 0);
+  Line(&s, "master_repl_offset", static_cast<int64_t>(rep->offset()));
   Line(&s, "second_repl_offset", -1);
   Line(&s, "repl_backlog_active", 0);
+  Line(&s, "repl_backlog_size", 1048576);
+  Line(&s, "repl_backlog_first_byte_offset", 0);
+  Line(&s, "repl_backlog_histlen", 0);
   return s;
 }
 

@@ -103,6 +103,7 @@ void RegisterHyperLogLogCommands(CommandTable* table);
 void RegisterGeoCommands(CommandTable* table);
 void RegisterStreamCommands(CommandTable* table);
 void RegisterDumpCommands(CommandTable* table);
+void RegisterReplicationCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

@@ -23,6 +23,7 @@ CommandTable::CommandTable() {
   RegisterGeoCommands(this);
   RegisterStreamCommands(this);
   RegisterDumpCommands(this);
+  RegisterReplicationCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

@@ -176,6 +176,17 @@ Config::Config() {
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(StringOption("load-rdb", &load_rdb, false));
+  Add(StringOption("replicaof", &replicaof, false));
+  Add(StringOption("masterauth", &masterauth, true));
+  Add(StringOption("masteruser", &masteruser, true));
+  Add(BoolOption("replica-read-only", &replica_read_only, true));
+  Add(BoolOption("replica-serve-stale-data", &replica_serve_stale_data, true));
+  Add(IntOption("repl-timeout", &repl_timeout, 1, INT32_MAX, true));
+  Add(IntOption("repl-ping-replica-period", &repl_ping_replica_period, 1, INT32_MAX, true));
+  Add(StringOption("replica-announce-ip", &replica_announce_ip, true));
+  Add(IntOption("replica-announce-port", &replica_announce_port, 0, 65535, true));
+  Add(IntOption("replica-priority", &replica_priority, 0, INT32_MAX, true));
+  Add(StringOption("replica-apply-errors", &replica_apply_errors, true, {"skip", "disconnect"}));
   Add(Int64Option("stream-node-max-bytes", &stream_node_max_bytes, 0, true, true));
   Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));
   Add(BoolOption("active-expire", &active_expire, true));

@@ -46,6 +46,17 @@ struct Config {
   int hz = 10;
   int64_t hll_sparse_max_bytes = 3000;
   int64_t stream_node_max_bytes = 4096;
+  // Replication from a Redis master.
+  std::string replicaof;  // "host port", empty = master
+  std::string masterauth, masteruser;
+  bool replica_read_only = true;
+  bool replica_serve_stale_data = true;
+  int repl_timeout = 60;
+  int repl_ping_replica_period = 10;
+  std::string replica_announce_ip;
+  int replica_announce_port = 0;
+  int replica_priority = 100;
+  std::string replica_apply_errors = "skip";  // or "disconnect"
   std::string load_rdb;  // an RDB file to load at startup (replacing the data set)
   int64_t stream_node_max_entries = 100;
   bool active_expire = true;

@@ -94,10 +94,10 @@ Status RdbLoader::OnModuleAux(const std::string& module) {
   return Status::OK();
 }
 
-Status RdbLoader::Finish() {
+Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>& state_puts) {
   Status s = ctx_->Commit();
   if (s.ok()) s = storage_->FlushMemTables();
-  if (s.ok()) s = storage_->ReplaceDatabases(staging_);
+  if (s.ok()) s = storage_->ReplaceDatabases(staging_, state_puts);
   return s;
 }
 

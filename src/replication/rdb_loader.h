@@ -29,7 +29,8 @@ class RdbLoader : public rdb::Handler {
   Status OnModuleAux(const std::string& module) override;
   // Commits, flushes and makes the loaded data set the visible one. The caller
   // holds every key lock (no client write may interleave with the switch).
-  Status Finish();
+  // state_puts go to the state CF in the same write as the switch.
+  Status Finish(const std::vector<std::pair<std::string, std::string>>& state_puts = {});
   // Drops what was loaded so far.
   void Abort();
 

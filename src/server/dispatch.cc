@@ -3,6 +3,8 @@
 // statistics, SLOWLOG and MONITOR.
 #include "server/dispatch.h"
 
+#include "replication/replica.h"
+
 #include <glog/logging.h>
 
 #include "commands/command.h"
@@ -214,6 +216,13 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
     err = "ERR wrong number of arguments for '" + std::string(spec->name) + "' command";
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
+  } else if (srv->replica()->is_replica()) {
+    if ((spec->flags & kCmdWrite) && srv->config()->replica_read_only) {
+      err = "READONLY You can't write against a read only replica.";
+    } else if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data &&
+               !(spec->flags & kCmdStale)) {
+      err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+    }
   }
   if (!err.empty()) {
     if (spec != nullptr) spec->counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);

@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include "common/string_util.h"
+#include "replication/replica.h"
+
 #include <glog/logging.h>
 
 #include <ctime>
@@ -19,6 +22,16 @@ Server::Server(Config* config, Storage* storage)
 
 Server::~Server() {
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
+}
+
+bool ParseHostPort(const std::string& s, std::string* host, int* port) {
+  size_t sp = s.find(' ');
+  if (sp == std::string::npos) return false;
+  *host = s.substr(0, sp);
+  int64_t p;
+  if (!ParseInt64(s.substr(sp + 1), &p) || p <= 0 || p > 65535) return false;
+  *port = static_cast<int>(p);
+  return true;
 }
 
 Status Server::Start() {
@@ -41,6 +54,17 @@ Status Server::Start() {
     workers_.push_back(std::move(w));
   }
   for (auto& w : workers_) w->Start();
+  replica_ = std::make_unique<Replica>(this);
+  Status s = replica_->LoadState();
+  if (!s.ok()) return s;
+  if (!config_->replicaof.empty()) {
+    std::string host;
+    int port = 0;
+    if (!ParseHostPort(config_->replicaof, &host, &port)) {
+      return Status::InvalidArgument("bad replicaof '" + config_->replicaof + "' (expected: host port)");
+    }
+    replica_->Follow(host, port);
+  }
   expire_thread_ = std::thread([this] { ActiveExpireLoop(); });
   return Status::OK();
 }
@@ -58,6 +82,7 @@ void Server::Wait() {
     std::unique_lock<std::mutex> g(stop_mu_);
     stop_cv_.wait(g, [this] { return stop_.load(); });
   }
+  if (replica_) replica_->Stop();
   for (auto& w : workers_) w->Stop();
   if (expire_thread_.joinable()) expire_thread_.join();
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
@@ -312,7 +337,8 @@ void Server::ActiveExpireLoop() {
       stop_cv_.wait_for(g, std::chrono::milliseconds(1000 / hz), [this] { return stop_.load(); });
       if (stop_) return;
     }
-    if (!config_->active_expire) continue;
+    // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do).
+    if (!config_->active_expire || (replica_ && replica_->is_replica())) continue;
     for (int db = 0; db < Storage::kMaxDatabases; db++) {
       if (storage_->KeyCount(static_cast<uint8_t>(db)) == 0) continue;
       // Keep going while a cycle finds a full batch of expired keys.

@@ -22,6 +22,10 @@ namespace kvrocks {
 
 class Worker;
 class Connection;
+class Replica;
+
+// Parses "host port" (the replicaof option).
+bool ParseHostPort(const std::string& s, std::string* host, int* port);
 
 class Server {
  public:
@@ -36,6 +40,8 @@ class Server {
   void Stop();
 
   Config* config() { return config_; }
+  // Replication from a Redis master (REPLICAOF); never null after Start().
+  Replica* replica() { return replica_.get(); }
   Storage* storage() { return storage_; }
   Stats& stats() { return stats_; }
   SlowLog& slowlog() { return slowlog_; }
@@ -107,6 +113,7 @@ class Server {
   SlowLog slowlog_;
   int64_t start_time_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<Replica> replica_;
 
   std::atomic<uint64_t> next_client_id_{0};
   std::atomic<size_t> next_worker_{0};

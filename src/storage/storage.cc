@@ -247,7 +247,8 @@ std::vector<uint8_t> Storage::FreePhysicalDbs(int databases) const {
   return free;
 }
 
-Status Storage::ReplaceDatabases(const std::vector<uint8_t>& fresh) {
+Status Storage::ReplaceDatabases(const std::vector<uint8_t>& fresh,
+                                 const std::vector<std::pair<std::string, std::string>>& state_puts) {
   std::array<uint8_t, kMaxDatabases> map;
   for (int i = 0; i < kMaxDatabases; i++) map[i] = db_map_[i].load();
   for (size_t i = 0; i < fresh.size(); i++) {
@@ -263,6 +264,7 @@ Status Storage::ReplaceDatabases(const std::vector<uint8_t>& fresh) {
   for (int i = 0; i < kMaxDatabases; i++) v[i] = static_cast<char>(map[i]);
   rocksdb::WriteBatch batch;
   batch.Put(cf(ColumnFamily::kState), kDbMapKey, v);
+  for (const auto& [k, val] : state_puts) batch.Put(cf(ColumnFamily::kState), k, val);
   Status s = Write(&batch);
   if (!s.ok()) return s;
   std::vector<uint8_t> old;

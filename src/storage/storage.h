@@ -88,8 +88,9 @@ class Storage {
   std::vector<uint8_t> FreePhysicalDbs(int databases) const;
   // Makes logical db i read physical db fresh[i] (for i < fresh.size()) in one
   // persisted step, then deletes the data the logical dbs had before. Caller
-  // holds all key stripes.
-  Status ReplaceDatabases(const std::vector<uint8_t>& fresh);
+  // holds all key stripes. state_puts are written to the state CF in the same batch.
+  Status ReplaceDatabases(const std::vector<uint8_t>& fresh,
+                          const std::vector<std::pair<std::string, std::string>>& state_puts = {});
 
   // Flushes memtables and compacts every column family fully (COMPACT), which
   // runs the compaction filters over all data.

@@ -1,0 +1,62 @@
+// Replication commands: REPLICAOF / SLAVEOF and ROLE.
+#include <glog/logging.h>
+
+#include "commands/helpers.h"
+#include "replication/replica.h"
+
+namespace kvrocks {
+
+namespace {
+
+// REPLICAOF host port | NO ONE
+void ReplicaOf(CommandCall& call) {
+  const auto& a = call.args;
+  Replica* rep = call.server->replica();
+  if (EqualsIgnoreCase(a[1], "no") && EqualsIgnoreCase(a[2], "one")) {
+    if (rep->is_replica()) {
+      LOG(INFO) << "MASTER MODE enabled (user request)";
+      rep->Unfollow();
+      call.server->config()->replicaof.clear();
+    }
+    return reply::Ok(call.out);
+  }
+  int64_t port;
+  if (!IntArg(call, 2, &port)) return;
+  if (port <= 0 || port > 65535) return ReplyError(call, "ERR Invalid master port");
+  Replica::Info info = rep->GetInfo();
+  if (rep->is_replica() && info.host == a[1] && info.port == port) {
+    return reply::Simple(call.out, "OK Already connected to specified master");
+  }
+  LOG(INFO) << "REPLICAOF " << a[1] << ":" << port << " enabled (user request)";
+  call.server->config()->replicaof = a[1] + " " + std::to_string(port);
+  rep->Follow(a[1], static_cast<int>(port));
+  reply::Ok(call.out);
+}
+
+void Role(CommandCall& call) {
+  Replica* rep = call.server->replica();
+  if (!rep->is_replica()) {
+    reply::ArrayHeader(call.out, 3);
+    reply::Bulk(call.out, "master");
+    reply::Integer(call.out, static_cast<int64_t>(rep->offset()));
+    return reply::ArrayHeader(call.out, 0);
+  }
+  Replica::Info info = rep->GetInfo();
+  reply::ArrayHeader(call.out, 5);
+  reply::Bulk(call.out, "slave");
+  reply::Bulk(call.out, info.host);
+  reply::Integer(call.out, info.port);
+  reply::Bulk(call.out, info.state);
+  reply::Integer(call.out, info.link_up ? static_cast<int64_t>(info.offset) : -1);
+}
+
+}  // namespace
+
+void RegisterReplicationCommands(CommandTable* t) {
+  const uint32_t adm = kCmdAdmin | kCmdNoScript | kCmdStale;
+  t->Add({"replicaof", 3, adm, 0, 0, 0, ReplicaOf, "server", "Configures a server as replica of another, or promotes it to a master.", "5.0.0"});
+  t->Add({"slaveof", 3, adm, 0, 0, 0, ReplicaOf, "server", "Sets a Redis server as a replica of another, or promotes it to being a master.", "1.0.0"});
+  t->Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Role, "server", "Returns the replication role.", "2.8.12"});
+}
+
+}  // namespace kvrocks

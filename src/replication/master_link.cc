@@ -1,0 +1,188 @@
+#include "replication/master_link.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/time_util.h"
+
+namespace kvrocks {
+
+namespace {
+
+constexpr int kSliceMs = 100;  // longest uninterrupted wait
+
+uint64_t NowMonoMs() { return MonotonicUs() / 1000; }
+
+}  // namespace
+
+MasterLink::~MasterLink() { Close(); }
+
+void MasterLink::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  in_.clear();
+  pos_ = 0;
+}
+
+Status MasterLink::Connect(const std::string& host, int port, int timeout_ms) {
+  Close();
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (rc != 0) return Status::IOError(std::string("cannot resolve ") + host + ": " + gai_strerror(rc));
+  Status result = Status::IOError("cannot connect to " + host + ":" + std::to_string(port));
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    int r = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (r != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      uint64_t deadline = NowMonoMs() + static_cast<uint64_t>(timeout_ms);
+      r = -1;
+      while (!stop_->load() && NowMonoMs() < deadline) {
+        int n = ::poll(&p, 1, kSliceMs);
+        if (n > 0) {
+          int err = 0;
+          socklen_t len = sizeof(err);
+          getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+          r = err == 0 ? 0 : -1;
+          if (err != 0) errno = err;
+          break;
+        }
+      }
+    }
+    if (r == 0) {
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+      fd_ = fd;
+      last_io_ms_ = NowMonoMs();
+      result = Status::OK();
+      break;
+    }
+    result = Status::IOError("cannot connect to " + host + ":" + std::to_string(port) + ": " + strerror(errno));
+    ::close(fd);
+  }
+  freeaddrinfo(res);
+  return result;
+}
+
+Status MasterLink::Send(const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    if (stop_->load()) return Status::Aborted("stopping");
+    ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, kSliceMs);
+      continue;
+    }
+    return Status::IOError(std::string("write to master failed: ") + strerror(errno));
+  }
+  return Status::OK();
+}
+
+Status MasterLink::SendCommand(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return Send(out);
+}
+
+Status MasterLink::Fill(int timeout_ms, size_t* got) {
+  *got = 0;
+  uint64_t deadline = NowMonoMs() + static_cast<uint64_t>(timeout_ms);
+  while (true) {
+    if (stop_->load()) return Status::Aborted("stopping");
+    char buf[64 * 1024];
+    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) {
+      in_.append(buf, static_cast<size_t>(n));
+      *got = static_cast<size_t>(n);
+      last_io_ms_ = NowMonoMs();
+      return Status::OK();
+    }
+    if (n == 0) return Status::IOError("connection closed by master");
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return Status::IOError(std::string("read from master failed: ") + strerror(errno));
+    }
+    uint64_t now = NowMonoMs();
+    if (now >= deadline) return Status::OK();
+    pollfd p{fd_, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<uint64_t>(kSliceMs, deadline - now)));
+  }
+}
+
+void MasterLink::Compact() {
+  if (pos_ > 0 && (pos_ == in_.size() || pos_ > (1 << 20))) {
+    in_.erase(0, pos_);
+    pos_ = 0;
+  }
+}
+
+Status MasterLink::ReadLine(std::string* line, int timeout_ms) {
+  uint64_t deadline = NowMonoMs() + static_cast<uint64_t>(timeout_ms);
+  while (true) {
+    size_t nl = in_.find('\n', pos_);
+    if (nl != std::string::npos) {
+      size_t end = nl > pos_ && in_[nl - 1] == '\r' ? nl - 1 : nl;
+      line->assign(in_, pos_, end - pos_);
+      pos_ = nl + 1;
+      Compact();
+      return Status::OK();
+    }
+    uint64_t now = NowMonoMs();
+    if (now >= deadline) return Status::IOError("timeout reading from master");
+    size_t got;
+    Status s = Fill(static_cast<int>(deadline - now), &got);
+    if (!s.ok()) return s;
+  }
+}
+
+Status MasterLink::ReadExact(char* buf, size_t n, int timeout_ms) {
+  size_t done = 0;
+  while (done < n) {
+    size_t avail = in_.size() - pos_;
+    if (avail > 0) {
+      size_t take = std::min(avail, n - done);
+      std::memcpy(buf + done, in_.data() + pos_, take);
+      pos_ += take;
+      done += take;
+      Compact();
+      continue;
+    }
+    size_t got;
+    Status s = Fill(timeout_ms, &got);
+    if (!s.ok()) return s;
+    if (got == 0) return Status::IOError("timeout reading from master");
+  }
+  return Status::OK();
+}
+
+std::string MasterLink::local_ip() const {
+  sockaddr_storage sa{};
+  socklen_t len = sizeof(sa);
+  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return "";
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (sa.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&sa)->sin_addr, buf, sizeof(buf));
+  } else {
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&sa)->sin6_addr, buf, sizeof(buf));
+  }
+  return buf;
+}
+
+}  // namespace kvrocks

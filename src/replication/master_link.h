@@ -1,0 +1,51 @@
+// A blocking TCP connection to a master, used by the replica thread: buffered
+// reads with timeouts (poll), RESP command writes. Every wait is cut into
+// short slices so that a stop request is noticed quickly.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace kvrocks {
+
+class MasterLink {
+ public:
+  explicit MasterLink(const std::atomic<bool>* stop) : stop_(stop) {}
+  ~MasterLink();
+  MasterLink(const MasterLink&) = delete;
+  MasterLink& operator=(const MasterLink&) = delete;
+
+  Status Connect(const std::string& host, int port, int timeout_ms);
+  void Close();
+
+  Status Send(const std::string& bytes);
+  Status SendCommand(const std::vector<std::string>& args);
+  // Reads a line (without its \r\n or \n).
+  Status ReadLine(std::string* line, int timeout_ms);
+  // Reads exactly n bytes.
+  Status ReadExact(char* buf, size_t n, int timeout_ms);
+  // Waits up to timeout_ms for data; returns how many new bytes were buffered.
+  Status Fill(int timeout_ms, size_t* got);
+
+  // Unconsumed input (the replication stream after the handshake).
+  std::string& buffer() { return in_; }
+  size_t& buffer_pos() { return pos_; }
+  // Drops consumed input.
+  void Compact();
+  // Time of the last byte received (monotonic ms).
+  uint64_t last_io_ms() const { return last_io_ms_; }
+  std::string local_ip() const;
+
+ private:
+  const std::atomic<bool>* stop_;
+  int fd_ = -1;
+  std::string in_;
+  size_t pos_ = 0;
+  uint64_t last_io_ms_ = 0;
+};
+
+}  // namespace kvrocks

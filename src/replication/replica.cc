@@ -1,0 +1,483 @@
+#include "replication/replica.h"
+
+#include <glog/logging.h>
+
+#include <cstring>
+#include <random>
+
+#include "commands/command.h"
+#include "common/encoding.h"
+#include "common/string_util.h"
+#include "common/time_util.h"
+#include "replication/master_link.h"
+#include "replication/rdb_loader.h"
+#include "server/connection.h"
+#include "server/resp_parser.h"
+#include "server/server.h"
+#include "server/worker.h"
+#include "storage/lock_manager.h"
+
+namespace kvrocks {
+
+namespace {
+
+const char kStateKey[] = "replication";
+constexpr size_t kMaxCommandsPerBatch = 1024;
+constexpr uint64_t kBackoffMinMs = 200, kBackoffMaxMs = 5000;
+
+uint64_t NowMonoMs() { return MonotonicUs() / 1000; }
+
+std::string RandomReplId() {
+  static const char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::mt19937_64 rng(rd());
+  std::string id(40, '0');
+  for (auto& c : id) c = kHex[rng() & 15];
+  return id;
+}
+
+std::string EncodeState(const std::string& replid, uint64_t offset) {
+  std::string v = replid;
+  v.resize(40, '?');
+  PutBE64(&v, offset);
+  return v;
+}
+
+// The RDB payload of a full sync as a byte source: `$<len>` bounds it; with
+// `$EOF:<mark>` the RDB parser itself finds the end and the mark follows.
+class PayloadSource : public rdb::Source {
+ public:
+  PayloadSource(MasterLink* link, int64_t limit, int timeout_ms, std::atomic<int64_t>* read)
+      : link_(link), limit_(limit), timeout_ms_(timeout_ms), read_(read) {}
+  Status Read(char* buf, size_t n) override {
+    if (limit_ >= 0 && static_cast<int64_t>(n) > limit_ - consumed_) {
+      return Status::Corruption("RDB: payload shorter than the RDB it should hold");
+    }
+    Status s = link_->ReadExact(buf, n, timeout_ms_);
+    if (s.ok()) {
+      consumed_ += static_cast<int64_t>(n);
+      read_->store(consumed_);
+    }
+    return s;
+  }
+  int64_t consumed() const { return consumed_; }
+
+ private:
+  MasterLink* link_;
+  int64_t limit_;
+  int timeout_ms_;
+  std::atomic<int64_t>* read_;
+  int64_t consumed_ = 0;
+};
+
+}  // namespace
+
+Replica::Replica(Server* server) : server_(server) {}
+
+Replica::~Replica() { Stop(); }
+
+Status Replica::LoadState() {
+  std::string v;
+  rocksdb::ReadOptions ro;
+  Storage* st = server_->storage();
+  auto rs = st->db()->Get(ro, st->cf(ColumnFamily::kState), kStateKey, &v);
+  std::lock_guard<std::mutex> g(mu_);
+  if (rs.IsNotFound()) {
+    replid_ = RandomReplId();
+    offset_ = 0;
+    return Status::OK();
+  }
+  if (!rs.ok()) return Status::IOError(rs.ToString());
+  if (v.size() != 48) return Status::Corruption("bad replication state");
+  replid_ = v.substr(0, 40);
+  offset_ = DecodeBE64(v.data() + 40);
+  read_offset_ = offset_.load();
+  return Status::OK();
+}
+
+std::string Replica::replid() {
+  std::lock_guard<std::mutex> g(mu_);
+  return replid_;
+}
+
+void Replica::Follow(const std::string& host, int port) {
+  Stop();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    host_ = host;
+    port_ = port;
+    last_error_.clear();
+  }
+  if (!master_client_) {
+    master_client_ = std::make_unique<Connection>(server_->NextWorker(), -1, server_->NextClientId(), "master", "");
+  }
+  stop_ = false;
+  following_ = true;
+  state_ = kConnect;
+  thread_ = std::thread([this, host, port] { Run(host, port); });
+}
+
+void Replica::Unfollow() {
+  Stop();
+  following_ = false;
+  state_ = kNone;
+  // A promoted replica starts its own history: a later PSYNC with the old id
+  // must not resume on top of writes it accepted as a master.
+  std::lock_guard<std::mutex> g(mu_);
+  replid_ = RandomReplId();
+  host_.clear();
+  port_ = 0;
+}
+
+void Replica::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void Replica::SetError(const std::string& e) {
+  std::lock_guard<std::mutex> g(mu_);
+  last_error_ = e;
+}
+
+Replica::Info Replica::GetInfo() {
+  Info info;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    info.host = host_;
+    info.port = port_;
+    info.replid = replid_;
+    info.last_error = last_error_;
+  }
+  static const char* kStates[] = {"none", "connect", "connecting", "sync", "connected"};
+  int st = state_.load();
+  info.state = kStates[st];
+  info.link_up = st == kConnected;
+  info.sync_in_progress = st == kSync;
+  uint64_t last = last_io_ms_.load();
+  info.last_io_seconds_ago = last == 0 ? -1 : static_cast<int64_t>((NowMonoMs() - last) / 1000);
+  info.offset = offset_.load();
+  info.read_offset = read_offset_.load();
+  info.full_syncs = full_syncs_.load();
+  info.partial_syncs = partial_syncs_.load();
+  info.apply_errors = apply_errors_.load();
+  info.sync_total_bytes = sync_total_bytes_.load();
+  info.sync_read_bytes = sync_read_bytes_.load();
+  return info;
+}
+
+void Replica::Run(std::string host, int port) {
+  uint64_t backoff = kBackoffMinMs;
+  while (!stop_.load()) {
+    Status s = Session(host, port);
+    if (stop_.load()) break;
+    state_ = kConnect;
+    LOG(WARNING) << "Replication from " << host << ":" << port << " interrupted: " << s.message() << "; retrying in "
+                 << backoff << " ms";
+    SetError(s.message());
+    uint64_t until = NowMonoMs() + backoff;
+    while (!stop_.load() && NowMonoMs() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    backoff = std::min(backoff * 2, kBackoffMaxMs);
+
+  }
+}
+
+Status Replica::Session(const std::string& host, int port) {
+  const Config* cfg = server_->config();
+  MasterLink link(&stop_);
+  state_ = kConnecting;
+  Status s = link.Connect(host, port, cfg->repl_timeout * 1000);
+  if (!s.ok()) return s;
+  last_io_ms_ = NowMonoMs();
+  s = Handshake(&link, host, port);
+  if (!s.ok()) return s;
+  return StreamCommands(&link);
+}
+
+Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
+  const Config* cfg = server_->config();
+  const int timeout = cfg->repl_timeout * 1000;
+  std::string line;
+  auto ask = [&](const std::vector<std::string>& cmd) {
+    Status s = link->SendCommand(cmd);
+    if (s.ok()) s = link->ReadLine(&line, timeout);
+    return s;
+  };
+  Status s = ask({"PING"});
+  if (!s.ok()) return s;
+  // Like Redis, a master that wants AUTH first may answer the PING with NOAUTH.
+  if (!line.empty() && line[0] == '-' && line.rfind("-NOAUTH", 0) != 0 && line.rfind("-NOPERM", 0) != 0 &&
+      line.rfind("-ERR operation not permitted", 0) != 0) {
+    return Status::IOError("error reply to PING from master: " + line);
+  }
+  if (!cfg->masterauth.empty()) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!cfg->masteruser.empty()) auth.push_back(cfg->masteruser);
+    auth.push_back(cfg->masterauth);
+    if (!(s = ask(auth)).ok()) return s;
+    if (line != "+OK") return Status::IOError("unable to AUTH to MASTER: " + line);
+  }
+  int announce_port = cfg->replica_announce_port > 0 ? cfg->replica_announce_port : cfg->port;
+  if (!(s = ask({"REPLCONF", "listening-port", std::to_string(announce_port)})).ok()) return s;
+  if (line[0] == '-') LOG(WARNING) << "Master does not understand REPLCONF listening-port: " << line;
+  if (!cfg->replica_announce_ip.empty()) {
+    if (!(s = ask({"REPLCONF", "ip-address", cfg->replica_announce_ip})).ok()) return s;
+  }
+  if (!(s = ask({"REPLCONF", "capa", "eof", "capa", "psync2"})).ok()) return s;
+
+  std::string replid;
+  uint64_t offset = offset_.load();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    replid = replid_;
+  }
+  // PSYNC with the persisted position: a master that still has it continues from there.
+  if (!(s = link->SendCommand({"PSYNC", replid, std::to_string(offset + 1)})).ok()) return s;
+  do {
+    if (!(s = link->ReadLine(&line, timeout)).ok()) return s;
+  } while (line.empty());  // keep-alive newlines
+  if (line.rfind("+FULLRESYNC", 0) == 0) {
+    char id[41] = {0};
+    unsigned long long off = 0;
+    if (sscanf(line.c_str(), "+FULLRESYNC %40s %llu", id, &off) != 2) {
+      return Status::IOError("bad FULLRESYNC reply from master: " + line);
+    }
+    LOG(INFO) << "Full resync from " << host << ":" << port << " (replid " << id << ", offset " << off << ")";
+    s = ReceivePayload(link, id, off);
+    if (s.ok()) full_syncs_++;
+    return s;
+  }
+  if (line.rfind("+CONTINUE", 0) == 0) {
+    std::string new_id = line.size() > 10 ? line.substr(10) : "";
+    if (new_id.size() == 40) {
+      std::lock_guard<std::mutex> g(mu_);
+      replid_ = new_id;
+    }
+    LOG(INFO) << "Partial resync from " << host << ":" << port << " at offset " << offset;
+    partial_syncs_++;
+    return Status::OK();
+  }
+  if (line.rfind("-NOMASTERLINK", 0) == 0 || line.rfind("-LOADING", 0) == 0) {
+    return Status::IOError("master is not ready (" + line + "), retrying later");
+  }
+  if (line.rfind("-ERR", 0) == 0 || line.rfind("-", 0) == 0) {
+    // A master older than PSYNC (Redis < 2.8): SYNC, without offsets.
+    LOG(WARNING) << "Master does not support PSYNC (" << line << "), falling back to SYNC";
+    if (!(s = link->SendCommand({"SYNC"})).ok()) return s;
+    s = ReceivePayload(link, "?", 0);
+    if (s.ok()) full_syncs_++;
+    return s;
+  }
+  return Status::IOError("unexpected reply to PSYNC: " + line);
+}
+
+Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint64_t offset) {
+  const Config* cfg = server_->config();
+  const int timeout = cfg->repl_timeout * 1000;
+  state_ = kSync;
+  std::string line;
+  Status s;
+  do {  // the master sends newlines while it prepares the RDB
+    if (!(s = link->ReadLine(&line, timeout)).ok()) return s;
+    last_io_ms_ = NowMonoMs();
+  } while (line.empty());
+  if (line[0] != '$') return Status::IOError("bad bulk payload header from master: " + line);
+  std::string eof_mark;
+  int64_t len = -1;
+  if (line.rfind("$EOF:", 0) == 0 && line.size() == 45) {
+    eof_mark = line.substr(5);
+  } else if (!ParseInt64(std::string_view(line).substr(1), &len) || len < 0) {
+    return Status::IOError("bad bulk payload header from master: " + line);
+  }
+  sync_total_bytes_ = len;
+  sync_read_bytes_ = 0;
+  PayloadSource src(link, len, timeout, &sync_read_bytes_);
+  RdbLoader loader(server_->storage(), cfg->databases);
+  s = loader.Begin();
+  if (s.ok()) s = rdb::Reader(&src).ReadRdb(&loader);
+  if (s.ok() && !eof_mark.empty()) {
+    char mark[40];
+    s = link->ReadExact(mark, 40, timeout);
+    if (s.ok() && std::memcmp(mark, eof_mark.data(), 40) != 0) s = Status::Corruption("bad EOF mark after the RDB");
+  } else if (s.ok() && len >= 0 && src.consumed() < len) {
+    std::string rest(static_cast<size_t>(len - src.consumed()), '\0');
+    s = link->ReadExact(rest.data(), rest.size(), timeout);
+  }
+  if (s.ok()) {
+    // The switch to the new data set and the position it corresponds to are one write.
+    MultiLockGuard all(server_->storage()->locks());
+    s = loader.Finish({{kStateKey, EncodeState(replid, offset)}});
+  }
+  if (!s.ok()) {
+    loader.Abort();
+    return s;
+  }
+  LOG(INFO) << "Loaded " << loader.keys_loaded() << " keys from the master's RDB ("
+            << loader.expired_skipped() << " already expired, " << loader.modules_skipped()
+            << " module values skipped)";
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    replid_ = replid;
+  }
+  offset_ = offset;
+  read_offset_ = offset;
+  safe_offset_ = offset;
+  in_multi_ = false;
+  multi_.clear();
+  master_client_->db = 0;
+  return Status::OK();
+}
+
+Status Replica::StreamCommands(MasterLink* link) {
+  const Config* cfg = server_->config();
+  state_ = kConnected;
+  SetError("");
+  master_client_->db = 0;
+  in_multi_ = false;
+  multi_.clear();
+  safe_offset_ = offset_.load();
+  uint64_t last_ack = 0;
+  while (!stop_.load()) {
+    bool more = false;
+    Status s = ApplyBuffered(link, &more);
+    if (!s.ok()) return s;
+    uint64_t now = NowMonoMs();
+    if (now - last_ack >= 1000) {
+      if (!(s = link->SendCommand({"REPLCONF", "ACK", std::to_string(offset_.load())})).ok()) return s;
+      last_ack = now;
+    }
+    if (more) continue;
+    size_t got;
+    if (!(s = link->Fill(100, &got)).ok()) return s;
+    if (got > 0) last_io_ms_ = NowMonoMs();
+    if (NowMonoMs() - link->last_io_ms() > static_cast<uint64_t>(cfg->repl_timeout) * 1000) {
+      return Status::IOError("timeout: no data from master for " + std::to_string(cfg->repl_timeout) + " s");
+    }
+  }
+  return Status::Aborted("stopping");
+}
+
+Status Replica::ApplyBuffered(MasterLink* link, bool* more) {
+  *more = false;
+  std::string& buf = link->buffer();
+  size_t& pos = link->buffer_pos();
+  if (pos >= buf.size()) return Status::OK();
+  RespParser parser;
+  RespParser::Limits limits;
+  limits.max_bulk_len = INT64_MAX;
+  // Parse the complete commands at the front of the buffer (a partial one waits for more data).
+  std::vector<std::pair<std::vector<std::string>, size_t>> cmds;
+  size_t p = pos;
+  while (cmds.size() < kMaxCommandsPerBatch && p < buf.size()) {
+    size_t start = p;
+    std::vector<std::string> args;
+    std::string error;
+    RespParser::Result r = parser.Parse(buf, &p, limits, &args, &error);
+    if (r == RespParser::Result::kError) return Status::IOError("protocol error in the replication stream: " + error);
+    if (r == RespParser::Result::kNeedMore) break;
+    if (args.empty()) {  // an empty inline line: a newline keep-alive, counted like any byte
+      cmds.emplace_back(std::vector<std::string>{}, p - start);
+      continue;
+    }
+    cmds.emplace_back(std::move(args), p - start);
+  }
+  if (cmds.empty()) return Status::OK();
+  // The parser consumed a partial command's head only if it returned kNeedMore; re-parse it next time.
+  size_t consumed = 0;
+  for (auto& c : cmds) consumed += c.second;
+  *more = cmds.size() == kMaxCommandsPerBatch;
+
+  Storage* st = server_->storage();
+  MultiLockGuard all(st->locks());
+  Context ctx(st);
+  bool ack_requested = false;
+  Status s;
+  for (auto& [args, size] : cmds) {
+    uint64_t after = offset_.load() + size;
+    read_offset_ = after;
+    if (args.empty()) {
+      offset_ = after;
+      if (!in_multi_) safe_offset_ = after;
+      continue;
+    }
+    std::string name = ToLower(args[0]);
+    if (in_multi_) {
+      if (name == "exec") {
+        for (auto& queued : multi_) {
+          if (!(s = ApplyOne(&ctx, queued, true)).ok()) return s;
+        }
+        multi_.clear();
+        in_multi_ = false;
+      } else if (name == "discard") {
+        multi_.clear();
+        in_multi_ = false;
+      } else {
+        multi_.push_back(std::move(args));
+      }
+    } else if (name == "multi") {
+      in_multi_ = true;
+    } else if (name == "replconf") {
+      if (args.size() >= 2 && EqualsIgnoreCase(args[1], "getack")) ack_requested = true;
+    } else if (name != "ping") {
+      if (!(s = ApplyOne(&ctx, args, false)).ok()) return s;
+    }
+    offset_ = after;
+    if (!in_multi_) safe_offset_ = after;
+  }
+  PersistState(&ctx);
+  s = ctx.Commit();
+  if (!s.ok()) return s;
+  if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
+  pos += consumed;
+  link->Compact();
+  last_io_ms_ = NowMonoMs();
+  if (ack_requested) return link->SendCommand({"REPLCONF", "ACK", std::to_string(offset_.load())});
+  return Status::OK();
+}
+
+void Replica::PersistState(Context* ctx) {
+  std::string replid;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    replid = replid_;
+  }
+  ctx->Put(ColumnFamily::kState, kStateKey, EncodeState(replid, safe_offset_));
+}
+
+Status Replica::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec) {
+  const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+  std::string out;
+  if (spec == nullptr) {
+    out = "-ERR unknown command '" + args[0] + "'";
+  } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
+             static_cast<int>(args.size()) < -spec->arity) {
+    out = "-ERR wrong number of arguments";
+  } else {
+    if (spec->flags & kCmdExclusive) {
+      // Whole-database commands work on storage directly: write what is pending first.
+      PersistState(ctx);
+      Status s = ctx->Commit();
+      if (!s.ok()) return s;
+    }
+    CommandCall call{server_, master_client_.get(), args, ctx, &out, in_exec, 2};
+    try {
+      spec->handler(call);
+    } catch (const std::exception& e) {
+      out = std::string("-ERR internal error: ") + e.what();
+    }
+    if (master_client_->block.requested) {  // a blocking command never blocks the master link
+      master_client_->block.requested = false;
+    }
+  }
+  if (!out.empty() && out[0] == '-') {
+    apply_errors_++;
+    std::string cmd;
+    for (size_t i = 0; i < args.size() && i < 4; i++) cmd += (i ? " " : "") + args[i].substr(0, 64);
+    LOG(ERROR) << "Replication: cannot apply '" << cmd << "': " << out.substr(1, out.find('\r') - 1);
+    if (server_->config()->replica_apply_errors == "disconnect") {
+      return Status::IOError("command from master failed: " + out.substr(1, out.find('\r') - 1));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,114 @@
+// kvrocks as a replica of a Redis master (REPLICAOF host port): a state
+// machine on its own thread, after Redis' replication.c.
+//
+//   connect -> PING -> AUTH -> REPLCONF listening-port / capa eof psync2
+//     -> PSYNC <replid> <offset+1>  (or PSYNC ? -1 the first time)
+//        +FULLRESYNC id off -> payload ($len or $EOF:<mark>) parsed while it
+//                              arrives, loaded beside the visible data, switched in
+//        +CONTINUE [id]     -> stream
+//        -ERR (old master)  -> SYNC -> payload -> stream
+//   stream: RESP commands applied through the command table as the master
+//           client (no replies), offset += bytes; REPLCONF ACK every second
+//           and on GETACK; on error: reconnect with PSYNC after a back-off.
+//
+// Every applied batch also writes (replid, offset) to the state column family
+// in the same RocksDB batch, so after kill -9 the replica resumes exactly where
+// its data ends. A MULTI/EXEC block is applied as one batch.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+
+namespace kvrocks {
+
+class Server;
+class Connection;
+class MasterLink;
+class Context;
+
+class Replica {
+ public:
+  explicit Replica(Server* server);
+  ~Replica();
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  // Reads the persisted replication id and offset.
+  Status LoadState();
+  // REPLICAOF host port: follows a (new) master.
+  void Follow(const std::string& host, int port);
+  // REPLICAOF NO ONE: stops following; the data stays and writes are accepted.
+  void Unfollow();
+  // Stops the thread (shutdown).
+  void Stop();
+
+  // Whether kvrocks is a replica (role slave).
+  bool is_replica() const { return following_.load(); }
+  // Whether the link to the master is up (streaming).
+  bool link_up() const { return state_.load() == kConnected; }
+
+  struct Info {
+    std::string host;
+    int port = 0;
+    std::string state;  // ROLE's connect / connecting / sync / connected
+    bool link_up = false;
+    bool sync_in_progress = false;
+    int64_t last_io_seconds_ago = -1;
+    uint64_t offset = 0;
+    uint64_t read_offset = 0;
+    std::string replid;
+    uint64_t full_syncs = 0, partial_syncs = 0, apply_errors = 0;
+    int64_t sync_total_bytes = -1, sync_read_bytes = 0;
+    std::string last_error;
+  };
+  Info GetInfo();
+  // The replication id and offset kvrocks reports as master_replid / master_repl_offset.
+  std::string replid();
+  uint64_t offset() const { return offset_.load(); }
+
+ private:
+  enum State { kNone, kConnect, kConnecting, kSync, kConnected };
+
+  void Run(std::string host, int port);
+  // One connection's life: handshake, sync, stream until an error.
+  Status Session(const std::string& host, int port);
+  Status Handshake(MasterLink* link, const std::string& host, int port);
+  Status ReceivePayload(MasterLink* link, const std::string& replid, uint64_t offset);
+  Status StreamCommands(MasterLink* link);
+  // Applies the complete commands at the front of the link's buffer.
+  Status ApplyBuffered(MasterLink* link, bool* more);
+  Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec);
+  void SetError(const std::string& e);
+  void PersistState(Context* ctx);
+
+  Server* server_;
+  std::unique_ptr<Connection> master_client_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> following_{false};
+  std::atomic<int> state_{kNone};
+  std::mutex mu_;  // guards host_, port_, replid_, last_error_
+  std::string host_;
+  int port_ = 0;
+  std::string replid_;  // the master's replication id we follow ("?" unknown)
+  std::string last_error_;
+  std::atomic<uint64_t> offset_{0};       // applied and persisted
+  std::atomic<uint64_t> read_offset_{0};  // received
+  std::atomic<uint64_t> last_io_ms_{0};
+  std::atomic<uint64_t> full_syncs_{0}, partial_syncs_{0}, apply_errors_{0};
+  std::atomic<int64_t> sync_total_bytes_{-1}, sync_read_bytes_{0};
+  // MULTI from the master: commands queued until EXEC.
+  bool in_multi_ = false;
+  std::vector<std::vector<std::string>> multi_;
+  uint64_t safe_offset_ = 0;  // offset at the last command boundary outside MULTI
+};
+
+}  // namespace kvrocks
