@@ -39,11 +39,55 @@ Status Context::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* val
   return Status::IOError(s.ToString());
 }
 
+namespace {
+
+// Keeps an iterator over the pending batch and the DB within ReadOptions'
+// bounds: the batch side of WBWI's iterator does not honour them, so its
+// SeekToFirst/SeekToLast could land on any key the batch holds (another key's
+// subkeys, when a batch spans many keys as the replica's do).
+class BoundedIterator : public rocksdb::Iterator {
+ public:
+  BoundedIterator(rocksdb::Iterator* it, const rocksdb::ReadOptions& ro) : it_(it) {
+    if (ro.iterate_lower_bound) lower_ = ro.iterate_lower_bound->ToString(), has_lower_ = true;
+    if (ro.iterate_upper_bound) upper_ = ro.iterate_upper_bound->ToString(), has_upper_ = true;
+  }
+  bool Valid() const override {
+    if (!it_->Valid()) return false;
+    rocksdb::Slice k = it_->key();
+    return (!has_lower_ || k.compare(lower_) >= 0) && (!has_upper_ || k.compare(upper_) < 0);
+  }
+  void SeekToFirst() override { has_lower_ ? it_->Seek(lower_) : it_->SeekToFirst(); }
+  void SeekToLast() override {
+    if (!has_upper_) return it_->SeekToLast();
+    it_->SeekForPrev(upper_);
+    if (it_->Valid() && it_->key().compare(upper_) >= 0) it_->Prev();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    it_->Seek(has_lower_ && target.compare(lower_) < 0 ? rocksdb::Slice(lower_) : target);
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    if (has_upper_ && target.compare(upper_) >= 0) return SeekToLast();
+    it_->SeekForPrev(target);
+  }
+  void Next() override { it_->Next(); }
+  void Prev() override { it_->Prev(); }
+  rocksdb::Slice key() const override { return it_->key(); }
+  rocksdb::Slice value() const override { return it_->value(); }
+  rocksdb::Status status() const override { return it_->status(); }
+
+ private:
+  std::unique_ptr<rocksdb::Iterator> it_;
+  std::string lower_, upper_;
+  bool has_lower_ = false, has_upper_ = false;
+};
+
+}  // namespace
+
 std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb::ReadOptions ro) {
   ro.snapshot = snapshot_;
   rocksdb::Iterator* base = storage_->db()->NewIterator(ro, storage_->cf(cf));
   if (batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0) {
-    return std::unique_ptr<rocksdb::Iterator>(batch_->NewIteratorWithBase(storage_->cf(cf), base, &ro));
+    return std::make_unique<BoundedIterator>(batch_->NewIteratorWithBase(storage_->cf(cf), base, &ro), ro);
   }
   return std::unique_ptr<rocksdb::Iterator>(base);
 }
