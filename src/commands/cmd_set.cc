@@ -108,13 +108,8 @@ void SPop(CommandCall& call) {
     if (count < 0) return ReplyError(call, "ERR value is out of range, must be positive");
   }
   Database db = CurrentDb(call);
-  RedisSet set(&db);
   std::vector<std::string> members;
-  Status s = set.RandomMembers(a[1], static_cast<uint64_t>(count), &members);
-  if (!s.ok()) return ReplyStatusError(call, s);
-  std::vector<std::string_view> views(members.begin(), members.end());
-  int64_t n;
-  s = set.Remove(a[1], views, &n);
+  Status s = RedisSet(&db).Pop(a[1], static_cast<uint64_t>(count), &members);
   if (!s.ok()) return ReplyStatusError(call, s);
   if (a.size() == 2) {
     if (members.empty()) return reply::Null(call.out, call.resp);

@@ -42,6 +42,8 @@ Status RdbLoader::Begin() {
   }
   ctx_ = std::make_unique<Context>(storage_);
   ctx_->set_without_wal(true);
+  // The staging dbs start empty and a key is written whole before any commit.
+  ctx_->set_batch_only_reads(true);
   db_ = 0;
   return Status::OK();
 }

@@ -29,7 +29,10 @@ rocksdb::WriteBatchWithIndex* Context::batch() {
 
 Status Context::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
   rocksdb::Status s;
-  if (batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0) {
+  if (batch_only_) {
+    if (batch_ == nullptr) return Status::NotFound();
+    s = batch_->GetFromBatch(storage_->cf(cf), rocksdb::DBOptions(), key, value);
+  } else if (batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0) {
     s = batch_->GetFromBatchAndDB(storage_->db(), ReadOpts(), storage_->cf(cf), key, value);
   } else {
     s = storage_->db()->Get(ReadOpts(), storage_->cf(cf), key, value);

@@ -11,15 +11,24 @@ namespace kvrocks {
 
 static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
 
-// Members are stored in hash order: prefix | fnv1a64(member) (8, BE) | member.
+// Members are stored in hash order: prefix | hash(member) (8, BE) | member.
 // Hash order makes random seeks land on uniformly random members (SPOP,
 // SRANDMEMBER) and iteration order is unspecified in Redis for such sets anyway.
+// The hash is FNV-1a finished with MurmurHash3's fmix64: FNV-1a alone leaves its
+// top bits untouched by the last bytes, so members differing only at the end
+// ("element:000123", "element:000124") clustered in hash space, random seeks
+// landed in the gaps and SPOP crawled over the tombstones of earlier pops.
 static void AppendMemberSuffix(std::string* out, std::string_view member) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : member) {
     h ^= c;
     h *= 1099511628211ULL;
   }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
   PutBE64(out, h);
   out->append(member);
 }
@@ -166,6 +175,57 @@ Status RedisSet::Scan(std::string_view key, const std::string& after, size_t cou
   return Status::OK();
 }
 
+Status RedisSet::Pop(std::string_view key, uint64_t count, std::vector<std::string>* out) {
+  out->clear();
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || count == 0) return s;
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  uint64_t cursor = meta.payload.size() >= 9 ? DecodeBE64(meta.payload.data() + 1) : rng();
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
+  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
+  std::vector<std::string> doomed;
+  uint64_t last = cursor;
+  {
+    auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+    std::string target = prefix;
+    PutBE64(&target, cursor);
+    it->Seek(target);
+    bool wrapped = false;
+    while (doomed.size() < count && doomed.size() < meta.size) {
+      if (!it->Valid()) {
+        if (wrapped) break;
+        wrapped = true;
+        it->SeekToFirst();
+        continue;
+      }
+      rocksdb::Slice k = it->key();
+      if (k.size() < prefix.size() + 8) break;
+      uint64_t h = DecodeBE64(k.data() + prefix.size());
+      if (wrapped && h >= cursor) break;  // a full turn
+      out->emplace_back(k.data() + prefix.size() + 8, k.size() - prefix.size() - 8);
+      doomed.emplace_back(k.ToString());
+      last = h;
+      it->Next();
+    }
+    if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  }
+  for (const auto& k : doomed) db_->ctx()->Delete(ColumnFamily::kSubkey, k);
+  meta.size -= doomed.size();
+  meta.payload.resize(9, '\0');
+  std::string next;
+  PutBE64(&next, last + 1);
+  meta.payload.replace(1, 8, next);
+  if (!doomed.empty()) StoreMeta(key, &lk, meta);
+  return Status::OK();
+}
+
 Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector<std::string>* out) {
   out->clear();
   LoadedKey lk;
@@ -182,7 +242,13 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector
     return s;
   }
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
+  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
   rocksdb::ReadOptions ro;
+  // Bounds keep seeks from wandering over other keys' data (and this set's
+  // tombstones beyond its range) when a target falls past the last member.
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
   std::set<std::string> picked;
   // Members are in hash order: a random 8-byte target picks a member uniformly

@@ -35,6 +35,12 @@ class RedisSet {
               std::vector<std::string>* members, std::string* next);
   // Up to count distinct members chosen at random, without reading the whole set
   // when count is small: each pick seeks to a random position among the members.
+  // SPOP: removes and returns up to count members. Members come in hash order
+  // from a cursor kept in the metadata (it starts at a random point), so a pop
+  // never crawls over the tombstones of earlier pops: draining a set is O(1)
+  // per member. The order is as unpredictable as the hash, but consecutive pops
+  // are not independent draws as in Redis.
+  Status Pop(std::string_view key, uint64_t count, std::vector<std::string>* out);
   Status RandomMembers(std::string_view key, uint64_t count, std::vector<std::string>* out);
   static void SortIntset(std::vector<std::string>* members);
   // Loads key's metadata for a read; WRONGTYPE for other types.
