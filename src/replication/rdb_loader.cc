@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/time_util.h"
@@ -41,8 +42,7 @@ Status RdbLoader::Begin() {
     if (!s.ok()) return s;
   }
   ctx_ = std::make_unique<Context>(storage_);
-  ctx_->set_without_wal(true);
-  // The staging dbs start empty and a key is written whole before any commit.
+  // The staging dbs start empty and each key is written whole within ctx_.
   ctx_->set_batch_only_reads(true);
   db_ = 0;
   return Status::OK();
@@ -77,8 +77,30 @@ Status RdbLoader::OnKey(std::string key, rdb::Object obj, int64_t expire_ms) {
 }
 
 Status RdbLoader::MaybeCommit() {
-  if (ctx_->PendingBytes() < kBatchBytes) return Status::OK();
-  return ctx_->Commit();
+  size_t before = bulk_.size();
+  ctx_->MovePendingTo(&bulk_);
+  for (size_t i = before; i < bulk_.size(); i++) bulk_bytes_ += bulk_[i].key.size() + bulk_[i].value.size() + 16;
+  if (bulk_bytes_ < kBatchBytes) return Status::OK();
+  return WriteBulk();
+}
+
+Status RdbLoader::WriteBulk() {
+  std::sort(bulk_.begin(), bulk_.end(), [](const Context::PendingWrite& a, const Context::PendingWrite& b) {
+    return a.cf != b.cf ? a.cf < b.cf : a.key < b.key;
+  });
+  rocksdb::WriteBatch batch;
+  for (const auto& w : bulk_) {
+    rocksdb::ColumnFamilyHandle* h = storage_->cf(static_cast<ColumnFamily>(w.cf));
+    switch (w.type) {
+      case rocksdb::kPutRecord: batch.Put(h, w.key, w.value); break;
+      case rocksdb::kDeleteRecord: batch.Delete(h, w.key); break;
+      case rocksdb::kMergeRecord: batch.Merge(h, w.key, w.value); break;
+      default: break;
+    }
+  }
+  bulk_.clear();
+  bulk_bytes_ = 0;
+  return batch.Count() > 0 ? storage_->Write(&batch, true) : Status::OK();
 }
 
 Status RdbLoader::OnAux(const std::string& key, const std::string& value) {
@@ -97,7 +119,8 @@ Status RdbLoader::OnModuleAux(const std::string& module) {
 }
 
 Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>& state_puts) {
-  Status s = ctx_->Commit();
+  ctx_->MovePendingTo(&bulk_);
+  Status s = WriteBulk();
   if (s.ok()) s = storage_->FlushMemTables();
   if (s.ok()) s = storage_->ReplaceDatabases(staging_, state_puts);
   return s;
@@ -105,6 +128,8 @@ Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>&
 
 void RdbLoader::Abort() {
   if (ctx_) ctx_->Rollback();
+  bulk_.clear();
+  bulk_bytes_ = 0;
   for (uint8_t p : staging_) storage_->FlushDb(p);
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <rocksdb/write_batch.h>
+
 #include "replication/rdb_reader.h"
 #include "storage/context.h"
 #include "storage/storage.h"
@@ -41,11 +43,15 @@ class RdbLoader : public rdb::Handler {
 
  private:
   Status MaybeCommit();
+  // Writes bulk_ sorted by key (memtable inserts in key order reuse their search position).
+  Status WriteBulk();
 
   Storage* storage_;
   int databases_;
   std::vector<uint8_t> staging_;
-  std::unique_ptr<Context> ctx_;
+  std::unique_ptr<Context> ctx_;  // one key's writes (indexed, so the types layer reads its own writes)
+  std::vector<Context::PendingWrite> bulk_;  // keys written so far, committed sorted every few MB
+  size_t bulk_bytes_ = 0;
   int db_ = 0;
   uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0;
   std::vector<std::string> functions_;

@@ -78,6 +78,16 @@ class Context {
   Status Commit();
   // Drops pending writes.
   void Rollback();
+  // One write taken out of a context (MovePendingTo).
+  struct PendingWrite {
+    int cf;
+    rocksdb::WriteType type;
+    std::string key, value;
+  };
+  // Moves the pending writes (and their counter merges) to out instead of
+  // committing them, for a bulk loader that writes big sorted batches; the
+  // in-memory counters are updated at once.
+  void MovePendingTo(std::vector<PendingWrite>* out);
 
  private:
   rocksdb::WriteBatchWithIndex* batch();
