@@ -15,7 +15,8 @@ namespace kvrocks {
 namespace {
 
 // Writes are committed in batches of about this many bytes.
-constexpr size_t kBatchBytes = 8 << 20;
+// Keys are gathered in chunks of about this many bytes, each ingested as sorted SST files.
+constexpr size_t kBatchBytes = 256 << 20;
 
 class FileSource : public rdb::Source {
  public:
@@ -78,29 +79,55 @@ Status RdbLoader::OnKey(std::string key, rdb::Object obj, int64_t expire_ms) {
 
 Status RdbLoader::MaybeCommit() {
   size_t before = bulk_.size();
-  ctx_->MovePendingTo(&bulk_);
+  ctx_->MovePendingTo(&bulk_, &counts_);
   for (size_t i = before; i < bulk_.size(); i++) bulk_bytes_ += bulk_[i].key.size() + bulk_[i].value.size() + 16;
   if (bulk_bytes_ < kBatchBytes) return Status::OK();
   return WriteBulk();
 }
 
 Status RdbLoader::WriteBulk() {
-  std::sort(bulk_.begin(), bulk_.end(), [](const Context::PendingWrite& a, const Context::PendingWrite& b) {
-    return a.cf != b.cf ? a.cf < b.cf : a.key < b.key;
+  // Sorted by (column family, key) through an index (moving the strings costs
+  // more than comparing them), on a big-endian 8-byte key prefix first; for a
+  // key written twice the last write wins.
+  struct Slot {
+    uint64_t prefix;
+    uint32_t index;
+  };
+  std::vector<Slot> order(bulk_.size());
+  for (uint32_t i = 0; i < order.size(); i++) {
+    const std::string& k = bulk_[i].key;
+    uint64_t p = static_cast<uint64_t>(bulk_[i].cf) << 56;
+    for (size_t b = 0; b < 7; b++) p |= static_cast<uint64_t>(b < k.size() ? static_cast<uint8_t>(k[b]) : 0) << (48 - 8 * b);
+    order[i] = Slot{p, i};
+  }
+  std::sort(order.begin(), order.end(), [this](const Slot& a, const Slot& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    int c = bulk_[a.index].key.compare(bulk_[b.index].key);
+    return c != 0 ? c < 0 : a.index < b.index;
   });
-  rocksdb::WriteBatch batch;
-  for (const auto& w : bulk_) {
-    rocksdb::ColumnFamilyHandle* h = storage_->cf(static_cast<ColumnFamily>(w.cf));
-    switch (w.type) {
-      case rocksdb::kPutRecord: batch.Put(h, w.key, w.value); break;
-      case rocksdb::kDeleteRecord: batch.Delete(h, w.key); break;
-      case rocksdb::kMergeRecord: batch.Merge(h, w.key, w.value); break;
-      default: break;
+  std::vector<std::pair<std::string, std::string>> kvs;
+  Status s;
+  for (size_t i = 0; i < order.size() && s.ok(); i++) {
+    auto& w = bulk_[order[i].index];
+    const auto* next = i + 1 < order.size() ? &bulk_[order[i + 1].index] : nullptr;
+    bool last_of_key = next == nullptr || next->cf != w.cf || next->key != w.key;
+    if (last_of_key && w.type == rocksdb::kPutRecord) {
+      kvs.emplace_back(std::move(w.key), std::move(w.value));  // a delete has nothing to delete in a fresh db
+    }
+    if (next == nullptr || next->cf != w.cf) {
+      s = storage_->IngestSorted(static_cast<ColumnFamily>(w.cf), kvs);
+      kvs.clear();
     }
   }
   bulk_.clear();
   bulk_bytes_ = 0;
-  return batch.Count() > 0 ? storage_->Write(&batch, true) : Status::OK();
+  if (s.ok() && !counts_.empty()) {
+    rocksdb::WriteBatch merges;
+    for (auto& [db, d] : counts_) storage_->AddCountMerges(&merges, db, d.first, d.second);
+    counts_.clear();
+    s = storage_->Write(&merges, true);
+  }
+  return s;
 }
 
 Status RdbLoader::OnAux(const std::string& key, const std::string& value) {
@@ -119,7 +146,7 @@ Status RdbLoader::OnModuleAux(const std::string& module) {
 }
 
 Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>& state_puts) {
-  ctx_->MovePendingTo(&bulk_);
+  ctx_->MovePendingTo(&bulk_, &counts_);
   Status s = WriteBulk();
   if (s.ok()) s = storage_->FlushMemTables();
   if (s.ok()) s = storage_->ReplaceDatabases(staging_, state_puts);
@@ -128,6 +155,7 @@ Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>&
 
 void RdbLoader::Abort() {
   if (ctx_) ctx_->Rollback();
+  counts_.clear();
   bulk_.clear();
   bulk_bytes_ = 0;
   for (uint8_t p : staging_) storage_->FlushDb(p);

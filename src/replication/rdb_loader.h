@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,7 @@ class RdbLoader : public rdb::Handler {
   std::unique_ptr<Context> ctx_;  // one key's writes (indexed, so the types layer reads its own writes)
   std::vector<Context::PendingWrite> bulk_;  // keys written so far, committed sorted every few MB
   size_t bulk_bytes_ = 0;
+  std::map<uint8_t, std::pair<int64_t, int64_t>> counts_;  // key/expire count deltas per physical db
   int db_ = 0;
   uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0;
   std::vector<std::string> functions_;

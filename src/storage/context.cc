@@ -152,7 +152,8 @@ Status Context::Commit() {
   return s;
 }
 
-void Context::MovePendingTo(std::vector<PendingWrite>* out) {
+void Context::MovePendingTo(std::vector<PendingWrite>* out,
+                            std::map<uint8_t, std::pair<int64_t, int64_t>>* counts) {
   if (!HasWrites()) return Rollback();
   for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
     if (!(used_cfs_ & (1u << c))) continue;
@@ -162,22 +163,12 @@ void Context::MovePendingTo(std::vector<PendingWrite>* out) {
       out->push_back(PendingWrite{c, e.type, e.key.ToString(), e.value.ToString()});
     }
   }
-  rocksdb::WriteBatch merges;
   for (auto& d : deltas_) {
-    storage_->AddCountMerges(&merges, d.db, d.keys, d.expires);
+    auto& acc = (*counts)[d.db];
+    acc.first += d.keys;
+    acc.second += d.expires;
     storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
   }
-  // The counter merges go through the caller's batches too.
-  struct Collect : rocksdb::WriteBatch::Handler {
-    std::vector<PendingWrite>* out;
-    rocksdb::Status MergeCF(uint32_t, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
-      out->push_back(PendingWrite{static_cast<int>(ColumnFamily::kState), rocksdb::kMergeRecord, k.ToString(),
-                                  v.ToString()});
-      return rocksdb::Status::OK();
-    }
-  } collect;
-  collect.out = out;
-  merges.Iterate(&collect);
   for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
   Rollback();
 }

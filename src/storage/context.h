@@ -11,6 +11,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -84,10 +85,11 @@ class Context {
     rocksdb::WriteType type;
     std::string key, value;
   };
-  // Moves the pending writes (and their counter merges) to out instead of
-  // committing them, for a bulk loader that writes big sorted batches; the
-  // in-memory counters are updated at once.
-  void MovePendingTo(std::vector<PendingWrite>* out);
+  // Moves the pending writes to out instead of committing them, for a bulk
+  // loader that writes big sorted batches. The key/expire counter deltas are
+  // added to counts[physical db] (for the caller to persist) and applied to the
+  // in-memory counters at once.
+  void MovePendingTo(std::vector<PendingWrite>* out, std::map<uint8_t, std::pair<int64_t, int64_t>>* counts);
 
  private:
   rocksdb::WriteBatchWithIndex* batch();

@@ -5,6 +5,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/rate_limiter.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
@@ -234,6 +235,28 @@ Status Storage::FlushMemTables() {
   rocksdb::FlushOptions fo;
   fo.wait = true;
   rocksdb::Status s = db_->Flush(fo, handles_);
+  return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+}
+
+Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<std::string, std::string>>& kvs) {
+  if (kvs.empty()) return Status::OK();
+  static std::atomic<uint64_t> seq{0};
+  std::string dir = config_->dir + "/ingest";
+  ::mkdir(dir.c_str(), 0755);
+  std::string path = dir + "/" + std::to_string(NowUs()) + "-" + std::to_string(seq.fetch_add(1)) + ".sst";
+  rocksdb::Options options(db_->GetDBOptions(), db_->GetOptions(cf(c)));
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options, cf(c));
+  rocksdb::Status s = writer.Open(path);
+  for (size_t i = 0; s.ok() && i < kvs.size(); i++) s = writer.Put(kvs[i].first, kvs[i].second);
+  if (s.ok()) s = writer.Finish();
+  if (s.ok()) {
+    rocksdb::IngestExternalFileOptions io;
+    io.move_files = true;
+    io.allow_global_seqno = true;
+    io.allow_blocking_flush = true;
+    s = db_->IngestExternalFile(cf(c), {path}, io);
+  }
+  ::unlink(path.c_str());
   return s.ok() ? Status::OK() : Status::IOError(s.ToString());
 }
 

@@ -53,6 +53,9 @@ class Storage {
   Status Write(rocksdb::WriteBatch* batch, bool without_wal = false);
   // Flushes every memtable to SST files (makes writes done without WAL durable).
   Status FlushMemTables();
+  // Writes sorted, unique (key, value) pairs of one column family to an SST
+  // file and ingests it (bulk loading: no memtable, no WAL).
+  Status IngestSorted(ColumnFamily cf, const std::vector<std::pair<std::string, std::string>>& kvs);
 
   LockManager* locks() { return &locks_; }
   // String values of at least this size are stored out of line (see key_encoding.h).
