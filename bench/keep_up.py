@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Keep-up: redis-benchmark writes to a redis-server master with a kvrocks
+replica attached, then with a Redis replica attached. Prints the master's
+throughput in both cases (ratio), how long each replica needed after the load to
+reach the master's offset, and whether any extra full sync happened.
+
+  bench/keep_up.py [--requests 2000000] [--size 100]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from full_sync import ROOT, call, free_port, wait_ready  # noqa: E402
+
+
+def info(port, section):
+    text = call(port, "INFO", section).decode(errors="replace")
+    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
+def run(replica_cmd, rport, mport, args):
+    rep = subprocess.Popen(replica_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(rport)
+        call(rport, "REPLICAOF", "127.0.0.1", mport)
+        while info(rport, "replication").get("master_link_status") != "up":
+            time.sleep(0.05)
+        full0 = int(info(mport, "stats")["sync_full"])
+        out = subprocess.run(["redis-benchmark", "-p", str(mport), "-t", "set", "-d", str(args.size), "-n",
+                              str(args.requests), "-r", "1000000", "-c", "50", "-q"],
+                             capture_output=True, text=True).stdout
+        rps = float(re.findall(r"([\d.]+) requests per second", out)[-1])
+        t0 = time.time()
+        target = int(info(mport, "replication")["master_repl_offset"])
+        while int(info(rport, "replication").get("slave_repl_offset", "0")) < target:
+            time.sleep(0.01)
+        lag = time.time() - t0
+        full1 = int(info(mport, "stats")["sync_full"])
+        return rps, lag, full1 - full0
+    finally:
+        rep.terminate()
+        rep.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--requests", type=int, default=2000000)
+    ap.add_argument("--size", type=int, default=100)
+    ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
+    args = ap.parse_args()
+    dirs = [tempfile.mkdtemp(prefix="bench-keepup-") for _ in range(3)]
+    mport = free_port()
+    master = subprocess.Popen(["redis-server", "--port", str(mport), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no", "--dir", dirs[0], "--repl-diskless-sync-delay", "0"],
+                              stdout=subprocess.DEVNULL)
+    try:
+        wait_ready(mport)
+        kport, rport = free_port(), free_port()
+        k = run([args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kport), "--dir", dirs[1]],
+                kport, mport, args)
+        r = run(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                 "--dir", dirs[2]], rport, mport, args)
+    finally:
+        master.terminate()
+        master.wait()
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    print(f"master SET -d {args.size} -n {args.requests}: with kvrocks replica {k[0]:.0f} req/s, "
+          f"with Redis replica {r[0]:.0f} req/s, ratio {k[0] / r[0]:.2f}")
+    print(f"catch-up after the load: kvrocks {k[1]:.2f} s, Redis {r[1]:.2f} s; "
+          f"extra full syncs: kvrocks {k[2]}, Redis {r[2]}")
+
+
+if __name__ == "__main__":
+    main()
