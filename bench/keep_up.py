@@ -16,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from full_sync import ROOT, call, free_port, wait_ready  # noqa: E402
+from full_sync import REDIS_SERVER, ROOT, call, free_port, wait_ready  # noqa: E402
 
 
 def info(port, section):
@@ -56,7 +56,7 @@ def main():
     args = ap.parse_args()
     dirs = [tempfile.mkdtemp(prefix="bench-keepup-") for _ in range(3)]
     mport = free_port()
-    master = subprocess.Popen(["redis-server", "--port", str(mport), "--bind", "127.0.0.1", "--save", "",
+    master = subprocess.Popen([REDIS_SERVER, "--port", str(mport), "--bind", "127.0.0.1", "--save", "",
                                "--appendonly", "no", "--dir", dirs[0], "--repl-diskless-sync-delay", "0"],
                               stdout=subprocess.DEVNULL)
     try:
@@ -64,7 +64,7 @@ def main():
         kport, rport = free_port(), free_port()
         k = run([args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kport), "--dir", dirs[1]],
                 kport, mport, args)
-        r = run(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        r = run([REDIS_SERVER, "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                  "--dir", dirs[2]], rport, mport, args)
     finally:
         master.terminate()

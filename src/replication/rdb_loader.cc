@@ -16,7 +16,7 @@ namespace {
 
 // Writes are committed in batches of about this many bytes.
 // Keys are gathered in chunks of about this many bytes, each ingested as sorted SST files.
-constexpr size_t kBatchBytes = 256 << 20;
+constexpr size_t kBatchBytes = 64 << 20;
 
 class FileSource : public rdb::Source {
  public:
@@ -77,15 +77,65 @@ Status RdbLoader::OnKey(std::string key, rdb::Object obj, int64_t expire_ms) {
   return MaybeCommit();
 }
 
+RdbLoader::~RdbLoader() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
 Status RdbLoader::MaybeCommit() {
   size_t before = bulk_.size();
   ctx_->MovePendingTo(&bulk_, &counts_);
   for (size_t i = before; i < bulk_.size(); i++) bulk_bytes_ += bulk_[i].key.size() + bulk_[i].value.size() + 16;
   if (bulk_bytes_ < kBatchBytes) return Status::OK();
-  return WriteBulk();
+  return HandOff();
 }
 
-Status RdbLoader::WriteBulk() {
+Status RdbLoader::HandOff() {
+  if (!writer_.joinable()) writer_ = std::thread([this] { WriterLoop(); });
+  std::unique_lock<std::mutex> g(mu_);
+  cv_.wait(g, [this] { return !has_chunk_; });
+  if (!writer_status_.ok()) return writer_status_;
+  handed_ = std::move(bulk_);
+  handed_counts_ = std::move(counts_);
+  bulk_.clear();
+  counts_.clear();
+  bulk_bytes_ = 0;
+  has_chunk_ = true;
+  cv_.notify_all();
+  return Status::OK();
+}
+
+Status RdbLoader::Drain() {
+  std::unique_lock<std::mutex> g(mu_);
+  cv_.wait(g, [this] { return !has_chunk_ && !writing_; });
+  return writer_status_;
+}
+
+void RdbLoader::WriterLoop() {
+  std::unique_lock<std::mutex> g(mu_);
+  while (true) {
+    cv_.wait(g, [this] { return has_chunk_ || quit_; });
+    if (!has_chunk_) return;
+    Chunk chunk = std::move(handed_);
+    Counts counts = std::move(handed_counts_);
+    has_chunk_ = false;
+    writing_ = true;
+    cv_.notify_all();
+    g.unlock();
+    Status s = writer_status_.ok() ? WriteChunk(&chunk, &counts) : Status::OK();
+    g.lock();
+    if (!s.ok() && writer_status_.ok()) writer_status_ = s;
+    writing_ = false;
+    cv_.notify_all();
+  }
+}
+
+Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
+  Chunk& chunk = *chunk_ptr;
   // Sorted by (column family, key) through an index (moving the strings costs
   // more than comparing them), on a big-endian 8-byte key prefix first; for a
   // key written twice the last write wins.
@@ -93,23 +143,23 @@ Status RdbLoader::WriteBulk() {
     uint64_t prefix;
     uint32_t index;
   };
-  std::vector<Slot> order(bulk_.size());
+  std::vector<Slot> order(chunk.size());
   for (uint32_t i = 0; i < order.size(); i++) {
-    const std::string& k = bulk_[i].key;
-    uint64_t p = static_cast<uint64_t>(bulk_[i].cf) << 56;
+    const std::string& k = chunk[i].key;
+    uint64_t p = static_cast<uint64_t>(chunk[i].cf) << 56;
     for (size_t b = 0; b < 7; b++) p |= static_cast<uint64_t>(b < k.size() ? static_cast<uint8_t>(k[b]) : 0) << (48 - 8 * b);
     order[i] = Slot{p, i};
   }
-  std::sort(order.begin(), order.end(), [this](const Slot& a, const Slot& b) {
+  std::sort(order.begin(), order.end(), [&chunk](const Slot& a, const Slot& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
-    int c = bulk_[a.index].key.compare(bulk_[b.index].key);
+    int c = chunk[a.index].key.compare(chunk[b.index].key);
     return c != 0 ? c < 0 : a.index < b.index;
   });
   std::vector<std::pair<std::string, std::string>> kvs;
   Status s;
   for (size_t i = 0; i < order.size() && s.ok(); i++) {
-    auto& w = bulk_[order[i].index];
-    const auto* next = i + 1 < order.size() ? &bulk_[order[i + 1].index] : nullptr;
+    auto& w = chunk[order[i].index];
+    const auto* next = i + 1 < order.size() ? &chunk[order[i + 1].index] : nullptr;
     bool last_of_key = next == nullptr || next->cf != w.cf || next->key != w.key;
     if (last_of_key && w.type == rocksdb::kPutRecord) {
       kvs.emplace_back(std::move(w.key), std::move(w.value));  // a delete has nothing to delete in a fresh db
@@ -119,12 +169,11 @@ Status RdbLoader::WriteBulk() {
       kvs.clear();
     }
   }
-  bulk_.clear();
-  bulk_bytes_ = 0;
-  if (s.ok() && !counts_.empty()) {
+  chunk.clear();
+  if (s.ok() && !counts->empty()) {
     rocksdb::WriteBatch merges;
-    for (auto& [db, d] : counts_) storage_->AddCountMerges(&merges, db, d.first, d.second);
-    counts_.clear();
+    for (auto& [db, d] : *counts) storage_->AddCountMerges(&merges, db, d.first, d.second);
+    counts->clear();
     s = storage_->Write(&merges, true);
   }
   return s;
@@ -145,16 +194,25 @@ Status RdbLoader::OnModuleAux(const std::string& module) {
   return Status::OK();
 }
 
-Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>& state_puts) {
+Status RdbLoader::Flush() {
+  if (flushed_) return Status::OK();
   ctx_->MovePendingTo(&bulk_, &counts_);
-  Status s = WriteBulk();
+  Status s = WriteChunk(&bulk_, &counts_);
+  if (s.ok()) s = Drain();
   if (s.ok()) s = storage_->FlushMemTables();
+  flushed_ = s.ok();
+  return s;
+}
+
+Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>& state_puts) {
+  Status s = Flush();
   if (s.ok()) s = storage_->ReplaceDatabases(staging_, state_puts);
   return s;
 }
 
 void RdbLoader::Abort() {
   if (ctx_) ctx_->Rollback();
+  Drain();
   counts_.clear();
   bulk_.clear();
   bulk_bytes_ = 0;
@@ -169,6 +227,7 @@ Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uin
   Status s = loader.Begin();
   if (s.ok()) s = rdb::Reader(&src).ReadRdb(&loader);
   fclose(f);
+  if (s.ok()) s = loader.Flush();
   if (s.ok()) {
     MultiLockGuard all(storage->locks());
     s = loader.Finish();

