@@ -260,9 +260,7 @@ void Client(CommandCall& call) {
         "    Assign the name <name> to the current connection.",
         "HELP",
         "    Prints this help."};
-    reply::ArrayHeader(call.out, kHelp.size());
-    for (const auto& l : kHelp) reply::Simple(call.out, l);
-    return;
+    return ReplyHelp(call, kHelp);
   }
   if (EqualsIgnoreCase(sub, "id") || EqualsIgnoreCase(sub, "info") || EqualsIgnoreCase(sub, "help")) {
     return ReplySubcommandArity(call);

@@ -378,10 +378,7 @@ void Object(CommandCall& call) {
         "    associated with a <key>.",
         "HELP",
         "    Prints this help."};
-    std::vector<std::string> lines = kHelp;
-    reply::ArrayHeader(call.out, lines.size());
-    for (auto& l : lines) reply::Simple(call.out, l);
-    return;
+    return ReplyHelp(call, kHelp);
   }
   if (EqualsIgnoreCase(sub, "encoding")) {
     if (call.args.size() != 3) return ReplySubcommandArity(call);

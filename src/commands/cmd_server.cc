@@ -362,9 +362,7 @@ void ConfigCmd(CommandCall& call) {
         "    Rewrite the configuration file.",
         "HELP",
         "    Prints this help."};
-    reply::ArrayHeader(call.out, kHelp.size());
-    for (const auto& l : kHelp) reply::Simple(call.out, l);
-    return;
+    return ReplyHelp(call, kHelp);
   }
   ReplyUnknownSubcommand(call, "CONFIG");
 }
@@ -538,9 +536,7 @@ void CommandCmd(CommandCall& call) {
         "    Return the keys from a full Redis command.",
         "HELP",
         "    Prints this help."};
-    reply::ArrayHeader(call.out, kHelp.size());
-    for (const auto& l : kHelp) reply::Simple(call.out, l);
-    return;
+    return ReplyHelp(call, kHelp);
   }
   if (EqualsIgnoreCase(sub, "count")) return ReplySubcommandArity(call);
   ReplyUnknownSubcommand(call, "COMMAND");
@@ -590,9 +586,7 @@ void SlowlogCmd(CommandCall& call) {
         "    Reset the slowlog.",
         "HELP",
         "    Prints this help."};
-    reply::ArrayHeader(call.out, kHelp.size());
-    for (const auto& l : kHelp) reply::Simple(call.out, l);
-    return;
+    return ReplyHelp(call, kHelp);
   }
   if (EqualsIgnoreCase(sub, "get") || EqualsIgnoreCase(sub, "len") || EqualsIgnoreCase(sub, "reset") ||
       EqualsIgnoreCase(sub, "help")) {

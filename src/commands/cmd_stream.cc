@@ -490,8 +490,7 @@ void XGroupHelp(CommandCall& call) {
       "    Set the current group ID and entries_read counter.",
       "HELP",
       "    Prints this help."};
-  reply::ArrayHeader(call.out, kHelp.size());
-  for (const auto& l : kHelp) reply::Simple(call.out, l);
+  ReplyHelp(call, kHelp);
 }
 
 void XGroup(CommandCall& call) {
@@ -934,8 +933,7 @@ void XInfoHelp(CommandCall& call) {
       "    Show information about the stream.",
       "HELP",
       "    Prints this help."};
-  reply::ArrayHeader(call.out, kHelp.size());
-  for (const auto& l : kHelp) reply::Simple(call.out, l);
+  ReplyHelp(call, kHelp);
 }
 
 void XInfo(CommandCall& call) {

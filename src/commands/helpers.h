@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "commands/command.h"
 #include "common/string_util.h"
@@ -31,6 +32,12 @@ inline bool IntArg(CommandCall& call, size_t i, int64_t* v) {
 // "ERR unknown subcommand 'x'. Try NAME HELP."
 inline void ReplyUnknownSubcommand(CommandCall& call, const std::string& cmd) {
   ReplyError(call, "ERR unknown subcommand '" + call.args[1].substr(0, 128) + "'. Try " + cmd + " HELP.");
+}
+
+// A HELP subcommand's reply: its lines as simple strings.
+inline void ReplyHelp(CommandCall& call, const std::vector<std::string>& lines) {
+  reply::ArrayHeader(call.out, lines.size());
+  for (const auto& l : lines) reply::Simple(call.out, l);
 }
 
 // "ERR wrong number of arguments for 'cmd|sub' command"

@@ -2,6 +2,8 @@
 // sorted sets and the index arithmetic of lists.
 #include <gtest/gtest.h>
 
+#include "temp_storage.h"
+
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -38,23 +40,7 @@ TEST(ScoreEncoding, ByteOrderIsNumericOrder) {
   EXPECT_EQ(DecodeScore(EncodeScore(-inf).data()), -inf);
 }
 
-class ListIndexTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("kvrocks-list-" + std::to_string(NowUs()));
-    cfg_.dir = dir_.string();
-    cfg_.rocksdb_block_cache_size = 8 << 20;
-    storage_ = std::make_unique<Storage>(&cfg_);
-    ASSERT_TRUE(storage_->Open().ok());
-  }
-  void TearDown() override {
-    storage_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::filesystem::path dir_;
-  Config cfg_;
-  std::unique_ptr<Storage> storage_;
-};
+using ListIndexTest = TempStorageTest;
 
 // Pushes on both ends grow the list outward from the middle; indexes, ranges
 // and trims agree with a deque model, including negative indexes.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_storage.h"
+
 #include <filesystem>
 #include <random>
 
@@ -14,19 +16,8 @@
 
 using namespace kvrocks;
 
-class BitmapTest : public ::testing::Test {
+class BitmapTest : public TempStorageTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("kvrocks-bitmap-" + std::to_string(NowUs()));
-    cfg_.dir = dir_.string();
-    cfg_.rocksdb_block_cache_size = 8 << 20;
-    storage_ = std::make_unique<Storage>(&cfg_);
-    ASSERT_TRUE(storage_->Open().ok());
-  }
-  void TearDown() override {
-    storage_.reset();
-    std::filesystem::remove_all(dir_);
-  }
 
   template <typename Fn>
   void Run(Fn fn) {
@@ -52,9 +43,6 @@ class BitmapTest : public ::testing::Test {
     return n;
   }
 
-  std::filesystem::path dir_;
-  Config cfg_;
-  std::unique_ptr<Storage> storage_;
 };
 
 TEST_F(BitmapTest, SparseBitsStoreOnlyTheirFragments) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_storage.h"
+
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -14,19 +16,8 @@
 
 using namespace kvrocks;
 
-class StringTypeTest : public ::testing::Test {
+class StringTypeTest : public TempStorageTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("kvrocks-unit-" + std::to_string(NowUs()));
-    cfg_.dir = dir_.string();
-    cfg_.rocksdb_block_cache_size = 8 << 20;
-    storage_ = std::make_unique<Storage>(&cfg_);
-    ASSERT_TRUE(storage_->Open().ok());
-  }
-  void TearDown() override {
-    storage_.reset();
-    std::filesystem::remove_all(dir_);
-  }
 
   // Runs fn in a fresh context on db 0 and commits.
   template <typename Fn>
@@ -38,9 +29,6 @@ class StringTypeTest : public ::testing::Test {
     ASSERT_TRUE(ctx.Commit().ok());
   }
 
-  std::filesystem::path dir_;
-  Config cfg_;
-  std::unique_ptr<Storage> storage_;
 };
 
 TEST_F(StringTypeTest, SetGetAndCounts) {

@@ -1,0 +1,32 @@
+// A RocksDB-backed Storage in a fresh temporary directory, for unit tests of
+// the types layer.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "common/time_util.h"
+#include "config/config.h"
+#include "storage/storage.h"
+
+class TempStorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("kvrocks-unit-" + std::to_string(kvrocks::NowUs()));
+    cfg_.dir = dir_.string();
+    cfg_.rocksdb_block_cache_size = 8 << 20;
+    storage_ = std::make_unique<kvrocks::Storage>(&cfg_);
+    ASSERT_TRUE(storage_->Open().ok());
+  }
+  void TearDown() override {
+    storage_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::filesystem::path dir_;
+  kvrocks::Config cfg_;
+  std::unique_ptr<kvrocks::Storage> storage_;
+};
