@@ -219,7 +219,9 @@ void Config::Add(std::unique_ptr<Option> opt) {
 }
 
 Config::Option* Config::Find(const std::string& name) const {
-  auto it = by_name_.find(ToLower(name));
+  std::string key = ToLower(name);
+  if (key == "slaveof") key = "replicaof";  // Redis' older name
+  auto it = by_name_.find(key);
   return it == by_name_.end() ? nullptr : it->second;
 }
 
