@@ -146,6 +146,7 @@ std::string InfoStats(Server* srv) {
   Line(&s, "total_net_output_bytes", static_cast<int64_t>(st.net_output_bytes.load()));
   Line(&s, "rejected_connections", static_cast<int64_t>(st.rejected_connections.load()));
   Line(&s, "expired_keys", static_cast<int64_t>(st.expired_keys.load()));
+  Line(&s, "expired_subkeys", static_cast<int64_t>(st.expired_fields.load()));
   Line(&s, "evicted_keys", 0);
   Line(&s, "keyspace_hits", static_cast<int64_t>(st.keyspace_hits.load()));
   Line(&s, "keyspace_misses", static_cast<int64_t>(st.keyspace_misses.load()));

@@ -104,6 +104,7 @@ void RegisterGeoCommands(CommandTable* table);
 void RegisterStreamCommands(CommandTable* table);
 void RegisterDumpCommands(CommandTable* table);
 void RegisterReplicationCommands(CommandTable* table);
+void RegisterHashTtlCommands(CommandTable* table);
 void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);

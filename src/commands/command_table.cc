@@ -24,6 +24,7 @@ CommandTable::CommandTable() {
   RegisterStreamCommands(this);
   RegisterDumpCommands(this);
   RegisterReplicationCommands(this);
+  RegisterHashTtlCommands(this);
   RegisterKeyspaceCommands(this);
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <map>
+
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "replication/rdb_writer.h"
@@ -120,21 +122,21 @@ Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint
       std::vector<std::pair<std::string_view, std::string_view>> fvs;
       fvs.reserve(obj.pairs.size());
       const uint64_t now = NowMs();
-      size_t with_ttl = 0;
+      std::map<uint64_t, std::vector<std::string_view>> by_ttl;  // fields with a TTL, grouped by it
       for (size_t i = 0; i < obj.pairs.size(); i++) {
         uint64_t ttl = i < obj.field_expires.size() ? obj.field_expires[i] : 0;
         if (ttl != 0 && ttl <= now) continue;  // already expired: Redis drops it on load too
-        if (ttl != 0) with_ttl++;
+        if (ttl != 0) by_ttl[ttl].push_back(obj.pairs[i].first);
         fvs.emplace_back(obj.pairs[i].first, obj.pairs[i].second);
-      }
-      // Hash field TTLs (Redis 7.4) are not supported yet: the fields are kept without them.
-      if (with_ttl > 0) {
-        LOG(WARNING) << "Hash '" << key << "': " << with_ttl
-                     << " field(s) with a TTL loaded without it (hash field expiry is not supported yet)";
       }
       if (fvs.empty()) return Status::OK();
       int64_t added;
-      s = RedisHash(db).Set(key, fvs, false, &added);
+      RedisHash hash(db);
+      s = hash.Set(key, fvs, false, &added);
+      for (auto it = by_ttl.begin(); s.ok() && it != by_ttl.end(); ++it) {
+        std::vector<int64_t> results;
+        s = hash.ExpireFields(key, it->second, it->first, RedisHash::ExpireCond::kAlways, &results);
+      }
       break;
     }
     case RedisType::kZSet: {
@@ -161,6 +163,7 @@ Status DumpObject(Database* db, std::string_view key, std::string* payload) {
   Status s = db->Type(key, &type);
   if (!s.ok()) return s;
   std::string body;
+  int version = kDumpVersion;
   switch (type) {
     case RedisType::kNone:
       return Status::NotFound();
@@ -189,12 +192,34 @@ Status DumpObject(Database* db, std::string_view key, std::string* payload) {
     }
     case RedisType::kHash: {
       std::vector<std::pair<std::string, std::string>> fvs;
-      s = RedisHash(db).GetAll(key, &fvs);
-      body.push_back(static_cast<char>(kTypeHash));
-      PutLen(&body, fvs.size());
-      for (const auto& [f, v] : fvs) {
-        PutString(&body, f);
-        PutString(&body, v);
+      RedisHash hash(db);
+      s = hash.GetAll(key, &fvs);
+      std::vector<std::string_view> names;
+      for (const auto& fv : fvs) names.push_back(fv.first);
+      std::vector<int64_t> ttls;
+      if (s.ok()) s = hash.FieldExpireTimes(key, names, &ttls);
+      uint64_t min_ttl = UINT64_MAX;
+      for (int64_t t : ttls) {
+        if (t > 0) min_ttl = std::min<uint64_t>(min_ttl, static_cast<uint64_t>(t));
+      }
+      if (min_ttl == UINT64_MAX) {
+        body.push_back(static_cast<char>(kTypeHash));
+        PutLen(&body, fvs.size());
+        for (const auto& [f, v] : fvs) {
+          PutString(&body, f);
+          PutString(&body, v);
+        }
+      } else {
+        // Fields with TTLs: Redis 7.4's HASH_METADATA (RDB 12), TTLs relative to the smallest one.
+        body.push_back(static_cast<char>(kTypeHashMetadata));
+        PutMillis(&body, min_ttl);
+        PutLen(&body, fvs.size());
+        for (size_t i = 0; i < fvs.size(); i++) {
+          PutLen(&body, ttls[i] > 0 ? static_cast<uint64_t>(ttls[i]) - min_ttl + 1 : 0);
+          PutString(&body, fvs[i].first);
+          PutString(&body, fvs[i].second);
+        }
+        version = 12;
       }
       break;
     }
@@ -218,7 +243,7 @@ Status DumpObject(Database* db, std::string_view key, std::string* payload) {
     }
   }
   if (!s.ok()) return s;
-  *payload = FinishDump(std::move(body));
+  *payload = FinishDump(std::move(body), version);
   return Status::OK();
 }
 

@@ -125,8 +125,8 @@ std::string ListpackBuilder::Finish() const {
   return out;
 }
 
-std::string FinishDump(std::string body) {
-  PutLE(&body, kDumpVersion, 2);
+std::string FinishDump(std::string body, int version) {
+  PutLE(&body, static_cast<uint64_t>(version), 2);
   uint64_t crc = Crc64(0, body.data(), body.size());
   PutLE(&body, crc, 8);
   return body;

@@ -32,6 +32,6 @@ class ListpackBuilder {
 };
 
 // Appends the RDB version and CRC64 to a serialized object (type byte + value).
-std::string FinishDump(std::string body);
+std::string FinishDump(std::string body, int version = kDumpVersion);
 
 }  // namespace kvrocks::rdb

@@ -13,6 +13,8 @@
 #include "server/worker.h"
 #include "storage/context.h"
 #include "storage/key_encoding.h"
+#include "types/database.h"
+#include "types/redis_hash.h"
 
 namespace kvrocks {
 
@@ -389,6 +391,12 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
       ctx.AddExpireCount(db, -1);
       ctx.Touch(db, k);
       expired++;
+    } else if (s.ok() && type == RedisType::kHash) {
+      // An entry for a hash field's TTL: drop the fields that are due.
+      Database database(&ctx, db);
+      int64_t fields = 0;
+      RedisHash(&database).DeleteExpiredFields(k, &fields);
+      stats_.expired_fields += static_cast<uint64_t>(fields);
     }
     ctx.Delete(ColumnFamily::kExpire, EncodeExpireKey(db, e, k));
   }

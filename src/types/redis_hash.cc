@@ -2,11 +2,40 @@
 
 #include <cmath>
 
+#include "common/encoding.h"
 #include "common/string_util.h"
+#include "common/time_util.h"
 
 namespace kvrocks {
 
 static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
+// payload[0]: some field has (or had) a TTL; every value then starts with its
+// absolute expiry, expire_ms(8, BE, 0 = none).
+static constexpr uint8_t kFieldTtlFlag = 2;
+
+static bool HasFieldTtls(const Metadata& meta) {
+  return !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kFieldTtlFlag);
+}
+
+// Strips the expiry of a stored value; false if the field has expired.
+static bool Unwrap(const Metadata& meta, std::string* v, uint64_t now, uint64_t* expire = nullptr) {
+  uint64_t e = 0;
+  if (HasFieldTtls(meta)) {
+    if (v->size() < 8) return false;
+    e = DecodeBE64(v->data());
+    v->erase(0, 8);
+  }
+  if (expire != nullptr) *expire = e;
+  return e == 0 || e > now;
+}
+
+static std::string Wrap(const Metadata& meta, std::string_view value, uint64_t expire) {
+  if (!HasFieldTtls(meta)) return std::string(value);
+  std::string out;
+  PutBE64(&out, expire);
+  out.append(value);
+  return out;
+}
 
 const char* RedisHash::Encoding(const Metadata& meta) {
   bool hashtable = !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kHashtableFlag);
@@ -46,17 +75,18 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   bool changed = false;
   std::string sub, old;
+  const uint64_t now = NowMs();
   for (const auto& [field, value] : fvs) {
     sub.assign(prefix).append(field);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
     if (!s.ok() && !s.IsNotFound()) return s;
-    bool present = s.ok();
-    if (present && nx) continue;
-    if (!present) {
-      meta.size++;
-      (*added)++;
-    }
-    db_->ctx()->Put(ColumnFamily::kSubkey, sub, value);
+    bool stored = s.ok();  // an expired field is still stored (and counted in size)
+    bool live = stored && Unwrap(meta, &old, now);
+    if (live && nx) continue;
+    if (!stored) meta.size++;
+    if (!live) (*added)++;
+    // Setting a field clears its TTL, as in Redis.
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0));
     if (field.size() > kListpackMaxValue || value.size() > kListpackMaxValue) meta.payload[0] |= kHashtableFlag;
     changed = true;
   }
@@ -76,7 +106,9 @@ Status RedisHash::Get(std::string_view key, std::string_view field, std::string*
   if (!exists) return Status::NotFound();
   std::string sub = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   sub.append(field);
-  return db_->ctx()->Get(ColumnFamily::kSubkey, sub, value);
+  s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, value);
+  if (s.ok() && !Unwrap(meta, value, NowMs())) return Status::NotFound();
+  return s;
 }
 
 Status RedisHash::MGet(std::string_view key, const std::vector<std::string_view>& fields,
@@ -93,7 +125,7 @@ Status RedisHash::MGet(std::string_view key, const std::vector<std::string_view>
     sub.assign(prefix).append(fields[i]);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
     if (s.ok()) {
-      (*values)[i] = value;
+      if (Unwrap(meta, &value, NowMs())) (*values)[i] = value;
     } else if (!s.IsNotFound()) {
       return s;
     }
@@ -110,16 +142,18 @@ Status RedisHash::Delete(std::string_view key, const std::vector<std::string_vie
   if (!s.ok() || !exists) return s;
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   std::string sub, value;
+  int64_t removed = 0;
   for (std::string_view field : fields) {
     sub.assign(prefix).append(field);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
     if (s.IsNotFound()) continue;
     if (!s.ok()) return s;
+    if (Unwrap(meta, &value, NowMs())) (*deleted)++;  // an expired field goes too, uncounted
     db_->ctx()->Delete(ColumnFamily::kSubkey, sub);
     meta.size--;
-    (*deleted)++;
+    removed++;
   }
-  if (*deleted > 0) StoreMeta(key, &lk, meta);
+  if (removed > 0) StoreMeta(key, &lk, meta);
   return Status::OK();
 }
 
@@ -162,13 +196,16 @@ Status RedisHash::Scan(std::string_view key, const std::string& after, size_t co
     if (it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
   }
   size_t examined = 0;
+  const uint64_t now = NowMs();
   for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
     if (examined == count) return Status::OK();  // *next is the last field examined
     examined++;
     std::string field(it->key().data() + prefix.size(), it->key().size() - prefix.size());
     *next = field;
     if (pattern != "*" && !StringMatch(pattern, field)) continue;
-    fvs->emplace_back(std::move(field), it->value().ToString());
+    std::string value = it->value().ToString();
+    if (!Unwrap(meta, &value, now)) continue;
+    fvs->emplace_back(std::move(field), std::move(value));
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   next->clear();
@@ -193,11 +230,15 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   std::string old, value;
   s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
   if (!s.ok() && !s.IsNotFound()) return s;
-  bool present = s.ok();
-  s = fn(present ? &old : nullptr, &value);
+  bool stored = s.ok();
+  uint64_t expire = 0;
+  bool live = stored && Unwrap(meta, &old, NowMs(), &expire);
+  if (!live) expire = 0;
+  s = fn(live ? &old : nullptr, &value);
   if (!s.ok()) return s;
-  db_->ctx()->Put(ColumnFamily::kSubkey, sub, value);
-  if (!present) meta.size++;
+  // HINCRBY keeps a field's TTL.
+  db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire));
+  if (!stored) meta.size++;
   if (field.size() > kListpackMaxValue || value.size() > kListpackMaxValue || meta.size > kListpackMaxEntries) {
     meta.payload[0] |= kHashtableFlag;
   }
@@ -228,6 +269,146 @@ Status RedisHash::IncrByFloat(std::string_view key, std::string_view field, long
     *value = *result;
     return Status::OK();
   });
+}
+
+Status RedisHash::EnableFieldTtls(std::string_view key, Metadata* meta) {
+  if (HasFieldTtls(*meta)) return Status::OK();
+  std::vector<std::pair<std::string, std::string>> fvs;
+  std::string next;
+  Status s = Scan(key, "", SIZE_MAX, "*", &fvs, &next);
+  if (!s.ok()) return s;
+  meta->payload[0] = static_cast<char>(meta->payload[0] | kFieldTtlFlag);
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
+  for (const auto& [f, v] : fvs) db_->ctx()->Put(ColumnFamily::kSubkey, prefix + f, Wrap(*meta, v, 0));
+  return Status::OK();
+}
+
+Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::string_view>& fields, uint64_t expire_ms,
+                               ExpireCond cond, std::vector<int64_t>* results) {
+  results->assign(fields.size(), -2);
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadHash(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  if (!(s = EnableFieldTtls(key, &meta)).ok()) return s;
+  const uint64_t now = NowMs();
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
+  bool changed = false, indexed = false;
+  for (size_t i = 0; i < fields.size(); i++) {
+    sub.assign(prefix).append(fields[i]);
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    uint64_t cur;
+    if (!Unwrap(meta, &value, now, &cur)) continue;  // expired: no such field
+    // A field without a TTL counts as never expiring for GT/LT.
+    bool ok = cond == ExpireCond::kAlways || (cond == ExpireCond::kNX && cur == 0) ||
+              (cond == ExpireCond::kXX && cur != 0) || (cond == ExpireCond::kGT && cur != 0 && expire_ms > cur) ||
+              (cond == ExpireCond::kLT && (cur == 0 || expire_ms < cur));
+    if (!ok) {
+      (*results)[i] = 0;
+      continue;
+    }
+    changed = true;
+    if (expire_ms <= now) {
+      db_->ctx()->Delete(ColumnFamily::kSubkey, sub);
+      meta.size--;
+      (*results)[i] = 2;
+      continue;
+    }
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire_ms));
+    (*results)[i] = 1;
+    indexed = true;
+  }
+  if (indexed) {
+    // The active-expire cycle visits the key then (see Server::ExpireCycle).
+    db_->ctx()->Put(ColumnFamily::kExpire, EncodeExpireKey(db_->id(), expire_ms, key), "");
+    db_->ctx()->NoteExpire(db_->id(), expire_ms);
+  }
+  if (changed) StoreMeta(key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisHash::FieldExpireTimes(std::string_view key, const std::vector<std::string_view>& fields,
+                                   std::vector<int64_t>* results) {
+  results->assign(fields.size(), -2);
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadHash(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  const uint64_t now = NowMs();
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
+  for (size_t i = 0; i < fields.size(); i++) {
+    sub.assign(prefix).append(fields[i]);
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    uint64_t e;
+    if (Unwrap(meta, &value, now, &e)) (*results)[i] = e == 0 ? -1 : static_cast<int64_t>(e);
+  }
+  return Status::OK();
+}
+
+Status RedisHash::PersistFields(std::string_view key, const std::vector<std::string_view>& fields,
+                                std::vector<int64_t>* results) {
+  results->assign(fields.size(), -2);
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadHash(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  const uint64_t now = NowMs();
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
+  bool changed = false;
+  for (size_t i = 0; i < fields.size(); i++) {
+    sub.assign(prefix).append(fields[i]);
+    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    uint64_t e;
+    if (!Unwrap(meta, &value, now, &e)) continue;
+    if (e == 0) {
+      (*results)[i] = -1;
+      continue;
+    }
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0));
+    (*results)[i] = 1;
+    changed = true;
+  }
+  if (changed) StoreMeta(key, &lk, meta);
+  return Status::OK();
+}
+
+Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
+  *deleted = 0;
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadHash(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || !HasFieldTtls(meta)) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
+  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
+  const uint64_t now = NowMs();
+  std::vector<std::string> doomed;
+  {
+    auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string v = it->value().ToString();
+      if (!Unwrap(meta, &v, now)) doomed.push_back(it->key().ToString());
+    }
+    if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  }
+  for (const auto& k : doomed) db_->ctx()->Delete(ColumnFamily::kSubkey, k);
+  meta.size -= doomed.size();
+  *deleted = static_cast<int64_t>(doomed.size());
+  if (!doomed.empty()) StoreMeta(key, &lk, meta);
+  return Status::OK();
 }
 
 }  // namespace kvrocks

@@ -44,12 +44,31 @@ class RedisHash {
   // "listpack" or "hashtable" (OBJECT ENCODING).
   static const char* Encoding(const Metadata& meta);
 
+  // Hash field expiry (Redis 7.4). Field results use Redis' codes: -2 no such
+  // field (or key).
+  enum class ExpireCond { kAlways, kNX, kXX, kGT, kLT };
+  // HEXPIRE family, absolute expire_ms: 0 condition not met, 1 set, 2 deleted
+  // (a time not in the future).
+  Status ExpireFields(std::string_view key, const std::vector<std::string_view>& fields, uint64_t expire_ms,
+                      ExpireCond cond, std::vector<int64_t>* results);
+  // HTTL family: each field's absolute expiry in ms, -1 none.
+  Status FieldExpireTimes(std::string_view key, const std::vector<std::string_view>& fields,
+                          std::vector<int64_t>* results);
+  // HPERSIST: 1 TTL removed, -1 none.
+  Status PersistFields(std::string_view key, const std::vector<std::string_view>& fields,
+                       std::vector<int64_t>* results);
+  // Deletes the fields whose TTL has passed (the active-expire cycle); the key
+  // goes with its last field. *deleted counts them.
+  Status DeleteExpiredFields(std::string_view key, int64_t* deleted);
+
  private:
   // Loads key's hash metadata; *exists=false if absent. WRONGTYPE for other types.
   Status LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
   // Metadata for a new hash.
   Metadata NewHash() const;
   void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
+  // Rewrites every value with an expiry prefix (the first field TTL of a hash; O(n) once).
+  Status EnableFieldTtls(std::string_view key, Metadata* meta);
   // Read-modify-write of one field (HINCRBY, HINCRBYFLOAT): fn gets the old value
   // (nullptr if absent) and produces the new one, or an error that aborts.
   Status UpdateField(std::string_view key, std::string_view field,

@@ -1,7 +1,6 @@
 """RDB 11/12 content the Redis 7.0 fixtures lack, from our own RDB writer:
 listpack sets (type 20), streams with consumer active times (type 21), hashes
-with field TTLs (types 22-25; kvrocks keeps the fields, without their TTLs for
-now), module values and module aux data (skipped, reported by module name), and
+with field TTLs (types 22-25), module values and module aux data (skipped, reported by module name), and
 the opcodes FUNCTION2, SLOT_INFO, IDLE and FREQ."""
 import os
 import tempfile
@@ -59,7 +58,9 @@ def test_rdb12_types_load():
         c = kv.client(protocol=2)
         assert sorted(c.smembers("set:lp")) == [b"7", b"a", b"b"]
         assert c.hgetall("hash:lpex") == {b"f1": b"v1", b"f2": b"v2"}
+        assert c.execute_command("HPEXPIRETIME", "hash:lpex", "FIELDS", 2, "f1", "f2") == [-1, FAR]
         assert c.hgetall("hash:meta") == {b"a": b"1", b"b": b"2"}
+        assert c.execute_command("HPEXPIRETIME", "hash:meta", "FIELDS", 2, "a", "b") == [-1, FAR]
         assert c.hgetall("hash:meta-pre") == {b"x": b"y"}
         assert c.get("str:ttl") == b"v" and c.pexpiretime("str:ttl") == FAR
         assert c.exists("module:key") == 0
