@@ -101,37 +101,73 @@ std::string Replica::replid() {
 }
 
 void Replica::Follow(const std::string& host, int port) {
-  Stop();
   {
     std::lock_guard<std::mutex> g(mu_);
     host_ = host;
     port_ = port;
     last_error_.clear();
   }
-  if (!master_client_) {
-    master_client_ = std::make_unique<Connection>(server_->NextWorker(), -1, server_->NextClientId(), "master", "");
-  }
-  stop_ = false;
   following_ = true;
   state_ = kConnect;
-  thread_ = std::thread([this, host, port] { Run(host, port); });
+  Request(true, host, port);
 }
 
 void Replica::Unfollow() {
-  Stop();
   following_ = false;
   state_ = kNone;
-  // A promoted replica starts its own history: a later PSYNC with the old id
-  // must not resume on top of writes it accepted as a master.
-  std::lock_guard<std::mutex> g(mu_);
-  replid_ = RandomReplId();
-  host_.clear();
-  port_ = 0;
+  {
+    // A promoted replica starts its own history: a later PSYNC with the old id
+    // must not resume on top of writes it accepted as a master.
+    std::lock_guard<std::mutex> g(mu_);
+    replid_ = RandomReplId();
+    host_.clear();
+    port_ = 0;
+  }
+  Request(false, "", 0);
+}
+
+void Replica::Request(bool follow, const std::string& host, int port) {
+  std::lock_guard<std::mutex> g(req_mu_);
+  if (!supervisor_.joinable()) supervisor_ = std::thread([this] { Supervise(); });
+  requests_.push_back(Pending{follow, host, port});
+  req_cv_.notify_all();
+}
+
+void Replica::Supervise() {
+  std::unique_lock<std::mutex> g(req_mu_);
+  while (true) {
+    req_cv_.wait(g, [this] { return quit_ || !requests_.empty(); });
+    if (quit_) break;
+    Pending last = requests_.back();  // only the latest wish matters
+    requests_.clear();
+    g.unlock();
+    StopSession();
+    if (last.follow) {
+      if (!master_client_) {
+        master_client_ = std::make_unique<Connection>(server_->NextWorker(), -1, server_->NextClientId(), "master", "");
+      }
+      stop_ = false;
+      thread_ = std::thread([this, last] { Run(last.host, last.port); });
+    }
+    g.lock();
+  }
+  g.unlock();
+  StopSession();
+}
+
+void Replica::StopSession() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
 }
 
 void Replica::Stop() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> g(req_mu_);
+    quit_ = true;
+    req_cv_.notify_all();
+  }
+  if (supervisor_.joinable()) supervisor_.join();
+  StopSession();
 }
 
 void Replica::SetError(const std::string& e) {

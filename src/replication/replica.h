@@ -43,11 +43,13 @@ class Replica {
 
   // Reads the persisted replication id and offset.
   Status LoadState();
-  // REPLICAOF host port: follows a (new) master.
+  // REPLICAOF host port: follows a (new) master. Returns at once: a supervisor
+  // thread stops the previous session and starts the new one (the caller, a
+  // worker, may hold key locks the old session is waiting for).
   void Follow(const std::string& host, int port);
   // REPLICAOF NO ONE: stops following; the data stays and writes are accepted.
   void Unfollow();
-  // Stops the thread (shutdown).
+  // Stops the threads (shutdown).
   void Stop();
 
   // Whether kvrocks is a replica (role slave).
@@ -78,6 +80,10 @@ class Replica {
   enum State { kNone, kConnect, kConnecting, kSync, kConnected };
 
   void Run(std::string host, int port);
+  void Supervise();
+  void Request(bool follow, const std::string& host, int port);
+  // Stops the running session thread and waits for it.
+  void StopSession();
   // One connection's life: handshake, sync, stream until an error.
   Status Session(const std::string& host, int port);
   Status Handshake(MasterLink* link, const std::string& host, int port);
@@ -91,7 +97,17 @@ class Replica {
 
   Server* server_;
   std::unique_ptr<Connection> master_client_;
-  std::thread thread_;
+  std::thread thread_;      // the session (connect, sync, stream)
+  std::thread supervisor_;  // starts and stops sessions on request
+  std::mutex req_mu_;
+  std::condition_variable req_cv_;
+  struct Pending {
+    bool follow;
+    std::string host;
+    int port;
+  };
+  std::vector<Pending> requests_;
+  bool quit_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> following_{false};
   std::atomic<int> state_{kNone};
