@@ -43,6 +43,8 @@ Status RdbLoader::Begin() {
     if (!s.ok()) return s;
   }
   ctx_ = std::make_unique<Context>(storage_);
+  storage_->PauseCompactions(true);
+  compactions_paused_ = true;
   // The staging dbs start empty and each key is written whole within ctx_.
   ctx_->set_batch_only_reads(true);
   db_ = 0;
@@ -78,6 +80,7 @@ Status RdbLoader::OnKey(std::string key, rdb::Object obj, int64_t expire_ms) {
 }
 
 RdbLoader::~RdbLoader() {
+  ResumeCompactions();
   {
     std::lock_guard<std::mutex> g(mu_);
     quit_ = true;
@@ -207,12 +210,19 @@ Status RdbLoader::Flush() {
 Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>& state_puts) {
   Status s = Flush();
   if (s.ok()) s = storage_->ReplaceDatabases(staging_, state_puts);
+  ResumeCompactions();
   return s;
+}
+
+void RdbLoader::ResumeCompactions() {
+  if (compactions_paused_) storage_->PauseCompactions(false);
+  compactions_paused_ = false;
 }
 
 void RdbLoader::Abort() {
   if (ctx_) ctx_->Rollback();
   Drain();
+  ResumeCompactions();
   counts_.clear();
   bulk_.clear();
   bulk_bytes_ = 0;

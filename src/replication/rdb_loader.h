@@ -77,6 +77,8 @@ class RdbLoader : public rdb::Handler {
   Counts handed_counts_;
   Status writer_status_;
   bool flushed_ = false;
+  bool compactions_paused_ = false;
+  void ResumeCompactions();
   int db_ = 0;
   uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0;
   std::vector<std::string> functions_;

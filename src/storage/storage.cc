@@ -238,6 +238,14 @@ Status Storage::FlushMemTables() {
   return s.ok() ? Status::OK() : Status::IOError(s.ToString());
 }
 
+Status Storage::PauseCompactions(bool pause) {
+  for (auto* h : handles_) {
+    rocksdb::Status s = db_->SetOptions(h, {{"disable_auto_compactions", pause ? "true" : "false"}});
+    if (!s.ok()) return Status::IOError(s.ToString());
+  }
+  return Status::OK();
+}
+
 Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<std::string, std::string>>& kvs) {
   if (kvs.empty()) return Status::OK();
   static std::atomic<uint64_t> seq{0};

@@ -53,6 +53,9 @@ class Storage {
   Status Write(rocksdb::WriteBatch* batch, bool without_wal = false);
   // Flushes every memtable to SST files (makes writes done without WAL durable).
   Status FlushMemTables();
+  // Pauses (or resumes) automatic compactions while a bulk load ingests files;
+  // the files are compacted after the load instead of competing with it.
+  Status PauseCompactions(bool pause);
   // Writes sorted, unique (key, value) pairs of one column family to an SST
   // file and ingests it (bulk loading: no memtable, no WAL).
   Status IngestSorted(ColumnFamily cf, const std::vector<std::pair<std::string, std::string>>& kvs);
