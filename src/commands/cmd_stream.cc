@@ -447,6 +447,8 @@ void ReadGeneric(CommandCall& call, bool group_read) {
   uint8_t pdb = call.server->storage()->PhysicalDb(call.conn->db);
   std::vector<std::pair<uint8_t, std::string>> wait;
   for (const auto& k : keys) wait.emplace_back(pdb, k);
+  // Served after blocking, a read without COUNT returns at most 1000 entries, as in Redis.
+  if (count == 0) retry_args.insert(retry_args.begin() + 1, {"COUNT", "1000"});
   call.conn->RequestBlock(std::move(wait), static_cast<uint64_t>(timeout), std::move(retry_args));
 }
 

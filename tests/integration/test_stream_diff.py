@@ -529,3 +529,26 @@ def test_generic_commands_on_streams(diff):
     XLEN s
     DBSIZE
     """)
+
+
+def test_blocked_read_without_count_gets_at_most_1000(kvrocks_server):
+    """Redis serves a blocked XREAD without COUNT at most 1000 entries."""
+    r = kvrocks_server.client()
+    r.flushall()
+    r.xadd("big", {"f": "0"}, id="1-0")
+    out = {}
+
+    def reader():
+        out["r"] = kvrocks_server.client().xread({"big": "$"}, block=10000)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    deadline = time.time() + 5
+    while int(r.info("clients")["blocked_clients"]) < 1 and time.time() < deadline:
+        time.sleep(0.01)
+    p = r.pipeline(transaction=True)
+    for i in range(2, 1203):
+        p.xadd("big", {"f": i}, id=f"{i}-0")
+    p.execute()
+    t.join(10)
+    assert len(out["r"][0][1]) == 1000
