@@ -283,6 +283,22 @@ Status RedisHash::EnableFieldTtls(std::string_view key, Metadata* meta) {
   return Status::OK();
 }
 
+Status RedisHash::ForLiveFields(std::string_view key, const Metadata& meta,
+                                const std::vector<std::string_view>& fields,
+                                const std::function<void(size_t, const std::string&, std::string&, uint64_t)>& fn) {
+  const uint64_t now = NowMs();
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
+  for (size_t i = 0; i < fields.size(); i++) {
+    sub.assign(prefix).append(fields[i]);
+    Status s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    uint64_t expire;
+    if (Unwrap(meta, &value, now, &expire)) fn(i, sub, value, expire);
+  }
+  return Status::OK();
+}
+
 Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::string_view>& fields, uint64_t expire_ms,
                                ExpireCond cond, std::vector<int64_t>* results) {
   results->assign(fields.size(), -2);
@@ -293,34 +309,28 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
   if (!s.ok() || !exists) return s;
   if (!(s = EnableFieldTtls(key, &meta)).ok()) return s;
   const uint64_t now = NowMs();
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
   bool changed = false, indexed = false;
-  for (size_t i = 0; i < fields.size(); i++) {
-    sub.assign(prefix).append(fields[i]);
-    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
-    if (s.IsNotFound()) continue;
-    if (!s.ok()) return s;
-    uint64_t cur;
-    if (!Unwrap(meta, &value, now, &cur)) continue;  // expired: no such field
+  s = ForLiveFields(key, meta, fields, [&](size_t i, const std::string& sub, std::string& value, uint64_t cur) {
     // A field without a TTL counts as never expiring for GT/LT.
     bool ok = cond == ExpireCond::kAlways || (cond == ExpireCond::kNX && cur == 0) ||
               (cond == ExpireCond::kXX && cur != 0) || (cond == ExpireCond::kGT && cur != 0 && expire_ms > cur) ||
               (cond == ExpireCond::kLT && (cur == 0 || expire_ms < cur));
     if (!ok) {
       (*results)[i] = 0;
-      continue;
+      return;
     }
     changed = true;
     if (expire_ms <= now) {
       db_->ctx()->Delete(ColumnFamily::kSubkey, sub);
       meta.size--;
       (*results)[i] = 2;
-      continue;
+      return;
     }
     db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire_ms));
     (*results)[i] = 1;
     indexed = true;
-  }
+  });
+  if (!s.ok()) return s;
   if (indexed) {
     // The active-expire cycle visits the key then (see Server::ExpireCycle).
     db_->ctx()->Put(ColumnFamily::kExpire, EncodeExpireKey(db_->id(), expire_ms, key), "");
@@ -338,17 +348,9 @@ Status RedisHash::FieldExpireTimes(std::string_view key, const std::vector<std::
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  const uint64_t now = NowMs();
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
-  for (size_t i = 0; i < fields.size(); i++) {
-    sub.assign(prefix).append(fields[i]);
-    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
-    if (s.IsNotFound()) continue;
-    if (!s.ok()) return s;
-    uint64_t e;
-    if (Unwrap(meta, &value, now, &e)) (*results)[i] = e == 0 ? -1 : static_cast<int64_t>(e);
-  }
-  return Status::OK();
+  return ForLiveFields(key, meta, fields, [&](size_t i, const std::string&, std::string&, uint64_t e) {
+    (*results)[i] = e == 0 ? -1 : static_cast<int64_t>(e);
+  });
 }
 
 Status RedisHash::PersistFields(std::string_view key, const std::vector<std::string_view>& fields,
@@ -359,26 +361,18 @@ Status RedisHash::PersistFields(std::string_view key, const std::vector<std::str
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  const uint64_t now = NowMs();
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
   bool changed = false;
-  for (size_t i = 0; i < fields.size(); i++) {
-    sub.assign(prefix).append(fields[i]);
-    s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
-    if (s.IsNotFound()) continue;
-    if (!s.ok()) return s;
-    uint64_t e;
-    if (!Unwrap(meta, &value, now, &e)) continue;
+  s = ForLiveFields(key, meta, fields, [&](size_t i, const std::string& sub, std::string& value, uint64_t e) {
     if (e == 0) {
       (*results)[i] = -1;
-      continue;
+      return;
     }
     db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0));
     (*results)[i] = 1;
     changed = true;
-  }
-  if (changed) StoreMeta(key, &lk, meta);
-  return Status::OK();
+  });
+  if (s.ok() && changed) StoreMeta(key, &lk, meta);
+  return s;
 }
 
 Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {

@@ -67,6 +67,10 @@ class RedisHash {
   // Metadata for a new hash.
   Metadata NewHash() const;
   void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
+  // Calls fn(index, subkey, value, expire) for each of fields that exists and has
+  // not expired (value without its expiry prefix; expire 0 = none).
+  Status ForLiveFields(std::string_view key, const Metadata& meta, const std::vector<std::string_view>& fields,
+                       const std::function<void(size_t, const std::string&, std::string&, uint64_t)>& fn);
   // Rewrites every value with an expiry prefix (the first field TTL of a hash; O(n) once).
   Status EnableFieldTtls(std::string_view key, Metadata* meta);
   // Read-modify-write of one field (HINCRBY, HINCRBYFLOAT): fn gets the old value
