@@ -130,18 +130,30 @@ bool LoadGeoKey(CommandCall& call, Database* db, const std::string& key, bool* e
   return s.ok();
 }
 
-void GeoPos(CommandCall& call) {
+// The positions of args[2...] in the geo key args[1] (empty for absent members);
+// replies the error and returns false on failure.
+bool MemberPositions(CommandCall& call, std::vector<std::optional<std::pair<double, double>>>* out) {
   Database db = CurrentDb(call);
   bool exists;
-  if (!LoadGeoKey(call, &db, call.args[1], &exists)) return;
+  if (!LoadGeoKey(call, &db, call.args[1], &exists)) return false;
+  out->assign(call.args.size() - 2, std::nullopt);
+  if (!exists) return true;
   RedisGeo g(&db);
-  reply::ArrayHeader(call.out, call.args.size() - 2);
   for (size_t i = 2; i < call.args.size(); i++) {
-    std::optional<std::pair<double, double>> pos;
-    if (exists) {
-      Status s = g.Position(call.args[1], call.args[i], &pos);
-      if (!s.ok()) return ReplyStatusError(call, s);
+    Status s = g.Position(call.args[1], call.args[i], &(*out)[i - 2]);
+    if (!s.ok()) {
+      ReplyStatusError(call, s);
+      return false;
     }
+  }
+  return true;
+}
+
+void GeoPos(CommandCall& call) {
+  std::vector<std::optional<std::pair<double, double>>> positions;
+  if (!MemberPositions(call, &positions)) return;
+  reply::ArrayHeader(call.out, positions.size());
+  for (const auto& pos : positions) {
     if (!pos) {
       reply::NullArray(call.out, call.resp);
       continue;
@@ -174,17 +186,10 @@ void GeoDist(CommandCall& call) {
 }
 
 void GeoHash(CommandCall& call) {
-  Database db = CurrentDb(call);
-  bool exists;
-  if (!LoadGeoKey(call, &db, call.args[1], &exists)) return;
-  RedisGeo g(&db);
-  reply::ArrayHeader(call.out, call.args.size() - 2);
-  for (size_t i = 2; i < call.args.size(); i++) {
-    std::optional<std::pair<double, double>> pos;
-    if (exists) {
-      Status s = g.Position(call.args[1], call.args[i], &pos);
-      if (!s.ok()) return ReplyStatusError(call, s);
-    }
+  std::vector<std::optional<std::pair<double, double>>> positions;
+  if (!MemberPositions(call, &positions)) return;
+  reply::ArrayHeader(call.out, positions.size());
+  for (const auto& pos : positions) {
     if (!pos) {
       reply::Null(call.out, call.resp);
     } else {

@@ -59,6 +59,11 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
   lk->raw.assign(encoded);
 }
 
+void Database::StoreCollection(std::string_view key, LoadedKey* lk, const Metadata& meta) {
+  if (meta.size == 0) return Remove(key, lk);
+  Store(key, lk, meta.Encode(), meta.expire_ms);
+}
+
 void Database::Remove(std::string_view key, LoadedKey* lk) {
   if (!lk->on_disk) return;
   ctx_->Delete(ColumnFamily::kMetadata, lk->meta_key);

@@ -46,6 +46,9 @@ class Database {
   void Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms);
   // Deletes key's metadata (its subkeys become garbage for compaction).
   void Remove(std::string_view key, LoadedKey* lk);
+  // Writes a collection's metadata, or removes the key when the collection is
+  // empty (an empty hash, set or sorted set does not exist, as in Redis).
+  void StoreCollection(std::string_view key, LoadedKey* lk, const Metadata& meta);
 
   // Live type of key (kNone if absent).
   Status Type(std::string_view key, RedisType* type);

@@ -55,14 +55,6 @@ Status RedisHash::LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, 
   return db_->LoadCollection(key, RedisType::kHash, lk, meta, exists);
 }
 
-void RedisHash::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {
-  if (meta.size == 0) {
-    db_->Remove(key, lk);  // an empty hash does not exist
-    return;
-  }
-  db_->Store(key, lk, meta.Encode(), meta.expire_ms);
-}
-
 Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::string_view, std::string_view>>& fvs,
                       bool nx, int64_t* added) {
   *added = 0;
@@ -92,7 +84,7 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
   }
   if (meta.size > kListpackMaxEntries) meta.payload[0] |= kHashtableFlag;
   if (changed) {
-    StoreMeta(key, &lk, meta);
+    db_->StoreCollection(key, &lk, meta);
   }
   return Status::OK();
 }
@@ -153,7 +145,7 @@ Status RedisHash::Delete(std::string_view key, const std::vector<std::string_vie
     meta.size--;
     removed++;
   }
-  if (removed > 0) StoreMeta(key, &lk, meta);
+  if (removed > 0) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -242,7 +234,7 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   if (field.size() > kListpackMaxValue || value.size() > kListpackMaxValue || meta.size > kListpackMaxEntries) {
     meta.payload[0] |= kHashtableFlag;
   }
-  StoreMeta(key, &lk, meta);
+  db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -336,7 +328,7 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
     db_->ctx()->Put(ColumnFamily::kExpire, EncodeExpireKey(db_->id(), expire_ms, key), "");
     db_->ctx()->NoteExpire(db_->id(), expire_ms);
   }
-  if (changed) StoreMeta(key, &lk, meta);
+  if (changed) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -371,7 +363,7 @@ Status RedisHash::PersistFields(std::string_view key, const std::vector<std::str
     (*results)[i] = 1;
     changed = true;
   });
-  if (s.ok() && changed) StoreMeta(key, &lk, meta);
+  if (s.ok() && changed) db_->StoreCollection(key, &lk, meta);
   return s;
 }
 
@@ -401,7 +393,7 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
   for (const auto& k : doomed) db_->ctx()->Delete(ColumnFamily::kSubkey, k);
   meta.size -= doomed.size();
   *deleted = static_cast<int64_t>(doomed.size());
-  if (!doomed.empty()) StoreMeta(key, &lk, meta);
+  if (!doomed.empty()) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 

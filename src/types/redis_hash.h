@@ -66,7 +66,6 @@ class RedisHash {
   Status LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
   // Metadata for a new hash.
   Metadata NewHash() const;
-  void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
   // Calls fn(index, subkey, value, expire) for each of fields that exists and has
   // not expired (value without its expiry prefix; expire 0 = none).
   Status ForLiveFields(std::string_view key, const Metadata& meta, const std::vector<std::string_view>& fields,

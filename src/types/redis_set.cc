@@ -57,14 +57,6 @@ Status RedisSet::LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bo
   return db_->LoadCollection(key, RedisType::kSet, lk, meta, exists);
 }
 
-void RedisSet::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {
-  if (meta.size == 0) {
-    db_->Remove(key, lk);  // an empty set does not exist
-    return;
-  }
-  db_->Store(key, lk, meta.Encode(), meta.expire_ms);
-}
-
 Status RedisSet::Add(std::string_view key, const std::vector<std::string_view>& members, int64_t* added) {
   *added = 0;
   LoadedKey lk;
@@ -85,7 +77,7 @@ Status RedisSet::Add(std::string_view key, const std::vector<std::string_view>& 
     (*added)++;
     NoteMember(&meta, m);
   }
-  if (*added > 0) StoreMeta(key, &lk, meta);
+  if (*added > 0) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -107,7 +99,7 @@ Status RedisSet::Remove(std::string_view key, const std::vector<std::string_view
     meta.size--;
     (*removed)++;
   }
-  if (*removed > 0) StoreMeta(key, &lk, meta);
+  if (*removed > 0) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -222,7 +214,7 @@ Status RedisSet::Pop(std::string_view key, uint64_t count, std::vector<std::stri
   std::string next;
   PutBE64(&next, last + 1);
   meta.payload.replace(1, 8, next);
-  if (!doomed.empty()) StoreMeta(key, &lk, meta);
+  if (!doomed.empty()) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -327,7 +319,7 @@ Status RedisSet::Store(std::string_view dst, const std::vector<std::string>& mem
     meta.size++;
     NoteMember(&meta, m);
   }
-  StoreMeta(dst, &lk, meta);
+  db_->StoreCollection(dst, &lk, meta);
   return Status::OK();
 }
 

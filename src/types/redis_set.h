@@ -48,7 +48,6 @@ class RedisSet {
 
  private:
   Metadata NewSet() const;
-  void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
   static void NoteMember(Metadata* meta, std::string_view member);
 
   Database* db_;

@@ -56,14 +56,6 @@ Status RedisZSet::LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, 
   return db_->LoadCollection(key, RedisType::kZSet, lk, meta, exists);
 }
 
-void RedisZSet::StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta) {
-  if (meta.size == 0) {
-    db_->Remove(key, lk);
-    return;
-  }
-  db_->Store(key, lk, meta.Encode(), meta.expire_ms);
-}
-
 void RedisZSet::PutMember(std::string_view key, Metadata* meta, std::string_view member, double score,
                           const std::optional<double>& old) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
@@ -120,7 +112,7 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
     if (!old || f.ch) (*result)++;
   }
   if (changed_meta) {
-    StoreMeta(key, &lk, meta);
+    db_->StoreCollection(key, &lk, meta);
   }
   return Status::OK();
 }
@@ -157,7 +149,7 @@ Status RedisZSet::Remove(std::string_view key, const std::vector<std::string_vie
     meta.size--;
     (*removed)++;
   }
-  if (*removed > 0) StoreMeta(key, &lk, meta);
+  if (*removed > 0) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -173,7 +165,7 @@ Status RedisZSet::RemoveMembers(std::string_view key, const std::vector<ZMember>
     meta.size--;
     (*removed)++;
   }
-  if (*removed > 0) StoreMeta(key, &lk, meta);
+  if (*removed > 0) db_->StoreCollection(key, &lk, meta);
   return Status::OK();
 }
 
@@ -339,7 +331,7 @@ Status RedisZSet::Store(std::string_view dst, const std::vector<ZMember>& member
   if (!s.ok()) return s;
   Metadata meta = NewZSet();
   for (const auto& m : members) PutMember(dst, &meta, m.member, m.score, std::nullopt);
-  StoreMeta(dst, &lk, meta);
+  db_->StoreCollection(dst, &lk, meta);
   return Status::OK();
 }
 

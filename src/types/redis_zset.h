@@ -78,7 +78,6 @@ class RedisZSet {
 
  private:
   Metadata NewZSet() const;
-  void StoreMeta(std::string_view key, LoadedKey* lk, const Metadata& meta);
   void PutMember(std::string_view key, Metadata* meta, std::string_view member, double score,
                  const std::optional<double>& old);
   void DeleteMember(std::string_view key, const Metadata& meta, std::string_view member, double score);
