@@ -455,7 +455,7 @@ void ReadGeneric(CommandCall& call, bool group_read) {
 void XRead(CommandCall& call) { ReadGeneric(call, false); }
 void XReadGroup(CommandCall& call) { ReadGeneric(call, true); }
 
-// The stream keys of an XREADGROUP, which writes them (locking).
+// The stream keys of an XREAD or XREADGROUP (locking).
 std::vector<std::pair<int, std::string>> ReadGroupKeys(const CommandCall& call) {
   std::vector<std::pair<int, std::string>> keys;
   const auto& a = call.args;
@@ -1013,7 +1013,9 @@ void RegisterStreamCommands(CommandTable* t) {
   t->Add({"xdel", -3, kCmdWrite | kCmdFast, 1, 1, 1, XDel, "stream", "Returns the number of messages after removing them from a stream.", "5.0.0"});
   t->Add({"xtrim", -4, kCmdWrite, 1, 1, 1, XTrim, "stream", "Deletes messages from the beginning of a stream.", "5.0.0"});
   t->Add({"xsetid", -3, w | kCmdFast, 1, 1, 1, XSetId, "stream", "An internal command for replicating stream values.", "5.0.0"});
-  t->Add({"xread", -4, r | kCmdBlocking, 0, 0, 0, XRead, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", "5.0.0"});
+  // XREAD takes its keys' locks although it only reads: a reader woken by an XADD then waits
+  // for the XADD's batch to commit instead of reading before it and missing the entry.
+  t->Add({"xread", -4, r | kCmdBlocking | kCmdLocksKeys, 0, 0, 0, XRead, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", "5.0.0", ReadGroupKeys});
   t->Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking, 0, 0, 0, XReadGroup, "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", "5.0.0", ReadGroupKeys});
   t->Add({"xgroup", -2, w, 2, 2, 1, XGroup, "stream", "A container for consumer groups commands.", "5.0.0", nullptr,
           {"xgroup|create", "xgroup|setid", "xgroup|destroy", "xgroup|createconsumer", "xgroup|delconsumer", "xgroup|help"}});
