@@ -370,23 +370,35 @@ const char* StringEncoding(std::string_view v) {
 
 void Object(CommandCall& call) {
   const std::string& sub = call.args[1];
-  if (EqualsIgnoreCase(sub, "help") && call.args.size() == 2) {
+  if (EqualsIgnoreCase(sub, "help")) {
+    if (call.args.size() != 2) return ReplySubcommandArity(call);
     static const std::vector<std::string> kHelp = {
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "ENCODING <key>",
         "    Return the kind of internal representation used in order to store the value",
         "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
         "HELP",
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
   }
-  if (EqualsIgnoreCase(sub, "encoding")) {
+  bool encoding = EqualsIgnoreCase(sub, "encoding"), freq = EqualsIgnoreCase(sub, "freq");
+  if (encoding || freq) {
     if (call.args.size() != 3) return ReplySubcommandArity(call);
     Database db = CurrentDb(call);
     LoadedKey lk;
     Status s = db.Load(call.args[2], &lk);
     if (!s.ok()) return ReplyStatusError(call, s);
     if (!lk.live) return reply::Null(call.out, call.resp);
+    // The eviction policy is always noeviction, so no access frequency exists: Redis' answer for that policy.
+    if (freq) {
+      return reply::Error(call.out,
+                          "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+                          "that when switching between policies at runtime LRU and LFU data will take some time to "
+                          "adjust.");
+    }
     if (lk.type == RedisType::kString) {
       bool raw = static_cast<uint8_t>(lk.raw[0]) & (kOutOfLineFlag | kRawEncodingFlag);
       return reply::Bulk(call.out, raw ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9)));
@@ -431,7 +443,7 @@ void RegisterKeyspaceCommands(CommandTable* t) {
   t->Add({"dbsize", 1, r | kCmdFast, 0, 0, 0, DbSize, "server", "Returns the number of keys in the database.", "1.0.0"});
   t->Add({"flushdb", -1, w | kCmdExclusive, 0, 0, 0, FlushDb, "server", "Remove all keys from the current database.", "1.0.0"});
   t->Add({"flushall", -1, w | kCmdExclusive, 0, 0, 0, FlushAll, "server", "Removes all keys from all databases.", "1.0.0"});
-  t->Add({"object", -2, r | kCmdSlow, 2, 2, 1, Object, "generic", "A container for object introspection commands.", "2.2.3", nullptr, {"object|encoding", "object|help"}});
+  t->Add({"object", -2, r | kCmdSlow, 2, 2, 1, Object, "generic", "A container for object introspection commands.", "2.2.3", nullptr, {"object|encoding", "object|freq", "object|help"}});
 }
 
 }  // namespace kvrocks

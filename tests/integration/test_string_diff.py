@@ -277,6 +277,10 @@ def test_object_encoding(diff):
     OBJECT ENCODING negcopy
     OBJECT FOO bar
     OBJECT ENCODING
+    OBJECT FREQ neg
+    OBJECT FREQ missing
+    OBJECT FREQ
+    OBJECT HELP extra
     """)
 
 
