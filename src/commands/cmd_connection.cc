@@ -7,6 +7,12 @@ namespace {
 
 void Ping(CommandCall& call) {
   if (call.args.size() > 2) return ReplyError(call, "ERR wrong number of arguments for 'ping' command");
+  if (call.resp == 2 && call.conn->subscribed()) {
+    // A RESP2 subscriber can only read push-shaped replies.
+    reply::ArrayHeader(call.out, 2);
+    reply::Bulk(call.out, "pong");
+    return reply::Bulk(call.out, call.args.size() == 2 ? call.args[1] : std::string());
+  }
   if (call.args.size() == 2) return reply::Bulk(call.out, call.args[1]);
   reply::Simple(call.out, "PONG");
 }
@@ -16,6 +22,29 @@ void Echo(CommandCall& call) { reply::Bulk(call.out, call.args[1]); }
 void Quit(CommandCall& call) {
   reply::Ok(call.out);
   call.conn->CloseAfterReply();
+}
+
+// RESET: the connection's state as a new connection has it.
+void Reset(CommandCall& call) {
+  Connection* c = call.conn;
+  Server* srv = call.server;
+  if (c->monitor) {
+    srv->RemoveMonitor(c);
+    c->monitor = false;
+  }
+  c->db = 0;
+  c->resp = 2;
+  c->authenticated = srv->config()->requirepass.empty();
+  c->in_multi = false;
+  c->multi_error = false;
+  c->queued.clear();
+  srv->UnwatchAll(c);
+  srv->UnsubscribeAll(c);
+  {
+    std::lock_guard<std::mutex> g(c->info_mu);
+    c->name.clear();
+  }
+  reply::Simple(call.out, "RESET");
 }
 
 // Checks credentials of the default user; returns an error text or "".
@@ -272,13 +301,15 @@ void Client(CommandCall& call) {
 
 void RegisterConnectionCommands(CommandTable* t) {
   const uint32_t f = kCmdFast | kCmdLoading | kCmdStale;
-  t->Add({"ping", -1, f, 0, 0, 0, Ping, "connection", "Returns the server's liveliness response.", "1.0.0"});
+  t->Add({"ping", -1, f | kCmdSubscribedOk, 0, 0, 0, Ping, "connection", "Returns the server's liveliness response.", "1.0.0"});
   t->Add({"echo", 2, f, 0, 0, 0, Echo, "connection", "Returns the given string.", "1.0.0"});
-  t->Add({"quit", -1, f | kCmdNoAuth | kCmdNoMulti, 0, 0, 0, Quit, "connection", "Closes the connection.", "1.0.0"});
+  t->Add({"quit", -1, f | kCmdNoAuth | kCmdNoMulti | kCmdSubscribedOk, 0, 0, 0, Quit, "connection", "Closes the connection.", "1.0.0"});
   t->Add({"auth", -2, f | kCmdNoAuth | kCmdNoScript | kCmdSkipMonitor | kCmdSkipSlowlog, 0, 0, 0, Auth, "connection",
           "Authenticates the connection.", "1.0.0"});
   t->Add({"hello", -1, f | kCmdNoAuth | kCmdNoScript | kCmdSkipMonitor | kCmdSkipSlowlog, 0, 0, 0, Hello,
           "connection", "Handshakes with the Redis server.", "6.0.0"});
+  t->Add({"reset", 1, f | kCmdNoAuth | kCmdNoMulti | kCmdNoScript | kCmdSubscribedOk, 0, 0, 0, Reset, "connection",
+          "Resets the connection.", "6.2.0"});
   t->Add({"select", 2, f, 0, 0, 0, Select, "connection", "Changes the selected database.", "1.0.0"});
   t->Add({"client", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Client, "connection",
           "A container for client connection commands.", "2.4.0", nullptr,

@@ -150,8 +150,9 @@ std::string InfoStats(Server* srv) {
   Line(&s, "evicted_keys", 0);
   Line(&s, "keyspace_hits", static_cast<int64_t>(st.keyspace_hits.load()));
   Line(&s, "keyspace_misses", static_cast<int64_t>(st.keyspace_misses.load()));
-  Line(&s, "pubsub_channels", 0);
-  Line(&s, "pubsub_patterns", 0);
+  Line(&s, "pubsub_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kChannel)));
+  Line(&s, "pubsub_patterns", static_cast<int64_t>(srv->pubsub().NumPatterns()));
+  Line(&s, "pubsubshard_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kShard)));
   Line(&s, "total_error_replies", static_cast<int64_t>(st.total_error_replies.load()));
   return s;
 }

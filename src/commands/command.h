@@ -35,6 +35,7 @@ enum CommandFlag : uint32_t {
   kCmdNoScript = 1 << 13,
   kCmdSlow = 1 << 14,
   kCmdLocksKeys = 1 << 15,  // takes its keys' locks though it writes nothing (WATCH)
+  kCmdSubscribedOk = 1 << 16,  // allowed to a RESP2 client in Pub/Sub mode
 };
 
 // One execution of a command.
@@ -109,6 +110,7 @@ void RegisterKeyspaceCommands(CommandTable* table);
 void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);
 void RegisterTransactionCommands(CommandTable* table);
+void RegisterPubSubCommands(CommandTable* table);
 
 // Shared reply texts.
 extern const char kSyntaxError[];

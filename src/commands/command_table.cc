@@ -29,6 +29,7 @@ CommandTable::CommandTable() {
   RegisterServerCommands(this);
   RegisterConnectionCommands(this);
   RegisterTransactionCommands(this);
+  RegisterPubSubCommands(this);
 }
 
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }

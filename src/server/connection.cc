@@ -221,7 +221,8 @@ void Connection::Flush() {
 void Connection::OnWritable() { Flush(); }
 
 bool Connection::OverOutputLimit(size_t pending) {
-  const Config::OutputBufferLimit& l = server()->config()->obl_normal;
+  Config* cfg = server()->config();
+  const Config::OutputBufferLimit& l = subscribed() ? cfg->obl_pubsub : cfg->obl_normal;
   auto bytes = static_cast<int64_t>(pending);
   if (l.hard > 0 && bytes >= l.hard) return true;
   if (l.soft > 0 && bytes >= l.soft) {
@@ -239,6 +240,7 @@ std::string Connection::InfoLine() {
   int64_t now = static_cast<int64_t>(NowMs());
   std::string flags;
   if (monitor) flags += "O";
+  if (subscribed()) flags += "P";
   if (block.active) flags += "b";
   if (in_multi) flags += "x";
   if (flags.empty()) flags = "N";
@@ -253,7 +255,9 @@ std::string Connection::InfoLine() {
   s += " idle=" + std::to_string((now - last_interaction_ms.load()) / 1000);
   s += " flags=" + flags;
   s += " db=" + std::to_string(db);
-  s += " sub=0 psub=0 ssub=0";
+  s += " sub=" + std::to_string(subscription_count[0].load());
+  s += " psub=" + std::to_string(subscription_count[1].load());
+  s += " ssub=" + std::to_string(subscription_count[2].load());
   s += " multi=" + std::to_string(in_multi ? static_cast<int64_t>(queued.size()) : -1);
   s += " qbuf=" + std::to_string(query_buffer_size.load());
   s += " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0";

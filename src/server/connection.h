@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,14 @@ class Connection {
   int resp = 2;
   bool authenticated = false;
   bool monitor = false;
+  // Pub/Sub subscriptions by PubSubKind (channels, patterns, shard channels);
+  // the sets belong to the owning thread, the counts are read by CLIENT LIST.
+  std::set<std::string> subscriptions[3];
+  std::atomic<size_t> subscription_count[3] = {0, 0, 0};
+  // In Pub/Sub mode (Redis' CLIENT_PUBSUB): subscribed to anything.
+  bool subscribed() const {
+    return subscription_count[0] + subscription_count[1] + subscription_count[2] > 0;
+  }
   // MULTI state.
   bool in_multi = false;
   bool multi_error = false;

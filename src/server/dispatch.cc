@@ -72,6 +72,17 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
   }
 }
 
+// Redis' "fullname" of a call: "config|get" for a known subcommand, else the name.
+std::string FullName(const CommandSpec& spec, const std::vector<std::string>& args) {
+  if (!spec.subcommands.empty() && args.size() > 1) {
+    std::string full = std::string(spec.name) + "|" + ToLower(args[1]);
+    for (const auto& s : spec.subcommands) {
+      if (s == full) return full;
+    }
+  }
+  return spec.name;
+}
+
 }  // namespace
 
 // Blocks conn on the keys its command asked for.
@@ -219,8 +230,14 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   } else if (srv->replica()->is_replica()) {
     if ((spec->flags & kCmdWrite) && srv->config()->replica_read_only) {
       err = "READONLY You can't write against a read only replica.";
-    } else if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data &&
-               !(spec->flags & kCmdStale)) {
+    }
+  }
+  if (err.empty() && spec != nullptr && conn->resp == 2 && conn->subscribed() && !(spec->flags & kCmdSubscribedOk)) {
+    err = "ERR Can't execute '" + FullName(*spec, args) +
+          "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
+  }
+  if (err.empty() && spec != nullptr && srv->replica()->is_replica()) {
+    if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data && !(spec->flags & kCmdStale)) {
       err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
     }
   }

@@ -102,8 +102,16 @@ void Server::Unregister(Connection* conn) {
   conn->EndBlock();
   UnwatchAll(conn);
   if (conn->monitor) RemoveMonitor(conn);
+  UnsubscribeAll(conn);
   std::lock_guard<std::mutex> g(clients_mu_);
   clients_.erase(conn->id());
+}
+
+void Server::UnsubscribeAll(Connection* conn) {
+  for (int kind = 0; kind < 3; kind++) {
+    auto names = conn->subscriptions[kind];
+    for (const auto& name : names) pubsub_.Unsubscribe(static_cast<PubSubKind>(kind), conn, name);
+  }
 }
 
 size_t Server::ClientCount() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "server/pubsub.h"
 #include "stats/slowlog.h"
 #include "stats/stats.h"
 #include "storage/storage.h"
@@ -45,6 +46,9 @@ class Server {
   Storage* storage() { return storage_; }
   Stats& stats() { return stats_; }
   SlowLog& slowlog() { return slowlog_; }
+  PubSub& pubsub() { return pubsub_; }
+  // Drops every channel, pattern and shard-channel subscription of conn.
+  void UnsubscribeAll(Connection* conn);
   int64_t start_time() const { return start_time_; }
 
   // The worker that gets the next accepted connection.
@@ -111,6 +115,7 @@ class Server {
   Storage* storage_;
   Stats stats_;
   SlowLog slowlog_;
+  PubSub pubsub_;
   int64_t start_time_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Replica> replica_;

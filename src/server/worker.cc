@@ -107,8 +107,8 @@ void Worker::OnTimer(evutil_socket_t, short, void* arg) {
   int64_t now = static_cast<int64_t>(NowMs());
   std::vector<Connection*> idle;
   for (auto& [id, c] : self->conns_) {
-    // Clients in MONITOR are never timed out, as in Redis.
-    if (!c->monitor && now - c->last_interaction_ms.load() > static_cast<int64_t>(timeout) * 1000) {
+    // Clients in MONITOR or Pub/Sub mode are never timed out, as in Redis.
+    if (!c->monitor && !c->subscribed() && now - c->last_interaction_ms.load() > static_cast<int64_t>(timeout) * 1000) {
       idle.push_back(c.get());
     }
   }
