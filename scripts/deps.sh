@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages kvrocks needs to build and test (only the missing ones).
 set -euo pipefail
 pkgs=(cmake make g++ pkg-config librocksdb-dev libjemalloc-dev libgoogle-glog-dev libgflags-dev libgtest-dev
-      libsnappy-dev liblz4-dev libzstd-dev libbz2-dev zlib1g-dev liburing-dev libevent-dev)
+      libsnappy-dev liblz4-dev libzstd-dev libbz2-dev zlib1g-dev liburing-dev libevent-dev
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 if [ "${1:-}" = "--test" ]; then
   pkgs+=(redis-server redis-tools python3 python3-pip clang libclang-rt-14-dev)
 fi

@@ -19,6 +19,7 @@
 #include "common/time_util.h"
 #include "config/config.h"
 #include "replication/rdb_loader.h"
+#include "scripting/lua_engine.h"
 #include "server/server.h"
 #include "storage/storage.h"
 
@@ -128,6 +129,11 @@ int main(int argc, char** argv) {
   }
   cfg.OnSet("rocksdb.block-cache-size", [&storage](const Config& c) {
     storage.SetBlockCacheCapacity(static_cast<size_t>(c.rocksdb_block_cache_size));
+    return Status::OK();
+  });
+  kvrocks::scripting::RunningScripts::SetBusyThresholdMs(cfg.busy_reply_threshold);
+  cfg.OnSet("busy-reply-threshold", [](const Config& c) {
+    kvrocks::scripting::RunningScripts::SetBusyThresholdMs(c.busy_reply_threshold);
     return Status::OK();
   });
   kvrocks::Server server(&cfg, &storage);

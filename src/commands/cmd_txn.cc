@@ -51,11 +51,11 @@ void Unwatch(CommandCall& call) {
 }  // namespace
 
 void RegisterTransactionCommands(CommandTable* t) {
-  const uint32_t f = kCmdNoMulti | kCmdFast | kCmdLoading | kCmdStale;
-  t->Add({"multi", 1, f, 0, 0, 0, Multi, "transactions", "Starts a transaction.", "1.2.0"});
-  t->Add({"exec", 1, kCmdNoMulti | kCmdLoading | kCmdStale | kCmdSkipSlowlog, 0, 0, 0, Exec, "transactions",
+  const uint32_t f = kCmdNoMulti | kCmdNoScript | kCmdFast | kCmdLoading | kCmdStale;
+  t->Add({"multi", 1, kCmdAllowBusy | f, 0, 0, 0, Multi, "transactions", "Starts a transaction.", "1.2.0"});
+  t->Add({"exec", 1, kCmdNoMulti | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog, 0, 0, 0, Exec, "transactions",
           "Executes all commands in a transaction.", "1.2.0"});
-  t->Add({"discard", 1, f, 0, 0, 0, Discard, "transactions", "Discards a transaction.", "2.0.0"});
+  t->Add({"discard", 1, kCmdAllowBusy | f, 0, 0, 0, Discard, "transactions", "Discards a transaction.", "2.0.0"});
   // WATCH takes its keys' locks so that a write still pending in another worker's
   // batch commits first: the client's reads after WATCH then see it.
   t->Add({"watch", -2, f | kCmdLocksKeys, 1, -1, 1, Watch, "transactions",

@@ -36,6 +36,7 @@ enum CommandFlag : uint32_t {
   kCmdSlow = 1 << 14,
   kCmdLocksKeys = 1 << 15,  // takes its keys' locks though it writes nothing (WATCH)
   kCmdSubscribedOk = 1 << 16,  // allowed to a RESP2 client in Pub/Sub mode
+  kCmdAllowBusy = 1 << 17,     // runs while a script is past busy-reply-threshold
 };
 
 // One execution of a command.
@@ -47,6 +48,13 @@ struct CommandCall {
   std::string* out;  // reply bytes
   bool in_exec;      // running inside EXEC
   int resp;          // the client's protocol version (2 or 3)
+  // Runs holding the global lock exclusively (or as the replica's stream
+  // apply does): every key is this call's without locking.
+  bool exclusive = false;
+  // Set by a handler that found it needs the exclusive lock (a script that
+  // touched a key it could not lock) after undoing its writes: the
+  // dispatcher discards its reply and runs it again with `exclusive`.
+  bool rerun_exclusive = false;
 };
 
 using CommandHandler = void (*)(CommandCall& call);
@@ -111,6 +119,7 @@ void RegisterServerCommands(CommandTable* table);
 void RegisterConnectionCommands(CommandTable* table);
 void RegisterTransactionCommands(CommandTable* table);
 void RegisterPubSubCommands(CommandTable* table);
+void RegisterScriptCommands(CommandTable* table);
 
 // Shared reply texts.
 extern const char kSyntaxError[];

@@ -30,6 +30,7 @@ CommandTable::CommandTable() {
   RegisterConnectionCommands(this);
   RegisterTransactionCommands(this);
   RegisterPubSubCommands(this);
+  RegisterScriptCommands(this);
 }
 
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }

@@ -173,6 +173,7 @@ Config::Config() {
   Add(OutputBufferLimitOption(this));
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
+  Add(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true));
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(StringOption("load-rdb", &load_rdb, false));
@@ -220,7 +221,8 @@ void Config::Add(std::unique_ptr<Option> opt) {
 
 Config::Option* Config::Find(const std::string& name) const {
   std::string key = ToLower(name);
-  if (key == "slaveof") key = "replicaof";  // Redis' older name
+  if (key == "slaveof") key = "replicaof";  // Redis' older names
+  if (key == "lua-time-limit") key = "busy-reply-threshold";
   auto it = by_name_.find(key);
   return it == by_name_.end() ? nullptr : it->second;
 }

@@ -43,6 +43,7 @@ struct Config {
   OutputBufferLimit obl_normal, obl_replica{256LL << 20, 64LL << 20, 60}, obl_pubsub{32LL << 20, 8LL << 20, 60};
   int64_t slowlog_log_slower_than = 10000;
   int slowlog_max_len = 128;
+  int64_t busy_reply_threshold = 5000;  // ms a script runs before others get -BUSY
   int hz = 10;
   int64_t hll_sparse_max_bytes = 3000;
   int64_t stream_node_max_bytes = 4096;

@@ -145,6 +145,7 @@ void Replica::Supervise() {
     if (last.follow) {
       if (!master_client_) {
         master_client_ = std::make_unique<Connection>(server_->NextWorker(), -1, server_->NextClientId(), "master", "");
+        master_client_->is_master = true;
       }
       stop_ = false;
       thread_ = std::thread([this, last] { Run(last.host, last.port); });
@@ -495,7 +496,7 @@ Status Replica::ApplyOne(Context* ctx, const std::vector<std::string>& args, boo
       Status s = ctx->Commit();
       if (!s.ok()) return s;
     }
-    CommandCall call{server_, master_client_.get(), args, ctx, &out, in_exec, 2};
+    CommandCall call{server_, master_client_.get(), args, ctx, &out, in_exec, 2, true};
     try {
       spec->handler(call);
     } catch (const std::exception& e) {

@@ -29,6 +29,9 @@ class Connection {
 
   // Starts reading from the socket.
   void Start();
+  // Reads what the socket has and runs it (the read event's work; may destroy
+  // the connection).
+  void ReadInput() { OnReadable(); }
   // Appends reply bytes (from the owning thread only).
   void Write(std::string_view bytes);
   // The output buffer, for commands that write their replies in place.
@@ -81,6 +84,8 @@ class Connection {
   int resp = 2;
   bool authenticated = false;
   bool monitor = false;
+  // The replica's client that applies the master's stream (writes are allowed).
+  bool is_master = false;
   // Pub/Sub subscriptions by PubSubKind (channels, patterns, shard channels);
   // the sets belong to the owning thread, the counts are read by CLIENT LIST.
   std::set<std::string> subscriptions[3];

@@ -15,6 +15,7 @@
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/worker.h"
+#include "scripting/lua_engine.h"
 #include "server/write_batcher.h"
 #include "storage/context.h"
 
@@ -125,7 +126,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   uint64_t start = MonotonicUs();
   if ((spec.flags & kCmdWrite) && (spec.flags & kCmdExclusive)) {
     RunExclusive(conn, batcher, [&](Context* ctx) {
-      CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
+      CommandCall call{srv, conn, args, ctx, out, false, conn->resp, true};
       Invoke(spec, call);
     });
   } else {
@@ -133,6 +134,15 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
     if (spec.flags & (kCmdWrite | kCmdLocksKeys)) batcher->Lock(LockKeys(srv, conn, spec, args, call));
     Invoke(spec, call);
+    if (call.rerun_exclusive) {
+      out->resize(reply_start);
+      RunExclusive(conn, batcher, [&](Context* ectx) {
+        CommandCall again{srv, conn, args, ectx, out, false, conn->resp, true};
+        Invoke(spec, again);
+      });
+      Finish(srv, conn, spec, args, *out, reply_start, start);
+      return;
+    }
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched());
       ctx->ClearTouched();
@@ -168,7 +178,7 @@ void RunTransaction(Connection* conn, std::string* out) {
       exclusive = true;
     }
   }
-  auto run = [&](Context* ctx) {
+  auto run = [&](Context* ctx, bool all_keys) {
     bool dirty = conn->watch_dirty.load();
     srv->UnwatchAll(conn);
     if (dirty) {
@@ -180,7 +190,7 @@ void RunTransaction(Connection* conn, std::string* out) {
       const CommandSpec& spec = *specs[i];
       if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, queued[i]);
       size_t reply_start = out->size();
-      CommandCall call{srv, conn, queued[i], ctx, out, true, conn->resp};
+      CommandCall call{srv, conn, queued[i], ctx, out, true, conn->resp, all_keys};
       uint64_t start = MonotonicUs();
       Invoke(spec, call);
       Finish(srv, conn, spec, queued[i], *out, reply_start, start);
@@ -189,13 +199,14 @@ void RunTransaction(Connection* conn, std::string* out) {
   WriteBatcher* batcher = conn->worker()->batcher();
   if (exclusive) {
     // The EXEC reply is written by the caller; errors of the commit follow it.
-    RunExclusive(conn, batcher, run);
+    RunExclusive(conn, batcher, [&](Context* ctx) { run(ctx, true); });
     return;
   }
   std::vector<uint64_t> keys;
   uint8_t db = st->PhysicalDb(conn->db);
+  // Reads are locked too: EXEC must not see another batch commit between two
+  // of its reads.
   for (size_t i = 0; i < queued.size(); i++) {
-    if (!(specs[i]->flags & kCmdWrite)) continue;
     for (size_t k : CommandTable::KeyIndexes(*specs[i], queued[i].size())) {
       keys.push_back(LockManager::KeyHash(db, queued[i][k]));
     }
@@ -204,7 +215,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   for (auto& [wdb, key] : srv->WatchedBy(conn)) keys.push_back(LockManager::KeyHash(wdb, key));
   batcher->Lock(keys);
   Context* ctx = batcher->ctx();
-  run(ctx);
+  run(ctx, false);
   if (!ctx->touched().empty()) {
     srv->TouchKeys(ctx->touched());
     ctx->ClearTouched();
@@ -235,6 +246,10 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   if (err.empty() && spec != nullptr && conn->resp == 2 && conn->subscribed() && !(spec->flags & kCmdSubscribedOk)) {
     err = "ERR Can't execute '" + FullName(*spec, args) +
           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
+  }
+  if (err.empty() && spec != nullptr && scripting::RunningScripts::Busy() && !(spec->flags & kCmdAllowBusy) &&
+      FullName(*spec, args) != "script|kill") {
+    err = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
   }
   if (err.empty() && spec != nullptr && srv->replica()->is_replica()) {
     if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data && !(spec->flags & kCmdStale)) {

@@ -126,7 +126,8 @@ bool Server::Kill(uint64_t id) {
   Worker* w = it->second->worker();
   it->second->kill_requested = true;
   w->Post([w, id] {
-    if (Connection* c = w->Find(id)) w->Close(c);
+    // CloseSoon: the client may be the one whose command (a busy script) is running.
+    if (Connection* c = w->Find(id)) c->CloseSoon();
   });
   return true;
 }

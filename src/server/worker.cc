@@ -164,6 +164,28 @@ void Worker::Close(Connection* conn) {
   conns_.erase(conn->id());
 }
 
+void Worker::ServeWhileBusy(Connection* running) {
+  // The event loop is not running: accept and take over connections by hand.
+  for (evconnlistener* l : listeners_) {
+    evutil_socket_t lfd = evconnlistener_get_fd(l);
+    for (;;) {
+      sockaddr_storage ss{};
+      socklen_t len = sizeof(ss);
+      int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) break;
+      OnAccept(l, fd, reinterpret_cast<sockaddr*>(&ss), static_cast<int>(len), this);
+    }
+  }
+  OnPosted(-1, 0, this);
+  std::vector<uint64_t> ids;
+  for (auto& [id, c] : conns_) {
+    if (c.get() != running) ids.push_back(id);
+  }
+  for (uint64_t id : ids) {
+    if (Connection* c = Find(id)) c->ReadInput();
+  }
+}
+
 Connection* Worker::Find(uint64_t id) {
   auto it = conns_.find(id);
   return it == conns_.end() ? nullptr : it->second.get();

@@ -45,6 +45,10 @@ class Worker {
   // Destroys a connection (on this worker's thread).
   void Close(Connection* conn);
   Connection* Find(uint64_t id);
+  // Called from within a long command of `running` (a busy script): reads and
+  // answers the input of every other connection of this worker (they get
+  // -BUSY, or run SCRIPT KILL).
+  void ServeWhileBusy(Connection* running);
   // Group commit of this worker's write commands.
   WriteBatcher* batcher() { return batcher_.get(); }
 

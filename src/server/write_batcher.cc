@@ -49,6 +49,29 @@ void WriteBatcher::Lock(const std::vector<uint64_t>& keys) {
   Schedule();
 }
 
+bool WriteBatcher::TryLockMore(const std::vector<uint64_t>& keys) {
+  LockManager* lm = worker_->server()->storage()->locks();
+  std::vector<uint64_t> wanted;
+  for (uint64_t k : keys) {
+    if (held_.count(k) == 0) wanted.push_back(k);
+  }
+  if (wanted.empty()) return true;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  if (!holds_global_) {
+    lm->LockShared();
+    holds_global_ = true;
+  }
+  for (size_t got = 0; got < wanted.size(); got++) {
+    if (lm->TryLock(wanted[got])) continue;
+    for (size_t i = 0; i < got; i++) lm->Unlock(wanted[i]);
+    return false;
+  }
+  held_.insert(wanted.begin(), wanted.end());
+  Schedule();
+  return true;
+}
+
 void WriteBatcher::Defer(uint64_t conn_id) {
   if (deferred_.empty() || deferred_.back() != conn_id) deferred_.push_back(conn_id);
   Schedule();

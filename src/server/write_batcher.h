@@ -36,6 +36,10 @@ class WriteBatcher {
   // Takes the given key locks (LockManager::KeyHash) for the current batch,
   // committing it first if one of them is held by someone else.
   void Lock(const std::vector<uint64_t>& keys);
+  // Adds key locks to the current batch without ever waiting or committing:
+  // false (and nothing taken) if one of them is held by someone else. For
+  // work that must stay atomic with what the batch already holds (scripts).
+  bool TryLockMore(const std::vector<uint64_t>& keys);
   // Sends connection id's replies only after the batch commits.
   void Defer(uint64_t conn_id);
   // Commits the batch, releases its locks and flushes deferred connections.

@@ -173,7 +173,29 @@ void Context::MovePendingTo(std::vector<PendingWrite>* out,
   Rollback();
 }
 
+void Context::SetSavePoint() {
+  batch()->SetSavePoint();
+  savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size()});
+}
+
+void Context::RollbackToSavePoint() {
+  if (savepoints_.empty()) return;
+  batch_->RollbackToSavePoint();
+  SavePoint& sp = savepoints_.back();
+  deltas_ = std::move(sp.deltas);
+  expires_.resize(sp.expires);
+  touched_.resize(sp.touched);
+  savepoints_.pop_back();
+}
+
+void Context::PopSavePoint() {
+  if (savepoints_.empty()) return;
+  batch_->PopSavePoint();
+  savepoints_.pop_back();
+}
+
 void Context::Rollback() {
+  savepoints_.clear();
   if (batch_) batch_->Clear();
   used_cfs_ = 0;
   deltas_.clear();

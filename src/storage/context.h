@@ -79,6 +79,12 @@ class Context {
   Status Commit();
   // Drops pending writes.
   void Rollback();
+  // Marks the pending writes (and counter deltas) of this moment;
+  // RollbackToSavePoint drops everything recorded after the latest mark,
+  // PopSavePoint forgets the mark and keeps the writes. Marks nest.
+  void SetSavePoint();
+  void RollbackToSavePoint();
+  void PopSavePoint();
   // One write taken out of a context (MovePendingTo).
   struct PendingWrite {
     int cf;
@@ -110,6 +116,11 @@ class Context {
   std::vector<CountDelta> deltas_;
   std::vector<std::pair<uint8_t, uint64_t>> expires_;
   std::vector<std::pair<uint8_t, std::string>> touched_;
+  struct SavePoint {
+    std::vector<CountDelta> deltas;
+    size_t expires, touched;
+  };
+  std::vector<SavePoint> savepoints_;
 };
 
 }  // namespace kvrocks

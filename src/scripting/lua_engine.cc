@@ -1,0 +1,396 @@
+#include "scripting/lua_engine.h"
+
+#include <glog/logging.h>
+#include <lua.hpp>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "common/sha1.h"
+#include "common/time_util.h"
+#include "scripting/lua_convert.h"
+#include "scripting/lua_libs.h"
+
+namespace kvrocks::scripting {
+
+// ---- ScriptCache ------------------------------------------------------------
+
+struct ScriptCache::Impl {
+  std::mutex mu;
+  std::map<std::string, std::string> bodies;
+};
+
+ScriptCache::ScriptCache() : impl_(std::make_unique<Impl>()) {}
+
+ScriptCache& ScriptCache::Instance() {
+  static ScriptCache cache;
+  return cache;
+}
+
+std::string ScriptCache::Add(const std::string& body) {
+  std::string sha = Sha1Hex(body);
+  std::lock_guard<std::mutex> g(impl_->mu);
+  impl_->bodies.emplace(sha, body);
+  return sha;
+}
+
+bool ScriptCache::Get(const std::string& sha, std::string* body) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  auto it = impl_->bodies.find(sha);
+  if (it == impl_->bodies.end()) return false;
+  *body = it->second;
+  return true;
+}
+
+bool ScriptCache::Exists(const std::string& sha) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  return impl_->bodies.count(sha) > 0;
+}
+
+void ScriptCache::Flush() {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  impl_->bodies.clear();
+  generation_++;
+}
+
+size_t ScriptCache::size() {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  return impl_->bodies.size();
+}
+
+// ---- RunningScripts ---------------------------------------------------------
+
+namespace {
+
+// One script in execution.
+struct Running {
+  ScriptHost* host;
+  uint64_t start_ms;
+  bool busy = false;  // past the threshold (guarded by running_mu)
+  std::atomic<bool> kill{false};
+  std::atomic<bool> wrote{false};
+};
+
+std::mutex running_mu;
+std::set<Running*> running;
+std::atomic<int> busy_count{0};
+std::atomic<int64_t> busy_threshold_ms{5000};
+
+// The script of this thread, for the redis.* functions and the hook.
+thread_local Running* current = nullptr;
+thread_local bool aborting = false;  // the host asked to stop (re-run)
+
+}  // namespace
+
+bool RunningScripts::Busy() { return busy_count.load(std::memory_order_relaxed) > 0; }
+
+void RunningScripts::SetBusyThresholdMs(int64_t ms) { busy_threshold_ms = ms; }
+
+std::string RunningScripts::KillBusy() {
+  std::lock_guard<std::mutex> g(running_mu);
+  std::vector<Running*> busy;
+  for (Running* r : running) {
+    if (r->busy) busy.push_back(r);
+  }
+  if (busy.empty()) return "NOTBUSY No scripts in execution right now.";
+  for (Running* r : busy) {
+    if (r->wrote) {
+      return "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either "
+             "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+    }
+  }
+  for (Running* r : busy) r->kill = true;
+  return "";
+}
+
+void NoteScriptWrite() {
+  if (current != nullptr) current->wrote = true;
+}
+
+// ---- the engine ---------------------------------------------------------------
+
+namespace {
+
+constexpr int kHookInstructions = 100000;
+constexpr char kScriptsTable[] = "__kvrocks_scripts";
+constexpr char kErrorHandler[] = "__kvrocks_err_handler";
+constexpr char kRealGlobals[] = "__kvrocks_globals";
+
+// Raised again on every line once a script must stop, so that a pcall in the
+// script cannot swallow the kill.
+void StopHook(lua_State* L, lua_Debug*) {
+  if (aborting) {
+    lua_pushstring(L, "ERR script aborted");
+  } else {
+    PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
+  }
+  lua_error(L);
+}
+
+void CountHook(lua_State* L, lua_Debug*) {
+  Running* r = current;
+  if (r == nullptr) return;
+  uint64_t elapsed = NowMs() - r->start_ms;
+  if (!r->busy && static_cast<int64_t>(elapsed) >= busy_threshold_ms.load() && busy_threshold_ms.load() > 0) {
+    {
+      std::lock_guard<std::mutex> g(running_mu);
+      r->busy = true;
+    }
+    busy_count++;
+    LOG(WARNING) << "Slow script detected: still in execution after " << elapsed
+                 << " milliseconds. You can try killing the script using the SCRIPT KILL command.";
+  }
+  if (r->busy) r->host->WhileBusy();
+  if (r->kill) {
+    lua_sethook(L, StopHook, LUA_MASKLINE, 0);
+    StopHook(L, nullptr);
+  }
+}
+
+// The error handler of every script: a table {err=..., source=..., line=...}
+// (Redis 7.0's, so error replies carry the same "on @user_script:N").
+const char kErrorHandlerCode[] = R"(
+local dbg = debug
+-- Frames of kvrocks' own protection code (globals, read-only tables) stand
+-- for the C code of Redis' patched Lua: the error belongs to their caller.
+local internal = {['@globals']=true, ['@readonly']=true}
+return function (err)
+  local level = 2
+  local i = dbg.getinfo(level,'nSl')
+  if i and i.what == 'C' then
+    level = level + 1
+    i = dbg.getinfo(level,'nSl')
+  end
+  while i and internal[i.source] do
+    level = level + 1
+    i = dbg.getinfo(level,'nSl')
+  end
+  if type(err) ~= 'table' then
+    err = {err='ERR ' .. tostring(err)}
+  end
+  if i then
+    err['source'] = i.source
+    err['line'] = i.currentline
+  end
+  return err
+end
+)";
+
+// Makes the globals read-only: scripts see a proxy whose reads of missing
+// names and all writes fail as in Redis 7.0; the real table is kept in the
+// registry (KEYS and ARGV are set there).
+const char kProtectGlobalsCode[] = R"(
+local real = ...
+local proxy = {}
+setmetatable(proxy, {
+  __index = function (t, n)
+    local v = real[n]
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = function () error("Attempt to modify a readonly table", 2) end,
+  __metatable = {},
+})
+real._G = proxy
+return proxy
+)";
+
+// Wraps a library table in the same kind of read-only proxy.
+const char kReadOnlyTableCode[] = R"(
+local real = ...
+local proxy = {}
+setmetatable(proxy, {
+  __index = real,
+  __newindex = function () error("Attempt to modify a readonly table", 2) end,
+  __metatable = {},
+})
+return proxy
+)";
+
+void RunChunk(lua_State* L, const char* code, const char* name, int nargs, int nresults) {
+  if (luaL_loadbuffer(L, code, strlen(code), name) != 0) {
+    LOG(FATAL) << "Lua setup chunk " << name << ": " << lua_tostring(L, -1);
+  }
+  lua_insert(L, -(nargs + 1));
+  lua_call(L, nargs, nresults);
+}
+
+void OpenLib(lua_State* L, const char* name, lua_CFunction fn) {
+  lua_pushcfunction(L, fn);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 0);
+}
+
+}  // namespace
+
+LuaEngine& LuaEngine::ForThisThread() {
+  thread_local std::unique_ptr<LuaEngine> engine(new LuaEngine());
+  return *engine;
+}
+
+LuaEngine::LuaEngine() { Reset(); }
+
+LuaEngine::~LuaEngine() {
+  if (lua_ != nullptr) lua_close(lua_);
+}
+
+void LuaEngine::Reset() {
+  if (lua_ != nullptr) lua_close(lua_);
+  generation_ = ScriptCache::Instance().generation();
+  lua_State* L = luaL_newstate();
+  lua_ = L;
+  OpenLib(L, "", luaopen_base);
+  OpenLib(L, LUA_TABLIBNAME, luaopen_table);
+  OpenLib(L, LUA_STRLIBNAME, luaopen_string);
+  OpenLib(L, LUA_MATHLIBNAME, luaopen_math);
+  OpenLib(L, LUA_DBLIBNAME, luaopen_debug);
+  OpenBundledLibs(L);  // cjson, bit, struct, cmsgpack
+  OpenRedisLib(L);
+
+  RunChunk(L, kErrorHandlerCode, "@error_handler", 0, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kScriptsTable);
+
+  // What Redis 7.0 does not let scripts see.
+  for (const char* name : {"debug", "setfenv", "getfenv", "dofile", "loadfile", "require", "module", "newproxy",
+                           "package", "io", "os", "print"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit", "struct", "cmsgpack"}) {
+    lua_getglobal(L, name);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      continue;
+    }
+    RunChunk(L, kReadOnlyTableCode, "@readonly", 1, 1);
+    lua_setglobal(L, name);
+  }
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  RunChunk(L, kProtectGlobalsCode, "@globals", 1, 1);
+  lua_replace(L, LUA_GLOBALSINDEX);
+}
+
+std::string LuaEngine::Compile(const std::string& sha, const std::string& body) {
+  if (generation_ != ScriptCache::Instance().generation()) Reset();
+  lua_State* L = lua_;
+  lua_getfield(L, LUA_REGISTRYINDEX, kScriptsTable);
+  lua_getfield(L, -1, sha.c_str());
+  bool have = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (have) {
+    lua_pop(L, 1);
+    return "";
+  }
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
+    std::string err = std::string("ERR Error compiling script (new function): ") + lua_tostring(L, -1);
+    lua_pop(L, 2);
+    return err;
+  }
+  lua_setfield(L, -2, sha.c_str());
+  lua_pop(L, 1);
+  return "";
+}
+
+namespace {
+
+void SetStringArray(lua_State* L, const char* name, const std::vector<std::string>& items) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); i++) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+// The error reply of a failed script from the handler's table (or a string).
+std::string ErrorReplyText(lua_State* L, const std::string& sha) {
+  std::string msg, source, line;
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "err");
+    if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "source");
+    if (lua_isstring(L, -1)) source = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "line");
+    if (lua_isstring(L, -1)) line = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  } else if (lua_isstring(L, -1)) {
+    msg = std::string("ERR ") + lua_tostring(L, -1);
+  } else {
+    msg = "ERR unknown error";
+  }
+  if (!source.empty() && !line.empty()) return msg + " script: " + sha + ", on " + source + ":" + line + ".";
+  return msg + " script: " + sha;
+}
+
+}  // namespace
+
+EvalOutcome LuaEngine::Eval(const EvalRequest& req, std::string* out) {
+  std::string err = Compile(*req.sha, *req.body);
+  if (!err.empty()) {
+    AppendError(out, err);
+    return EvalOutcome::kDone;
+  }
+  lua_State* L = lua_;
+  SetStringArray(L, "KEYS", req.keys);
+  SetStringArray(L, "ARGV", req.argv);
+  ScriptState state;
+  state.host = req.host;
+  state.read_only = req.read_only;
+  ResetScriptState(L, &state);
+
+  Running run;
+  run.host = req.host;
+  run.start_ms = NowMs();
+  {
+    std::lock_guard<std::mutex> g(running_mu);
+    running.insert(&run);
+  }
+  current = &run;
+  aborting = false;
+  lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  int handler = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, kScriptsTable);
+  lua_getfield(L, -1, req.sha->c_str());
+  lua_remove(L, -2);
+  int rc = lua_pcall(L, 0, 1, handler);
+
+  lua_sethook(L, nullptr, 0, 0);
+  current = nullptr;
+  {
+    std::lock_guard<std::mutex> g(running_mu);
+    running.erase(&run);
+    if (run.busy) busy_count--;
+  }
+  EvalOutcome outcome = EvalOutcome::kDone;
+  if (state.aborted || aborting) {
+    outcome = EvalOutcome::kAborted;
+  } else if (rc != 0) {
+    AppendError(out, ErrorReplyText(L, *req.sha));
+  } else {
+    LuaToResp(L, -1, req.client_resp, state.resp, out);
+  }
+  aborting = false;
+  ResetScriptState(L, nullptr);
+  lua_settop(L, 0);
+  return outcome;
+}
+
+void RequestAbort(lua_State* L) {
+  aborting = true;
+  lua_sethook(L, StopHook, LUA_MASKLINE, 0);
+}
+
+}  // namespace kvrocks::scripting
