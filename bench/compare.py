@@ -7,9 +7,13 @@ the ratio kvrocks/redis for each case.
   bench/compare.py --cases collections      # HSET HGET LPUSH LPOP LRANGE_100 SADD SPOP ZADD ZRANGE
   bench/compare.py --cases large            # a 1M-member sorted set: ZADD ZSCORE ZRANGE BYSCORE LIMIT
   bench/compare.py --cases types            # SETBIT GETBIT PFADD PFCOUNT GEOADD GEOSEARCH XADD XRANGE
+  bench/compare.py --cases scripting        # EVALSHA of small scripts, PUBLISH to 100 subscribers
 """
 import argparse
 import csv
+import hashlib
+import selectors
+import threading
 import io
 import os
 import shutil
@@ -119,7 +123,62 @@ TYPE_CASES = {
     "xadd": (["XADD", "stream", "MAXLEN", "~", "100000", "*", "f", "__rand_int__"], 0, 1),
     "xrange_10": (["XRANGE", "stream", "-", "+", "COUNT", "10"], 0, 1),
 }
-ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES, **TYPE_CASES}
+# Scripting and Pub/Sub (--cases scripting): EVALSHA of two small scripts
+# (loaded with SCRIPT LOAD first), and PUBLISH while SUBSCRIBERS connections
+# listen on the channel and a reader thread drains them.
+SCRIPTS = {
+    "get": "return redis.call('get', KEYS[1])",
+    "incr": "return redis.call('incr', KEYS[1])",
+}
+SCRIPT_SHA = {name: hashlib.sha1(body.encode()).hexdigest() for name, body in SCRIPTS.items()}
+SUBSCRIBERS = 100
+SCRIPT_CASES = {
+    "evalsha_get": (["EVALSHA", SCRIPT_SHA["get"], "1", "key:__rand_int__"], 0, 1),
+    "evalsha_incr": (["EVALSHA", SCRIPT_SHA["incr"], "1", "counter:__rand_int__"], 0, 1),
+    "publish_100": (["PUBLISH", "bench-channel", "message-of-about-thirty-bytes"], 0, 1),
+}
+ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES, **TYPE_CASES, **SCRIPT_CASES}
+
+
+def call(port, *args):
+    """One command over a fresh connection; returns the raw reply line."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in
+                                                     (x.encode() if isinstance(x, str) else x for x in args)))
+        return s.recv(65536)
+
+
+class Subscribers:
+    """SUBSCRIBERS connections subscribed to bench-channel, drained by one thread."""
+
+    def __init__(self, port):
+        self.socks = []
+        for _ in range(SUBSCRIBERS):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"SUBSCRIBE bench-channel\r\n")
+            s.recv(1024)
+            s.setblocking(False)
+            self.socks.append(s)
+        self.stop = False
+        self.thread = threading.Thread(target=self.drain, daemon=True)
+        self.thread.start()
+
+    def drain(self):
+        sel = selectors.DefaultSelector()
+        for s in self.socks:
+            sel.register(s, selectors.EVENT_READ)
+        while not self.stop:
+            for key, _ in sel.select(timeout=0.1):
+                try:
+                    key.fileobj.recv(1 << 20)
+                except BlockingIOError:
+                    pass
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        for s in self.socks:
+            s.close()
 
 
 def load_large_zset(port):
@@ -171,6 +230,8 @@ def main():
             cases += list(LARGE_CASES)
         elif c == "types":
             cases += list(TYPE_CASES)
+        elif c == "scripting":
+            cases += list(SCRIPT_CASES)
         else:
             cases.append(c)
 
@@ -195,6 +256,10 @@ def main():
                 print(f"loaded {LARGE_SIZE} members on port {port} in {time.time() - t0:.1f}s",
                       file=sys.stderr, flush=True)
             wait_quiet(kv_port)
+        if any(c in SCRIPT_CASES for c in cases):
+            for port in (kv_port, rd_port):
+                for body in SCRIPTS.values():
+                    call(port, "SCRIPT", "LOAD", body)
         for rnd in range(args.rounds):
             for case in cases:
                 test, size, pipeline = ALL_CASES[case]
@@ -203,7 +268,14 @@ def main():
                 if rnd % 2:
                     order.reverse()
                 for name, port in order:
-                    rps = run_benchmark(port, test, size, pipeline, n, args.clients)
+                    subs = Subscribers(port) if case == "publish_100" else None
+                    if subs is not None:
+                        assert call(port, *test) == b":%d\r\n" % SUBSCRIBERS
+                    try:
+                        rps = run_benchmark(port, test, size, pipeline, n, args.clients)
+                    finally:
+                        if subs is not None:
+                            subs.close()
                     results[case][name].append(rps)
                     if name == "kvrocks":
                         peak_rss = max(peak_rss, rss_kb(kv.pid))

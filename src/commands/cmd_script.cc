@@ -124,7 +124,9 @@ void EvalGeneric(CommandCall& call, bool by_sha, bool read_only) {
   LuaEngine& engine = LuaEngine::ForThisThread();
   if (by_sha) {
     sha = ToLower(a[1]);
-    if (sha.size() != 40 || !ScriptCache::Instance().Get(sha, &body)) {
+    // A script compiled on this thread is known to be in the cache (a flush
+    // resets every thread's engine), so only a first use copies the body.
+    if (sha.size() != 40 || (!engine.IsCompiled(sha) && !ScriptCache::Instance().Get(sha, &body))) {
       return ReplyError(call, "NOSCRIPT No matching script. Please use EVAL.");
     }
   } else {

@@ -277,17 +277,20 @@ void LuaEngine::Reset() {
   lua_replace(L, LUA_GLOBALSINDEX);
 }
 
-std::string LuaEngine::Compile(const std::string& sha, const std::string& body) {
+bool LuaEngine::IsCompiled(const std::string& sha) {
   if (generation_ != ScriptCache::Instance().generation()) Reset();
   lua_State* L = lua_;
   lua_getfield(L, LUA_REGISTRYINDEX, kScriptsTable);
   lua_getfield(L, -1, sha.c_str());
   bool have = !lua_isnil(L, -1);
-  lua_pop(L, 1);
-  if (have) {
-    lua_pop(L, 1);
-    return "";
-  }
+  lua_pop(L, 2);
+  return have;
+}
+
+std::string LuaEngine::Compile(const std::string& sha, const std::string& body) {
+  if (IsCompiled(sha)) return "";
+  lua_State* L = lua_;
+  lua_getfield(L, LUA_REGISTRYINDEX, kScriptsTable);
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
     std::string err = std::string("ERR Error compiling script (new function): ") + lua_tostring(L, -1);
     lua_pop(L, 2);

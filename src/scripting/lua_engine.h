@@ -66,7 +66,7 @@ enum class EvalOutcome { kDone, kAborted };
 
 struct EvalRequest {
   const std::string* sha;
-  const std::string* body;
+  const std::string* body;  // may be empty if IsCompiled(sha)
   std::vector<std::string> keys, argv;
   ScriptHost* host;
   int client_resp = 2;  // shape of the final reply
@@ -81,6 +81,8 @@ class LuaEngine {
 
   // Compiles body; "" or the compile error reply ("ERR Error compiling script ...").
   std::string Compile(const std::string& sha, const std::string& body);
+  // True if this thread has sha compiled (so EVALSHA needs no body).
+  bool IsCompiled(const std::string& sha);
   // Runs the script and appends its reply to *out. kAborted: the host stopped
   // it (nothing was appended).
   EvalOutcome Eval(const EvalRequest& req, std::string* out);

@@ -190,6 +190,7 @@ std::string* Connection::output() { return &out_; }
 
 void Connection::Flush() {
   awaiting_commit = false;
+  flush_pending = false;
   while (out_pos_ < out_.size()) {
     ssize_t n = ::write(fd_, out_.data() + out_pos_, out_.size() - out_pos_);
     if (n < 0) {

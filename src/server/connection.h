@@ -55,6 +55,8 @@ class Connection {
   int db = 0;
   // Replies wait for the worker's write batch to commit.
   bool awaiting_commit = false;
+  // Queued for a flush after the worker's posted tasks (Worker::FlushAfterPosted).
+  bool flush_pending = false;
 
   // Blocking commands (BLPOP ...). While `active`, the connection runs no other
   // command; the command is retried when one of its keys gets data.

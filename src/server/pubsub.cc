@@ -17,10 +17,15 @@ const char* MessageType(PubSubKind kind, bool via_pattern) {
   return kind == PubSubKind::kShard ? "smessage" : "message";
 }
 
-// One worker's share of a publish: the receivers' ids, each with the pattern
-// it matched through (empty for a direct subscription).
+// A published message, formatted once per (pattern it matched through,
+// protocol): forms[2 * slot + (resp == 3)], slot 0 = direct subscribers.
+struct Formatted {
+  std::vector<std::string> forms;
+};
+
+// One worker's share of a publish: the receivers' ids and their form slots.
 struct Delivery {
-  std::vector<std::pair<uint64_t, std::string>> receivers;
+  std::vector<std::pair<uint64_t, uint32_t>> receivers;
 };
 
 }  // namespace
@@ -71,37 +76,45 @@ void PubSub::FormatMessage(std::string* out, int resp, PubSubKind kind, const st
 
 int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::string& message, Connection* from) {
   std::unordered_map<Worker*, Delivery> by_worker;
+  auto msg = std::make_shared<Formatted>();
   int64_t receivers = 0;
-  auto add = [&](Connection* c, const std::string& pattern) {
+  auto add_slot = [&](const std::string& pattern) {
+    for (int resp : {2, 3}) {
+      msg->forms.emplace_back();
+      FormatMessage(&msg->forms.back(), resp, kind, pattern, channel, message);
+    }
+    return static_cast<uint32_t>(msg->forms.size() / 2 - 1);
+  };
+  auto add = [&](Connection* c, uint32_t slot) {
     receivers++;
     if (c == from) {
-      FormatMessage(from->output(), from->resp, kind, pattern, channel, message);
+      from->Write(msg->forms[2 * slot + (from->resp == 3 ? 1 : 0)]);
       return;
     }
-    by_worker[c->worker()].receivers.emplace_back(c->id(), pattern);
+    by_worker[c->worker()].receivers.emplace_back(c->id(), slot);
   };
   std::lock_guard<std::mutex> g(mu_);
   auto& direct = kind == PubSubKind::kShard ? shard_channels_ : channels_;
   auto it = direct.find(channel);
   if (it != direct.end()) {
-    for (Connection* c : it->second) add(c, std::string());
+    uint32_t slot = add_slot(std::string());
+    for (Connection* c : it->second) add(c, slot);
   }
   if (kind == PubSubKind::kChannel) {
     for (auto& [pattern, conns] : patterns_) {
       if (!StringMatch(pattern, channel)) continue;
-      for (Connection* c : conns) add(c, pattern);
+      uint32_t slot = add_slot(pattern);
+      for (Connection* c : conns) add(c, slot);
     }
   }
-  if (by_worker.empty()) return receivers;
-  auto payload = std::make_shared<const std::pair<std::string, std::string>>(channel, message);
   // Posting under mu_ keeps one global order of messages (see the header).
   for (auto& [worker, delivery] : by_worker) {
-    worker->Post([worker, kind, payload, d = std::move(delivery)] {
-      for (const auto& [id, pattern] : d.receivers) {
+    worker->Post([worker, msg, d = std::move(delivery)] {
+      for (const auto& [id, slot] : d.receivers) {
         Connection* c = worker->Find(id);
         if (c == nullptr) continue;
-        FormatMessage(c->output(), c->resp, kind, pattern, payload->first, payload->second);
-        if (!c->awaiting_commit) c->Flush();
+        c->Write(msg->forms[2 * slot + (c->resp == 3 ? 1 : 0)]);
+        worker->FlushAfterPosted(c);
       }
     });
   }

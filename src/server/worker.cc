@@ -98,6 +98,18 @@ void Worker::OnPosted(evutil_socket_t, short, void* arg) {
     fns.swap(self->posted_);
   }
   for (auto& fn : fns) fn();
+  std::vector<uint64_t> ids;
+  ids.swap(self->flush_after_posted_);
+  for (uint64_t id : ids) {
+    Connection* c = self->Find(id);
+    if (c != nullptr && !c->awaiting_commit) c->Flush();
+  }
+}
+
+void Worker::FlushAfterPosted(Connection* conn) {
+  if (conn->flush_pending) return;
+  conn->flush_pending = true;
+  flush_after_posted_.push_back(conn->id());
 }
 
 void Worker::OnTimer(evutil_socket_t, short, void* arg) {

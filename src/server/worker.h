@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,9 @@ class Worker {
 
   // Runs fn on this worker's thread (thread-safe).
   void Post(std::function<void()> fn);
+  // From a posted task: flush conn after the tasks posted so far have run, so
+  // that a burst of messages for one client leaves in one write.
+  void FlushAfterPosted(Connection* conn);
 
   Server* server() const { return server_; }
   event_base* base() const { return base_; }
@@ -65,7 +69,8 @@ class Worker {
   event* timer_ev_ = nullptr;
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
-  std::map<uint64_t, std::unique_ptr<Connection>> conns_;
+  std::vector<uint64_t> flush_after_posted_;
+  std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   std::unique_ptr<WriteBatcher> batcher_;
   std::thread thread_;
 };
