@@ -19,6 +19,7 @@
 #include "common/time_util.h"
 #include "config/config.h"
 #include "replication/rdb_loader.h"
+#include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 #include "server/server.h"
 #include "storage/storage.h"
@@ -131,6 +132,17 @@ int main(int argc, char** argv) {
     storage.SetBlockCacheCapacity(static_cast<size_t>(c.rocksdb_block_cache_size));
     return Status::OK();
   });
+  {
+    // Function libraries persisted by FUNCTION LOAD (or an RDB's).
+    std::string data;
+    rocksdb::Status rs = storage.db()->Get(rocksdb::ReadOptions(), storage.cf(kvrocks::ColumnFamily::kState),
+                                           kvrocks::scripting::FunctionRegistry::kStateKey, &data);
+    if (rs.ok()) {
+      auto libs = kvrocks::scripting::FunctionRegistry::BuildAll(kvrocks::scripting::FunctionRegistry::Deserialize(data));
+      LOG(INFO) << "Loaded " << libs.size() << " function libraries";
+      kvrocks::scripting::FunctionRegistry::Instance().Reset(libs);
+    }
+  }
   kvrocks::scripting::RunningScripts::SetBusyThresholdMs(cfg.busy_reply_threshold);
   cfg.OnSet("busy-reply-threshold", [](const Config& c) {
     kvrocks::scripting::RunningScripts::SetBusyThresholdMs(c.busy_reply_threshold);

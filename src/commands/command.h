@@ -120,6 +120,7 @@ void RegisterConnectionCommands(CommandTable* table);
 void RegisterTransactionCommands(CommandTable* table);
 void RegisterPubSubCommands(CommandTable* table);
 void RegisterScriptCommands(CommandTable* table);
+void RegisterFunctionCommands(CommandTable* table);
 
 // Shared reply texts.
 extern const char kSyntaxError[];

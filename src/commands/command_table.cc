@@ -31,6 +31,7 @@ CommandTable::CommandTable() {
   RegisterTransactionCommands(this);
   RegisterPubSubCommands(this);
   RegisterScriptCommands(this);
+  RegisterFunctionCommands(this);
 }
 
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }

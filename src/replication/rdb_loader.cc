@@ -7,6 +7,7 @@
 
 #include "common/time_util.h"
 #include "replication/rdb_object.h"
+#include "scripting/functions.h"
 #include "storage/lock_manager.h"
 #include "types/database.h"
 
@@ -238,9 +239,12 @@ Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uin
   if (s.ok()) s = rdb::Reader(&src).ReadRdb(&loader);
   fclose(f);
   if (s.ok()) s = loader.Flush();
+  std::vector<scripting::Library> functions;
   if (s.ok()) {
+    functions = scripting::FunctionRegistry::BuildAll(loader.functions());
     MultiLockGuard all(storage->locks());
-    s = loader.Finish();
+    s = loader.Finish({{scripting::FunctionRegistry::kStateKey,
+                        scripting::FunctionRegistry::SerializeLibraries(functions)}});
   }
   if (!s.ok()) {
     loader.Abort();

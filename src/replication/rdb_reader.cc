@@ -667,15 +667,47 @@ Status Reader::ReadRdb(Handler* handler) {
   }
 }
 
-Status Reader::ParseDump(std::string_view payload, Object* obj) {
-  // type(1) value... version(2, LE) crc64(8, LE)
-  if (payload.size() < 11) return Status::RedisError("ERR DUMP payload version or checksum are wrong");
-  size_t body = payload.size() - 10;
-  int version = static_cast<uint8_t>(payload[body]) | (static_cast<uint8_t>(payload[body + 1]) << 8);
-  uint64_t crc = LoadLE(payload.data() + body + 2, 8);
-  if (version > kMaxVersion || Crc64(0, payload.data(), body + 2) != crc) {
+namespace {
+
+// Checks a payload's footer (version, CRC64); *body gets the length before it.
+Status CheckDumpFooter(std::string_view payload, size_t min_size, size_t* body, int* version) {
+  if (payload.size() < min_size) return Status::RedisError("ERR DUMP payload version or checksum are wrong");
+  *body = payload.size() - 10;
+  *version = static_cast<uint8_t>(payload[*body]) | (static_cast<uint8_t>(payload[*body + 1]) << 8);
+  uint64_t crc = LoadLE(payload.data() + *body + 2, 8);
+  if (*version > kMaxVersion || Crc64(0, payload.data(), *body + 2) != crc) {
     return Status::RedisError("ERR DUMP payload version or checksum are wrong");
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Reader::ParseFunctionDump(std::string_view payload, std::vector<std::string>* codes) {
+  size_t body;
+  int version;
+  Status s = CheckDumpFooter(payload, 10, &body, &version);
+  if (!s.ok()) return s;
+  StringSource src(payload.substr(0, body));
+  Reader reader(&src);
+  reader.version_ = version;
+  while (src.remaining() > 0) {
+    uint8_t type;
+    std::string code;
+    if (!reader.ReadU8(&type).ok()) return Status::RedisError("ERR payload is corrupted");
+    if (type != kOpFunction2) return Status::RedisError("ERR given type is not a function");
+    if (!reader.ReadString(&code).ok()) return Status::RedisError("ERR payload is corrupted");
+    codes->push_back(std::move(code));
+  }
+  return Status::OK();
+}
+
+Status Reader::ParseDump(std::string_view payload, Object* obj) {
+  // type(1) value... version(2, LE) crc64(8, LE)
+  size_t body;
+  int version;
+  Status cs = CheckDumpFooter(payload, 11, &body, &version);
+  if (!cs.ok()) return cs;
   StringSource src(payload.substr(0, body));
   Reader reader(&src);
   reader.version_ = version;

@@ -120,6 +120,9 @@ class Reader {
 
   // Parses a DUMP payload (type, value, RDB version (2 bytes), CRC64 (8 bytes)).
   static Status ParseDump(std::string_view payload, Object* obj);
+  // Parses a FUNCTION DUMP payload (function library records, then version
+  // and CRC64) into the libraries' code.
+  static Status ParseFunctionDump(std::string_view payload, std::vector<std::string>* codes);
 
  private:
   Status Read(char* buf, size_t n);

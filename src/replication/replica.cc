@@ -10,6 +10,7 @@
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/master_link.h"
+#include "scripting/functions.h"
 #include "replication/rdb_loader.h"
 #include "server/connection.h"
 #include "server/resp_parser.h"
@@ -340,10 +341,16 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     s = link->ReadExact(rest.data(), rest.size(), timeout);
   }
   if (s.ok()) s = loader.Flush();
+  std::vector<scripting::Library> functions;
   if (s.ok()) {
     // The switch to the new data set and the position it corresponds to are one write.
     MultiLockGuard all(server_->storage()->locks());
-    s = loader.Finish({{kStateKey, EncodeState(replid, offset)}});
+    // The master's function libraries replace ours, in the same write.
+    functions = scripting::FunctionRegistry::BuildAll(loader.functions());
+    s = loader.Finish({{kStateKey, EncodeState(replid, offset)},
+                       {scripting::FunctionRegistry::kStateKey,
+                        scripting::FunctionRegistry::SerializeLibraries(functions)}});
+    if (s.ok()) scripting::FunctionRegistry::Instance().Reset(functions);
   }
   if (!s.ok()) {
     loader.Abort();

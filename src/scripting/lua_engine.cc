@@ -9,6 +9,7 @@
 
 #include "common/sha1.h"
 #include "common/time_util.h"
+#include "scripting/functions.h"
 #include "scripting/lua_convert.h"
 #include "scripting/lua_libs.h"
 
@@ -17,8 +18,13 @@ namespace kvrocks::scripting {
 // ---- ScriptCache ------------------------------------------------------------
 
 struct ScriptCache::Impl {
+  struct Entry {
+    std::string body;
+    bool has_shebang;
+    uint32_t flags;
+  };
   std::mutex mu;
-  std::map<std::string, std::string> bodies;
+  std::map<std::string, Entry> bodies;
 };
 
 ScriptCache::ScriptCache() : impl_(std::make_unique<Impl>()) {}
@@ -30,16 +36,27 @@ ScriptCache& ScriptCache::Instance() {
 
 std::string ScriptCache::Add(const std::string& body) {
   std::string sha = Sha1Hex(body);
+  Impl::Entry e{body, false, 0};
+  ParseEvalShebang(body, &e.has_shebang, &e.flags);
   std::lock_guard<std::mutex> g(impl_->mu);
-  impl_->bodies.emplace(sha, body);
+  impl_->bodies.emplace(sha, std::move(e));
   return sha;
+}
+
+bool ScriptCache::GetFlags(const std::string& sha, bool* has_shebang, uint32_t* flags) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  auto it = impl_->bodies.find(sha);
+  if (it == impl_->bodies.end()) return false;
+  *has_shebang = it->second.has_shebang;
+  *flags = it->second.flags;
+  return true;
 }
 
 bool ScriptCache::Get(const std::string& sha, std::string* body) {
   std::lock_guard<std::mutex> g(impl_->mu);
   auto it = impl_->bodies.find(sha);
   if (it == impl_->bodies.end()) return false;
-  *body = it->second;
+  *body = it->second.body;
   return true;
 }
 
@@ -67,6 +84,9 @@ namespace {
 struct Running {
   ScriptHost* host;
   uint64_t start_ms;
+  bool function = false;
+  std::string name;                                   // the function's (FCALL)
+  const std::vector<std::string>* command = nullptr;  // the client's command
   bool busy = false;  // past the threshold (guarded by running_mu)
   std::atomic<bool> kill{false};
   std::atomic<bool> wrote{false};
@@ -87,11 +107,23 @@ bool RunningScripts::Busy() { return busy_count.load(std::memory_order_relaxed) 
 
 void RunningScripts::SetBusyThresholdMs(int64_t ms) { busy_threshold_ms = ms; }
 
-std::string RunningScripts::KillBusy() {
+std::string RunningScripts::BusyError() {
+  bool function = false;
+  {
+    std::lock_guard<std::mutex> g(running_mu);
+    for (Running* r : running) {
+      if (r->busy) function = r->function;
+    }
+  }
+  return std::string("BUSY Redis is busy running a script. You can only call ") +
+         (function ? "FUNCTION KILL" : "SCRIPT KILL") + " or SHUTDOWN NOSAVE.";
+}
+
+std::string RunningScripts::KillBusy(bool functions) {
   std::lock_guard<std::mutex> g(running_mu);
   std::vector<Running*> busy;
   for (Running* r : running) {
-    if (r->busy) busy.push_back(r);
+    if (r->busy && r->function == functions) busy.push_back(r);
   }
   if (busy.empty()) return "NOTBUSY No scripts in execution right now.";
   for (Running* r : busy) {
@@ -102,6 +134,18 @@ std::string RunningScripts::KillBusy() {
   }
   for (Running* r : busy) r->kill = true;
   return "";
+}
+
+bool RunningScripts::RunningFunction(std::string* name, std::vector<std::string>* args, int64_t* duration_ms) {
+  std::lock_guard<std::mutex> g(running_mu);
+  for (Running* r : running) {
+    if (!r->function) continue;
+    *name = r->name;
+    if (r->command != nullptr) *args = *r->command;
+    *duration_ms = static_cast<int64_t>(NowMs() - r->start_ms);
+    return true;
+  }
+  return false;
 }
 
 void NoteScriptWrite() {
@@ -116,6 +160,9 @@ constexpr int kHookInstructions = 100000;
 constexpr char kScriptsTable[] = "__kvrocks_scripts";
 constexpr char kErrorHandler[] = "__kvrocks_err_handler";
 constexpr char kRealGlobals[] = "__kvrocks_globals";
+constexpr char kSetApi[] = "__kvrocks_set_api";
+constexpr char kLoadApi[] = "__kvrocks_load_api";
+constexpr char kFunctionsTable[] = "__kvrocks_functions";
 
 // Raised again on every line once a script must stop, so that a pcall in the
 // script cannot swallow the kill.
@@ -177,25 +224,44 @@ return function (err)
 end
 )";
 
-// Makes the globals read-only: scripts see a proxy whose reads of missing
-// names and all writes fail as in Redis 7.0; the real table is kept in the
-// registry (KEYS and ARGV are set there).
+// A read-only view of a table, as Redis 7.0's read-only tables behave:
+// reading a missing name and writing anything fail with Redis' errors.
+const char kStrictProxyCode[] = R"(
+return function (lookup)
+  return setmetatable({}, {
+    __index = function (t, n)
+      local v = lookup(n)
+      if v == nil then
+        error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
+      end
+      return v
+    end,
+    __newindex = function () error("Attempt to modify a readonly table", 2) end,
+    __metatable = {},
+  })
+end
+)";
+
+// The globals scripts see: a strict proxy of the real table (kept in the
+// registry; KEYS and ARGV are set there), whose target FUNCTION LOAD can
+// switch to the library API while library code runs.
 const char kProtectGlobalsCode[] = R"(
-local real = ...
-local proxy = {}
-setmetatable(proxy, {
-  __index = function (t, n)
-    local v = real[n]
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
-    end
-    return v
-  end,
-  __newindex = function () error("Attempt to modify a readonly table", 2) end,
-  __metatable = {},
-})
+local real, strict = ...
+local api = real
+local proxy = strict(function (n) return api[n] end)
 real._G = proxy
-return proxy
+local function set_api(t) api = t or real end
+return proxy, set_api
+)";
+
+// The globals a function library's code sees while it loads: a `redis` with
+// register_function, log and the constants only (Redis 7.0's library API).
+const char kLoadApiCode[] = R"(
+local r, register, strict = ...
+local lr = {register_function = register, log = r.log, LOG_DEBUG = r.LOG_DEBUG, LOG_VERBOSE = r.LOG_VERBOSE,
+            LOG_NOTICE = r.LOG_NOTICE, LOG_WARNING = r.LOG_WARNING, REDIS_VERSION = r.REDIS_VERSION,
+            REDIS_VERSION_NUM = r.REDIS_VERSION_NUM}
+return {redis = strict(function (n) return lr[n] end)}
 )";
 
 // Wraps a library table in the same kind of read-only proxy.
@@ -261,6 +327,16 @@ void LuaEngine::Reset() {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
+  RunChunk(L, kStrictProxyCode, "@globals", 0, 1);
+  int strict = lua_gettop(L);
+  lua_getglobal(L, "redis");
+  lua_pushcfunction(L, RegisterFunction);
+  lua_pushvalue(L, strict);
+  RunChunk(L, kLoadApiCode, "@globals", 3, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadApi);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
+  function_generation_ = 0;
   for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit", "struct", "cmsgpack"}) {
     lua_getglobal(L, name);
     if (lua_isnil(L, -1)) {
@@ -273,8 +349,97 @@ void LuaEngine::Reset() {
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, kRealGlobals);
-  RunChunk(L, kProtectGlobalsCode, "@globals", 1, 1);
+  lua_pushvalue(L, strict);
+  RunChunk(L, kProtectGlobalsCode, "@globals", 2, 2);
+  lua_setfield(L, LUA_REGISTRYINDEX, kSetApi);
   lua_replace(L, LUA_GLOBALSINDEX);
+  lua_pop(L, 1);  // strict
+}
+
+namespace {
+
+// Selects the globals scripts see: the load API (FUNCTION LOAD) or the normal ones.
+void SetApi(lua_State* L, bool load) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kSetApi);
+  if (load) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kLoadApi);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_call(L, 1, 0);
+}
+
+// Lua 5.1 does not skip a "#!" line: make it a comment, keeping line numbers.
+std::string WithoutShebang(const std::string& code) {
+  if (code.compare(0, 2, "#!") != 0) return code;
+  std::string c = code;
+  c[0] = '-';
+  c[1] = '-';
+  return c;
+}
+
+}  // namespace
+
+std::string LuaEngine::LoadLibrary(const std::string& code, std::vector<FunctionInfo>* functions, bool keep) {
+  if (generation_ != ScriptCache::Instance().generation()) Reset();
+  lua_State* L = lua_;
+  std::string body = WithoutShebang(code);
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_function") != 0) {
+    std::string err = std::string("ERR Error compiling function: ") + lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return err;
+  }
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingFunctionsTable);
+  functions->clear();
+  SetLoadingFunctions(functions);
+  SetApi(L, true);
+  int rc = lua_pcall(L, 0, 0, 0);
+  SetApi(L, false);
+  SetLoadingFunctions(nullptr);
+  std::string err;
+  if (rc != 0) {
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      err = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+      lua_pop(L, 1);
+    } else {
+      err = std::string("ERR ") + (lua_isstring(L, -1) ? lua_tostring(L, -1) : "unknown error");
+    }
+    lua_pop(L, 1);
+    functions->clear();
+    return "ERR Error registering functions: " + err;
+  }
+  if (keep) {
+    // functions[name] = callback for everything the library registered.
+    lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
+    lua_getfield(L, LUA_REGISTRYINDEX, kLoadingFunctionsTable);
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -5);
+    }
+    lua_pop(L, 2);
+  }
+  lua_pushnil(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadingFunctionsTable);
+  return "";
+}
+
+void LuaEngine::SyncFunctions() {
+  if (generation_ != ScriptCache::Instance().generation()) Reset();
+  FunctionRegistry& registry = FunctionRegistry::Instance();
+  uint64_t gen = registry.generation();
+  if (gen == function_generation_) return;
+  lua_newtable(lua_);
+  lua_setfield(lua_, LUA_REGISTRYINDEX, kFunctionsTable);
+  for (const Library& lib : registry.Libraries()) {
+    std::vector<FunctionInfo> infos;
+    std::string err = LoadLibrary(lib.code, &infos, true);
+    if (!err.empty()) LOG(ERROR) << "Function library " << lib.name << " failed to load: " << err;
+  }
+  function_generation_ = gen;
 }
 
 bool LuaEngine::IsCompiled(const std::string& sha) {
@@ -291,7 +456,8 @@ std::string LuaEngine::Compile(const std::string& sha, const std::string& body) 
   if (IsCompiled(sha)) return "";
   lua_State* L = lua_;
   lua_getfield(L, LUA_REGISTRYINDEX, kScriptsTable);
-  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
+  std::string code = WithoutShebang(body);
+  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_script") != 0) {
     std::string err = std::string("ERR Error compiling script (new function): ") + lua_tostring(L, -1);
     lua_pop(L, 2);
     return err;
@@ -338,15 +504,64 @@ std::string ErrorReplyText(lua_State* L, const std::string& sha) {
 
 }  // namespace
 
-EvalOutcome LuaEngine::Eval(const EvalRequest& req, std::string* out) {
+namespace {
+
+void PushStringArray(lua_State* L, const std::vector<std::string>& items) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); i++) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+}  // namespace
+
+bool LuaEngine::PushCallable(const EvalRequest& req, std::string* out) {
+  lua_State* L = lua_;
+  if (req.function) {
+    SyncFunctions();
+    // A function sees (keys, args) as parameters; KEYS and ARGV do not exist.
+    lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+    lua_pushnil(L);
+    lua_setfield(L, -2, "KEYS");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "ARGV");
+    lua_pop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
+    lua_getfield(L, -1, req.sha->c_str());
+    lua_remove(L, -2);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      AppendError(out, "ERR Function not found");
+      return false;
+    }
+    PushStringArray(L, req.keys);
+    PushStringArray(L, req.argv);
+    return true;
+  }
   std::string err = Compile(*req.sha, *req.body);
   if (!err.empty()) {
     AppendError(out, err);
-    return EvalOutcome::kDone;
+    return false;
   }
-  lua_State* L = lua_;
   SetStringArray(L, "KEYS", req.keys);
   SetStringArray(L, "ARGV", req.argv);
+  lua_getfield(L, LUA_REGISTRYINDEX, kScriptsTable);
+  lua_getfield(L, -1, req.sha->c_str());
+  lua_remove(L, -2);
+  return true;
+}
+
+EvalOutcome LuaEngine::Eval(const EvalRequest& req, std::string* out) {
+  if (generation_ != ScriptCache::Instance().generation()) Reset();  // before taking stack positions
+  lua_State* L = lua_;
+  lua_settop(L, 0);
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  int handler = lua_gettop(L);
+  if (!PushCallable(req, out)) {
+    lua_settop(L, 0);
+    return EvalOutcome::kDone;
+  }
   ScriptState state;
   state.host = req.host;
   state.read_only = req.read_only;
@@ -355,6 +570,9 @@ EvalOutcome LuaEngine::Eval(const EvalRequest& req, std::string* out) {
   Running run;
   run.host = req.host;
   run.start_ms = NowMs();
+  run.function = req.function;
+  if (req.function) run.name = *req.sha;
+  run.command = req.command;
   {
     std::lock_guard<std::mutex> g(running_mu);
     running.insert(&run);
@@ -362,14 +580,7 @@ EvalOutcome LuaEngine::Eval(const EvalRequest& req, std::string* out) {
   current = &run;
   aborting = false;
   lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
-
-  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandler);
-  int handler = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, kScriptsTable);
-  lua_getfield(L, -1, req.sha->c_str());
-  lua_remove(L, -2);
-  int rc = lua_pcall(L, 0, 1, handler);
-
+  int rc = lua_pcall(L, req.function ? 2 : 0, 1, handler);
   lua_sethook(L, nullptr, 0, 0);
   current = nullptr;
   {

@@ -35,9 +35,11 @@ class ScriptHost {
 class ScriptCache {
  public:
   static ScriptCache& Instance();
-  // Stores body; returns its sha.
+  // Stores body (whose shebang line, if any, is valid); returns its sha.
   std::string Add(const std::string& body);
   bool Get(const std::string& sha, std::string* body);
+  // The script's shebang flags without copying its body; false if unknown.
+  bool GetFlags(const std::string& sha, bool* has_shebang, uint32_t* flags);
   bool Exists(const std::string& sha);
   // SCRIPT FLUSH: forgets every script; each thread's Lua state is rebuilt.
   void Flush();
@@ -51,13 +53,22 @@ class ScriptCache {
   std::atomic<uint64_t> generation_{0};
 };
 
-// Scripts running now on any thread, for SCRIPT KILL and the -BUSY state.
+struct FunctionInfo;
+
+// Scripts running now on any thread, for SCRIPT KILL, FUNCTION KILL/STATS
+// and the -BUSY state.
 class RunningScripts {
  public:
   // True while some script has run longer than busy-reply-threshold.
   static bool Busy();
-  // SCRIPT KILL: "" if killed, else the error reply text (NOTBUSY, UNKILLABLE).
-  static std::string KillBusy();
+  // The -BUSY error text (it names SCRIPT KILL or FUNCTION KILL).
+  static std::string BusyError();
+  // SCRIPT KILL (functions false) / FUNCTION KILL (true): "" if killed, else
+  // the error reply text (NOTBUSY, UNKILLABLE).
+  static std::string KillBusy(bool functions);
+  // FUNCTION STATS' running_script: false if no function runs, else its
+  // name, command line and run time.
+  static bool RunningFunction(std::string* name, std::vector<std::string>* args, int64_t* duration_ms);
   // Milliseconds after which a running script makes the server busy.
   static void SetBusyThresholdMs(int64_t ms);
 };
@@ -65,8 +76,10 @@ class RunningScripts {
 enum class EvalOutcome { kDone, kAborted };
 
 struct EvalRequest {
-  const std::string* sha;
-  const std::string* body;  // may be empty if IsCompiled(sha)
+  const std::string* sha;   // EVAL: the script's sha; FCALL: the function's name
+  const std::string* body;  // EVAL: may be empty if IsCompiled(sha); FCALL: unused
+  bool function = false;    // FCALL: call the registered function *sha with (keys, args)
+  const std::vector<std::string>* command = nullptr;  // the client's command (FUNCTION STATS)  // may be empty if IsCompiled(sha)
   std::vector<std::string> keys, argv;
   ScriptHost* host;
   int client_resp = 2;  // shape of the final reply
@@ -83,6 +96,11 @@ class LuaEngine {
   std::string Compile(const std::string& sha, const std::string& body);
   // True if this thread has sha compiled (so EVALSHA needs no body).
   bool IsCompiled(const std::string& sha);
+  // Runs a function library's code in the restricted load environment
+  // (only redis.register_function, redis.log and constants); *functions
+  // gets what it registered. With keep, the callbacks become callable
+  // (FCALL) in this thread's state. "" or FUNCTION LOAD's error text.
+  std::string LoadLibrary(const std::string& code, std::vector<FunctionInfo>* functions, bool keep);
   // Runs the script and appends its reply to *out. kAborted: the host stopped
   // it (nothing was appended).
   EvalOutcome Eval(const EvalRequest& req, std::string* out);
@@ -90,9 +108,14 @@ class LuaEngine {
  private:
   LuaEngine();
   void Reset();
+  // Reloads every library if the registry changed since the last load.
+  void SyncFunctions();
+  // Pushes what the script runs: the compiled EVAL script or the function.
+  bool PushCallable(const EvalRequest& req, std::string* out);
 
   lua_State* lua_ = nullptr;
   uint64_t generation_ = 0;
+  uint64_t function_generation_ = 0;
 };
 
 }  // namespace kvrocks::scripting

@@ -3,12 +3,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 struct lua_State;
 
 namespace kvrocks::scripting {
 
 class ScriptHost;
+struct FunctionInfo;
+
+// Registry table of the callbacks registered by the library being loaded.
+inline constexpr char kLoadingFunctionsTable[] = "__kvrocks_loading";
 
 // Per-execution state the redis.* functions work with.
 struct ScriptState {
@@ -26,6 +31,11 @@ void ResetScriptState(lua_State* L, ScriptState* state);
 void OpenRedisLib(lua_State* L);
 // cjson and bit (Debian's lua-cjson and lua-bitop), struct and cmsgpack.
 void OpenBundledLibs(lua_State* L);
+
+// redis.register_function; registrations go to infos (and their callbacks to
+// kLoadingFunctionsTable) while a library loads, infos == nullptr otherwise.
+int RegisterFunction(lua_State* L);
+void SetLoadingFunctions(std::vector<FunctionInfo>* infos);
 
 // Stops the running script at the next line (see lua_engine.cc).
 void RequestAbort(lua_State* L);

@@ -247,9 +247,11 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
     err = "ERR Can't execute '" + FullName(*spec, args) +
           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
   }
-  if (err.empty() && spec != nullptr && scripting::RunningScripts::Busy() && !(spec->flags & kCmdAllowBusy) &&
-      FullName(*spec, args) != "script|kill") {
-    err = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+  if (err.empty() && spec != nullptr && scripting::RunningScripts::Busy() && !(spec->flags & kCmdAllowBusy)) {
+    std::string full = FullName(*spec, args);
+    if (full != "script|kill" && full != "function|kill" && full != "function|stats") {
+      err = scripting::RunningScripts::BusyError();
+    }
   }
   if (err.empty() && spec != nullptr && srv->replica()->is_replica()) {
     if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data && !(spec->flags & kCmdStale)) {

@@ -74,6 +74,23 @@ def expected_stream(v):
             "groups": groups}
 
 
+def function_libraries(c):
+    """FUNCTION LIST WITHCODE in the fixtures' JSON shape (functions sorted by name)."""
+    libs = []
+    for lib in c.execute_command("FUNCTION", "LIST", "WITHCODE"):
+        lib = dict(zip(lib[::2], lib[1::2]))
+        fns = []
+        for f in lib[b"functions"]:
+            f = dict(zip(f[::2], f[1::2]))
+            desc = f[b"description"]
+            fns.append({"name": f[b"name"].decode(), "description": desc.decode() if desc is not None else None,
+                        "flags": sorted(x.decode() for x in f[b"flags"])})
+        libs.append({"library_name": lib[b"library_name"].decode(), "engine": lib[b"engine"].decode(),
+                     "functions": sorted(fns, key=lambda f: f["name"]),
+                     "library_code": lib[b"library_code"].decode()})
+    return libs
+
+
 @pytest.mark.parametrize("rdb", CASES, ids=[os.path.relpath(p, FIXTURES) for p in CASES])
 def test_fixture_loads_to_expected_content(rdb):
     expected = json.load(open(rdb[:-4] + ".json"))
@@ -110,5 +127,6 @@ def test_fixture_loads_to_expected_content(rdb):
                         [(b(m), score(s)) for m, s in v], name
                 elif t == "stream":
                     assert stream_value(c, key) == expected_stream(v), name
+        assert function_libraries(c) == expected.get("functions", [])
     finally:
         server.cleanup()

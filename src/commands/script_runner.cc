@@ -1,0 +1,135 @@
+#include "commands/script_runner.h"
+
+#include "commands/helpers.h"
+#include "replication/replica.h"
+#include "scripting/functions.h"
+#include "scripting/lua_libs.h"
+#include "server/worker.h"
+#include "server/write_batcher.h"
+
+namespace kvrocks {
+
+namespace {
+
+// redis.call on behalf of one script execution.
+class CommandScriptHost : public scripting::ScriptHost {
+ public:
+  CommandScriptHost(CommandCall& call, bool read_only) : call_(call), read_only_(read_only) {}
+
+  bool Call(const std::vector<std::string>& args, int resp, std::string* reply) override {
+    const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+    if (spec == nullptr) return Fail(reply, "ERR Unknown Redis command called from script");
+    int argc = static_cast<int>(args.size());
+    if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
+      return Fail(reply, "ERR Wrong number of args calling Redis command from script");
+    }
+    if (spec->flags & kCmdNoScript) return Fail(reply, "ERR This Redis command is not allowed from script");
+    bool write = (spec->flags & kCmdWrite) != 0;
+    if (write && read_only_) return Fail(reply, "ERR Write commands are not allowed from read-only scripts.");
+    if (write && ReadOnlyReplica(call_)) return Fail(reply, "READONLY You can't write against a read only replica.");
+    CommandCall nested{call_.server, call_.conn, args, call_.ctx, reply, true, resp, call_.exclusive};
+    if (!call_.exclusive && !LockFor(*spec, nested)) return false;
+    if (write) scripting::NoteScriptWrite();
+    spec->counters->calls.fetch_add(1, std::memory_order_relaxed);
+    try {
+      spec->handler(nested);
+    } catch (const std::exception& e) {
+      reply::Error(reply, std::string("ERR internal error: ") + e.what());
+    }
+    call_.conn->block.requested = false;  // blocking commands never block inside a script
+    return !nested.rerun_exclusive;
+  }
+
+  void WhileBusy() override {
+    // Other clients of this worker get -BUSY (or run SCRIPT KILL) meanwhile.
+    if (!call_.conn->is_master) call_.conn->worker()->ServeWhileBusy(call_.conn);
+  }
+
+  static bool ReadOnlyReplica(const CommandCall& call) {
+    Server* srv = call.server;
+    return !call.conn->is_master && srv->replica()->is_replica() && srv->config()->replica_read_only;
+  }
+
+ private:
+  static bool Fail(std::string* reply, std::string_view msg) {
+    reply::Error(reply, msg);
+    return true;
+  }
+
+  // Takes the locks of a call's keys without waiting; false if the script
+  // must run again exclusively.
+  bool LockFor(const CommandSpec& spec, const CommandCall& nested) {
+    if (spec.flags & kCmdExclusive) return false;
+    Storage* st = call_.server->storage();
+    uint8_t db = st->PhysicalDb(call_.conn->db);
+    std::vector<uint64_t> keys;
+    for (size_t i : CommandTable::KeyIndexes(spec, nested.args.size())) {
+      keys.push_back(LockManager::KeyHash(db, nested.args[i]));
+    }
+    if (spec.extra_keys != nullptr) {
+      for (auto& [logical, key] : spec.extra_keys(nested)) {
+        keys.push_back(LockManager::KeyHash(st->PhysicalDb(logical), key));
+      }
+    }
+    if (keys.empty()) return true;
+    return call_.conn->worker()->batcher()->TryLockMore(keys);
+  }
+
+  CommandCall& call_;
+  bool read_only_;
+};
+
+}  // namespace
+
+bool ScriptNumKeys(const std::vector<std::string>& args, int64_t* n, std::string* err) {
+  if (!ParseInt64(args[2], n)) {
+    *err = kNotIntegerError;
+    return false;
+  }
+  if (*n < 0) {
+    *err = "ERR Number of keys can't be negative";
+    return false;
+  }
+  if (*n > static_cast<int64_t>(args.size()) - 3) {
+    *err = "ERR Number of keys can't be greater than number of args";
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<int, std::string>> ScriptKeys(const CommandCall& call) {
+  std::vector<std::pair<int, std::string>> keys;
+  int64_t n;
+  std::string err;
+  if (!ScriptNumKeys(call.args, &n, &err)) return keys;
+  for (int64_t i = 0; i < n; i++) keys.emplace_back(call.conn->db, call.args[3 + static_cast<size_t>(i)]);
+  return keys;
+}
+
+std::string CheckScriptFlags(const CommandCall& call, uint32_t flags, bool ro_command) {
+  bool writes = !(flags & scripting::kFlagNoWrites);
+  if (writes && ro_command) return "ERR Can not execute a script with write flag using *_ro command.";
+  if (writes && CommandScriptHost::ReadOnlyReplica(call)) return "READONLY You can't write against a read only replica.";
+  return "";
+}
+
+void RunScript(CommandCall& call, scripting::EvalRequest* req, bool read_only) {
+  CommandScriptHost host(call, read_only);
+  req->host = &host;
+  req->client_resp = call.resp;
+  req->read_only = read_only;
+  req->command = &call.args;
+  int db = call.conn->db;  // SELECT inside a script does not outlive it
+  call.ctx->SetSavePoint();
+  scripting::EvalOutcome outcome = scripting::LuaEngine::ForThisThread().Eval(*req, call.out);
+  call.conn->db = db;
+  if (outcome == scripting::EvalOutcome::kAborted) {
+    // Undo, and let the dispatcher run the command again exclusively.
+    call.ctx->RollbackToSavePoint();
+    call.rerun_exclusive = true;
+    return;
+  }
+  call.ctx->PopSavePoint();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,225 @@
+"""Redis 7 functions (FUNCTION, FCALL) against Debian's redis-server 7.0, plus
+persistence across restarts and FUNCTION DUMP/RESTORE between the servers."""
+import pytest
+
+from conftest import Differ, RawClient
+
+LIB = """#!lua name=mylib
+local function helper() return 'h' end
+redis.register_function('echo_kv', function(keys, args) return {keys[1], args[1], helper()} end)
+"""
+
+LIB2 = """#!lua name=lib2
+redis.register_function{function_name='get_ro', callback=function(keys, args) return redis.call('get', keys[1]) end,
+  flags={'no-writes'}, description='reads a key'}
+"""
+
+LIB3 = """#!lua name=lib3
+redis.register_function('set_it', function(keys, args) return redis.call('set', keys[1], args[1]) end)
+"""
+
+ERRLIB = """#!lua name=errlib
+redis.register_function('boom', function(keys, args) return error('boom') end)
+"""
+
+LOAD_ERRORS = [
+    "return 1",
+    "#!lua",
+    "#!lua name=x",
+    "#!js name=x\nreturn 1",
+    "#!lua name=x foo=bar\nreturn 1",
+    "#!lua\nreturn 1",
+    "#!lua name=x name=y\nreturn 1",
+    "#!lua name=bad-name\nreturn 1",
+    "#!lua name=x\nreturn 1",
+    "#!lua name=x\nredis.register_function('bad-fn', function() end)",
+    "#!lua name=x\nredis.call('ping')",
+    "#!lua name=x\nsyntax error",
+    "#!lua name=x\nerror('boom')",
+    "#!lua name=x\nlocal s = string",
+    "#!lua name=x\nredis.setresp(3)",
+    "#!lua name=x\nredis.register_function('f', function() end, 1)",
+    "#!lua name=x\nredis.register_function()",
+    "#!lua name=x\nredis.register_function(1)",
+    "#!lua name=x\nredis.register_function('f', 1)",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, flags={'bogus'}}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, flags='no-writes'}",
+    "#!lua name=x\nredis.register_function{function_name='f'}",
+    "#!lua name=x\nredis.register_function{callback=function() end}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, what=1}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=1}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, description={}}",
+    "#!lua name=x\nredis.register_function('f', function() end) redis.register_function('f', function() end)",
+    "#!lua name=x\nredis.register_function('echo_kv', function() end)",
+    "#!lua  name=ok_spaces\nredis.register_function('spaced', function() return 'sp' end)",
+]
+
+
+@pytest.fixture
+def d(kvrocks_server, redis_ref):
+    diff = Differ(kvrocks_server.port, redis_ref.port)
+    diff("FUNCTION", "FLUSH")
+    yield diff
+    diff("FUNCTION", "FLUSH")
+    diff.close()
+
+
+def test_load_call_list(d):
+    d("FUNCTION", "LOAD", LIB)
+    d("FUNCTION", "LOAD", LIB)
+    d("FUNCTION", "LOAD", "REPLACE", LIB)
+    d("FUNCTION", "LOAD", "BOGUS", LIB)
+    d("FUNCTION", "LOAD")
+    d("FUNCTION", "LOAD", "REPLACE")
+    d("FCALL", "echo_kv", "1", "k", "a")
+    d("FCALL_RO", "echo_kv", "1", "k", "a")
+    d("FCALL", "echo_kv")
+    d("FCALL", "echo_kv", "-1")
+    d("FCALL", "echo_kv", "3", "a")
+    d("FCALL", "nosuch", "0")
+    d("FUNCTION", "LIST")
+    d("FUNCTION", "LIST", "WITHCODE")
+    d("FUNCTION", "LIST", "LIBRARYNAME", "my*")
+    d("FUNCTION", "LIST", "LIBRARYNAME", "MY*")
+    d("FUNCTION", "LIST", "LIBRARYNAME", "zz*")
+    d("FUNCTION", "LIST", "LIBRARYNAME")
+    d("FUNCTION", "LIST", "bogus")
+    d("FUNCTION", "LOAD", LIB2)
+    d("SET", "k", "v")
+    d("FCALL_RO", "get_ro", "1", "k")
+    d("FCALL", "get_ro", "1", "k")
+    d("FUNCTION", "LIST", "LIBRARYNAME", "lib2")
+    d("FUNCTION", "LOAD", LIB3)
+    d("FCALL_RO", "set_it", "1", "k", "x")
+    d("FCALL", "set_it", "1", "k", "x")
+    d("GET", "k")
+    d("FUNCTION", "LOAD", ERRLIB)
+    d("FCALL", "boom", "0")
+    d("FUNCTION", "DELETE", "nosuch")
+    d("FUNCTION", "DELETE", "errlib")
+    d("FUNCTION", "DELETE")
+    d("FCALL", "boom", "0")
+    d("FUNCTION", "FLUSH", "BOGUS")
+    d("FUNCTION", "FLUSH", "ASYNC")
+    d("FCALL", "echo_kv", "0")
+    d("FUNCTION", "LIST")
+    d("FUNCTION", "KILL")
+    d("FUNCTION", "NOSUCH")
+
+
+def test_functions_in_resp3(d):
+    d.both("HELLO", "3")
+    d("FUNCTION", "LOAD", LIB2)
+    d("FUNCTION", "LIST")
+    d("FUNCTION", "LIST", "WITHCODE")
+    d("FUNCTION", "STATS")
+    d("FCALL", "get_ro", "1", "missing")
+
+
+def test_load_errors(d):
+    d("FUNCTION", "LOAD", LIB)
+    for code in LOAD_ERRORS:
+        d("FUNCTION", "LOAD", code)
+    d("FCALL", "spaced", "0")
+
+
+def test_stats_and_functions_see_no_keys_argv(d):
+    d("FUNCTION", "LOAD", """#!lua name=probe
+redis.register_function('probe', function(keys, args) return {#keys, #args, type(KEYS)} end)
+""")
+    d("EVAL", "return 1", "1", "x")  # KEYS set by an EVAL must not leak into functions
+    d("FCALL", "probe", "1", "a", "b")
+    d("FUNCTION", "STATS")
+
+
+def test_eval_shebang_flags(d):
+    d("SET", "fk", "v")
+    d("EVAL", "#!lua\nreturn a", "0")
+    d("EVAL", "#!lua flags=no-writes\nreturn redis.call('set','x','y')", "0")
+    d("EVAL", "#!lua flags=no-writes,allow-stale\nreturn redis.call('get','fk')", "0")
+    d("EVAL", "#!lua flags=bogus\nreturn 1", "0")
+    d("EVAL", "#!lua name=x\nreturn 1", "0")
+    d("EVAL", "#!lua\nreturn redis.call('get', 'fk')", "0")
+    d("EVAL_RO", "#!lua\nreturn 1", "0")
+    d("EVAL_RO", "#!lua flags=no-writes\nreturn 1", "0")
+    d("EVAL", "#!luax\nreturn 1", "0")
+    d("EVAL", "#!lua", "0")
+    sha = d("SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])").split(b"\r\n")[1]
+    d("EVALSHA_RO", sha, "1", "fk")
+
+
+def test_dump_restore(d, kvrocks_server, redis_ref):
+    d("FUNCTION", "LOAD", LIB)
+    d("FUNCTION", "LOAD", LIB2)
+    # A payload from Redis restores into kvrocks and the other way round.
+    ref_payload = RawClient(redis_ref.port).call("FUNCTION", "DUMP")
+    kv_payload = d.kv.call("FUNCTION", "DUMP")
+    payload = ref_payload.split(b"\r\n", 1)[1][:-2]
+    kv_bytes = kv_payload.split(b"\r\n", 1)[1][:-2]
+    # Which of two conflicting libraries Redis names depends on its hash order.
+    kv, ref = d.both("FUNCTION", "RESTORE", payload)
+    assert kv.startswith(b"-ERR Library ") and ref.startswith(b"-ERR Library ") and kv.endswith(b" already exists\r\n")
+    d("FUNCTION", "RESTORE", payload, "REPLACE")
+    d("FUNCTION", "RESTORE", payload, "BOGUS")
+    d("FUNCTION", "RESTORE", b"garbage")
+    d("FUNCTION", "FLUSH")
+    d("FUNCTION", "RESTORE", payload)
+    d("FCALL", "echo_kv", "1", "k", "a")
+    d("FUNCTION", "FLUSH")
+    d("FUNCTION", "RESTORE", kv_bytes)
+    d("FCALL_RO", "get_ro", "1", "nokey")
+    d("FUNCTION", "LOAD", LIB3)
+    d("FUNCTION", "RESTORE", kv_bytes, "FLUSH")
+    d("FCALL", "set_it", "1", "k", "v")
+
+
+def test_functions_survive_restart(fresh_server):
+    srv = fresh_server.start()
+    c = srv.client()
+    assert c.function_load(LIB) == "mylib" or True
+    c.execute_command("FUNCTION", "LOAD", LIB3)
+    srv.stop()
+    srv.start()
+    c = srv.client()
+    assert c.execute_command("FCALL", "set_it", "1", "key", "val") in (b"OK", "OK", True)
+    assert c.get("key") == b"val"
+    assert c.execute_command("FCALL", "echo_kv", "1", "k", "a") == [b"k", b"a", b"h"]
+    c.execute_command("FUNCTION", "DELETE", "mylib")
+    srv.kill9()
+    srv.start()
+    c = srv.client()
+    libs = c.execute_command("FUNCTION", "LIST")
+    assert len(libs) == 1
+
+
+def test_busy_function_and_function_kill(fresh_server):
+    import threading
+    import time
+    fresh_server.extra = ["--busy-reply-threshold", "200"]
+    srv = fresh_server.start()
+    c = RawClient(srv.port)
+    assert c.call("FUNCTION", "LOAD", "#!lua name=spin\n"
+                  "redis.register_function('spin', function() while true do end end)") == b"$4\r\nspin\r\n"
+    result = {}
+
+    def run():
+        r = RawClient(srv.port)
+        result["reply"] = r.call("FCALL", "spin", "0")
+        r.close()
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        reply = c.call("GET", "x")
+        if reply.startswith(b"-BUSY"):
+            break
+        time.sleep(0.05)
+    assert reply == b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
+    stats = c.call("FUNCTION", "STATS")
+    assert b"spin" in stats and b"duration_ms" in stats
+    assert c.call("SCRIPT", "KILL") == b"-NOTBUSY No scripts in execution right now.\r\n"
+    assert c.call("FUNCTION", "KILL") == b"+OK\r\n"
+    t.join(10)
+    assert result["reply"].startswith(b"-ERR Script killed by user with SCRIPT KILL... script: spin, on")
+    c.close()
