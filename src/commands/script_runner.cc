@@ -4,6 +4,7 @@
 #include "replication/replica.h"
 #include "scripting/functions.h"
 #include "scripting/lua_libs.h"
+#include "server/notify.h"
 #include "server/worker.h"
 #include "server/write_batcher.h"
 
@@ -31,11 +32,13 @@ class CommandScriptHost : public scripting::ScriptHost {
     if (!call_.exclusive && !LockFor(*spec, nested)) return false;
     if (write) scripting::NoteScriptWrite();
     spec->counters->calls.fetch_add(1, std::memory_order_relaxed);
+    size_t touched_before = call_.ctx->touched().size();
     try {
       spec->handler(nested);
     } catch (const std::exception& e) {
       reply::Error(reply, std::string("ERR internal error: ") + e.what());
     }
+    CollectCommandEvents(call_.server, call_.conn->db, *spec, args, *call_.ctx, touched_before);
     call_.conn->block.requested = false;  // blocking commands never block inside a script
     return !nested.rerun_exclusive;
   }
@@ -120,12 +123,14 @@ void RunScript(CommandCall& call, scripting::EvalRequest* req, bool read_only) {
   req->read_only = read_only;
   req->command = &call.args;
   int db = call.conn->db;  // SELECT inside a script does not outlive it
+  size_t events_before = PendingEventCount();
   call.ctx->SetSavePoint();
   scripting::EvalOutcome outcome = scripting::LuaEngine::ForThisThread().Eval(*req, call.out);
   call.conn->db = db;
   if (outcome == scripting::EvalOutcome::kAborted) {
     // Undo, and let the dispatcher run the command again exclusively.
     call.ctx->RollbackToSavePoint();
+    DropPendingEvents(events_before);
     call.rerun_exclusive = true;
     return;
   }

@@ -152,6 +152,53 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   return o;
 }
 
+std::unique_ptr<Config::Option> NotifyEventsOption(Config* cfg) {
+  static const std::pair<char, uint32_t> kLetters[] = {
+      {'g', kNotifyGeneric}, {'$', kNotifyString}, {'l', kNotifyList},   {'s', kNotifySet},
+      {'h', kNotifyHash},    {'z', kNotifyZSet},   {'x', kNotifyExpired}, {'e', kNotifyEvicted},
+      {'t', kNotifyStream},  {'d', kNotifyModule}, {'n', kNotifyNew},     {'K', kNotifyKeyspace},
+      {'E', kNotifyKeyevent}, {'m', kNotifyKeyMiss}};
+  auto o = std::make_unique<Config::Option>();
+  o->name = "notify-keyspace-events";
+  o->mutable_at_runtime = true;
+  o->get = [cfg] {
+    // Redis' keyspaceEventsFlagsToString.
+    uint32_t f = cfg->notify_keyspace_events.load();
+    std::string s;
+    if ((f & kNotifyAll) == kNotifyAll) {
+      s = "A";
+    } else {
+      for (const auto& [c, bit] : kLetters) {
+        if (bit != kNotifyKeyspace && bit != kNotifyKeyevent && bit != kNotifyKeyMiss && (f & bit)) s.push_back(c);
+      }
+    }
+    if (f & kNotifyKeyspace) s.push_back('K');
+    if (f & kNotifyKeyevent) s.push_back('E');
+    if (f & kNotifyKeyMiss) s.push_back('m');
+    return s;
+  };
+  o->set = [cfg](const std::string& v) {
+    uint32_t f = 0;
+    for (char c : v) {
+      if (c == 'A') {
+        f |= kNotifyAll;
+        continue;
+      }
+      bool known = false;
+      for (const auto& [letter, bit] : kLetters) {
+        if (letter == c) {
+          f |= bit;
+          known = true;
+        }
+      }
+      if (!known) return Status::InvalidArgument("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+    }
+    cfg->notify_keyspace_events = f;
+    return Status::OK();
+  };
+  return o;
+}
+
 }  // namespace
 
 Config::Config() {
@@ -171,6 +218,7 @@ Config::Config() {
   Add(Int64Option("proto-max-bulk-len", &proto_max_bulk_len, 1024 * 1024, true, true));
   Add(Int64Option("client-query-buffer-limit", &client_query_buffer_limit, 1024 * 1024, true, true));
   Add(OutputBufferLimitOption(this));
+  Add(NotifyEventsOption(this));
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
   Add(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true));

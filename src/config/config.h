@@ -6,6 +6,7 @@
 // an optional hook run after a successful SET (e.g. to resize the block cache).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +17,27 @@
 #include "common/status.h"
 
 namespace kvrocks {
+
+// Keyspace notification classes (notify-keyspace-events letters).
+enum NotifyFlag : uint32_t {
+  kNotifyKeyspace = 1 << 0,   // K
+  kNotifyKeyevent = 1 << 1,   // E
+  kNotifyGeneric = 1 << 2,    // g
+  kNotifyString = 1 << 3,     // $
+  kNotifyList = 1 << 4,       // l
+  kNotifySet = 1 << 5,        // s
+  kNotifyHash = 1 << 6,       // h
+  kNotifyZSet = 1 << 7,       // z
+  kNotifyExpired = 1 << 8,    // x
+  kNotifyEvicted = 1 << 9,    // e
+  kNotifyStream = 1 << 10,    // t
+  kNotifyKeyMiss = 1 << 11,   // m
+  kNotifyModule = 1 << 12,    // d
+  kNotifyNew = 1 << 13,       // n
+  // A: every class but m and n, as in Redis.
+  kNotifyAll = kNotifyGeneric | kNotifyString | kNotifyList | kNotifySet | kNotifyHash | kNotifyZSet | kNotifyExpired |
+               kNotifyEvicted | kNotifyStream | kNotifyModule,
+};
 
 struct Config {
   // Server
@@ -44,6 +66,8 @@ struct Config {
   int64_t slowlog_log_slower_than = 10000;
   int slowlog_max_len = 128;
   int64_t busy_reply_threshold = 5000;  // ms a script runs before others get -BUSY
+  // notify-keyspace-events as NotifyFlag bits (0: off).
+  std::atomic<uint32_t> notify_keyspace_events{0};
   int hz = 10;
   int64_t hll_sparse_max_bytes = 3000;
   int64_t stream_node_max_bytes = 4096;

@@ -11,6 +11,7 @@
 #include "common/time_util.h"
 #include "replication/master_link.h"
 #include "scripting/functions.h"
+#include "server/notify.h"
 #include "replication/rdb_loader.h"
 #include "server/connection.h"
 #include "server/resp_parser.h"
@@ -472,6 +473,7 @@ Status Replica::ApplyBuffered(MasterLink* link, bool* more) {
   s = ctx.Commit();
   if (!s.ok()) return s;
   if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
+  PublishEvents(server_, TakePendingEvents());
   pos += consumed;
   link->Compact();
   last_io_ms_ = NowMonoMs();
@@ -504,11 +506,13 @@ Status Replica::ApplyOne(Context* ctx, const std::vector<std::string>& args, boo
       if (!s.ok()) return s;
     }
     CommandCall call{server_, master_client_.get(), args, ctx, &out, in_exec, 2, true};
+    size_t touched_before = ctx->touched().size();
     try {
       spec->handler(call);
     } catch (const std::exception& e) {
       out = std::string("-ERR internal error: ") + e.what();
     }
+    CollectCommandEvents(server_, master_client_->db, *spec, args, *ctx, touched_before);
     if (master_client_->block.requested) {  // a blocking command never blocks the master link
       master_client_->block.requested = false;
     }

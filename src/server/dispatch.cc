@@ -12,6 +12,7 @@
 #include "common/time_util.h"
 #include "server/connection.h"
 #include <event2/event.h>
+#include "server/notify.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/worker.h"
@@ -84,6 +85,18 @@ std::string FullName(const CommandSpec& spec, const std::vector<std::string>& ar
   return spec.name;
 }
 
+// Publishes the events of what just ran once its writes are durable: at once
+// if nothing is pending in the batch, else after the batch commits.
+void FlushEvents(Server* srv, WriteBatcher* batcher) {
+  if (PendingEventCount() == 0) return;
+  std::vector<KeyspaceEvent> events = TakePendingEvents();
+  if (batcher != nullptr && batcher->pending()) {
+    batcher->AfterCommit([srv, events = std::move(events)] { PublishEvents(srv, events); });
+  } else {
+    PublishEvents(srv, events);
+  }
+}
+
 }  // namespace
 
 // Blocks conn on the keys its command asked for.
@@ -128,7 +141,9 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     RunExclusive(conn, batcher, [&](Context* ctx) {
       CommandCall call{srv, conn, args, ctx, out, false, conn->resp, true};
       Invoke(spec, call);
+      CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
     });
+    FlushEvents(srv, nullptr);
   } else {
     Context* ctx = batcher->ctx();
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
@@ -139,10 +154,13 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
       RunExclusive(conn, batcher, [&](Context* ectx) {
         CommandCall again{srv, conn, args, ectx, out, false, conn->resp, true};
         Invoke(spec, again);
+        CollectCommandEvents(srv, conn->db, spec, args, *ectx, 0);
       });
+      FlushEvents(srv, nullptr);
       Finish(srv, conn, spec, args, *out, reply_start, start);
       return;
     }
+    CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched());
       ctx->ClearTouched();
@@ -157,6 +175,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
       conn->awaiting_commit = true;
       batcher->Defer(conn->id());
     }
+    FlushEvents(srv, batcher);
   }
   Finish(srv, conn, spec, args, *out, reply_start, start);
 }
@@ -192,7 +211,9 @@ void RunTransaction(Connection* conn, std::string* out) {
       size_t reply_start = out->size();
       CommandCall call{srv, conn, queued[i], ctx, out, true, conn->resp, all_keys};
       uint64_t start = MonotonicUs();
+      size_t touched_before = ctx->touched().size();
       Invoke(spec, call);
+      CollectCommandEvents(srv, conn->db, spec, queued[i], *ctx, touched_before);
       Finish(srv, conn, spec, queued[i], *out, reply_start, start);
     }
   };
@@ -200,6 +221,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   if (exclusive) {
     // The EXEC reply is written by the caller; errors of the commit follow it.
     RunExclusive(conn, batcher, [&](Context* ctx) { run(ctx, true); });
+    FlushEvents(srv, nullptr);
     return;
   }
   std::vector<uint64_t> keys;
@@ -220,6 +242,7 @@ void RunTransaction(Connection* conn, std::string* out) {
     srv->TouchKeys(ctx->touched());
     ctx->ClearTouched();
   }
+  FlushEvents(srv, batcher);
 }
 
 void Dispatch(Connection* conn, std::vector<std::string>& args) {

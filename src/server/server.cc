@@ -2,6 +2,7 @@
 
 #include "common/string_util.h"
 #include "replication/replica.h"
+#include "server/notify.h"
 
 #include <glog/logging.h>
 
@@ -388,6 +389,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
   for (auto& [e, k] : due) keys.push_back(LockManager::KeyHash(db, k));
   MultiLockGuard guard(storage_->locks(), std::move(keys));
   uint64_t expired = 0;
+  std::vector<std::string> expired_names;
   for (auto& [e, k] : due) {
     std::string raw;
     std::string meta_key = EncodeMetaKey(db, k);
@@ -398,7 +400,8 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
       ctx.Delete(ColumnFamily::kMetadata, meta_key);
       ctx.AddKeyCount(db, -1);
       ctx.AddExpireCount(db, -1);
-      ctx.Touch(db, k);
+      ctx.Touch(db, k, Context::TouchKind::kRemoved);
+      expired_names.push_back(k);
       expired++;
     } else if (s.ok() && type == RedisType::kHash) {
       // An entry for a hash field's TTL: drop the fields that are due.
@@ -412,6 +415,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
   if (ctx.Commit().ok()) {
     stats_.expired_keys += expired;
     if (!ctx.touched().empty()) TouchKeys(ctx.touched());
+    NotifyExpired(this, db, expired_names);
   }
   return due.size();
 }

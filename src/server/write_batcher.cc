@@ -72,6 +72,11 @@ bool WriteBatcher::TryLockMore(const std::vector<uint64_t>& keys) {
   return true;
 }
 
+void WriteBatcher::AfterCommit(std::function<void()> fn) {
+  after_commit_.push_back(std::move(fn));
+  Schedule();
+}
+
 void WriteBatcher::Defer(uint64_t conn_id) {
   if (deferred_.empty() || deferred_.back() != conn_id) deferred_.push_back(conn_id);
   Schedule();
@@ -104,6 +109,11 @@ void WriteBatcher::Commit() {
   Status s = ctx_.Commit();
   Unlock();
   if (!s.ok()) LOG(ERROR) << "Write batch failed, closing its clients without a reply: " << s.message();
+  std::vector<std::function<void()>> after;
+  after.swap(after_commit_);
+  if (s.ok()) {
+    for (auto& fn : after) fn();
+  }
   std::vector<uint64_t> conns;
   conns.swap(deferred_);
   for (uint64_t id : conns) {

@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include <cstdint>
+#include <functional>
 #include <unordered_set>
 #include <vector>
 
@@ -42,6 +43,8 @@ class WriteBatcher {
   bool TryLockMore(const std::vector<uint64_t>& keys);
   // Sends connection id's replies only after the batch commits.
   void Defer(uint64_t conn_id);
+  // Runs fn after the batch commits (if it commits).
+  void AfterCommit(std::function<void()> fn);
   // Commits the batch, releases its locks and flushes deferred connections.
   // Connections whose writes failed are closed without a reply.
   void Commit();
@@ -56,6 +59,7 @@ class WriteBatcher {
   bool holds_global_ = false;
   std::unordered_set<uint64_t> held_;
   std::vector<uint64_t> deferred_;
+  std::vector<std::function<void()>> after_commit_;
   event* commit_ev_;
   bool scheduled_ = false;
 };

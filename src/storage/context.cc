@@ -185,6 +185,7 @@ void Context::RollbackToSavePoint() {
   deltas_ = std::move(sp.deltas);
   expires_.resize(sp.expires);
   touched_.resize(sp.touched);
+  touch_kinds_.resize(sp.touched);
   savepoints_.pop_back();
 }
 
@@ -196,6 +197,7 @@ void Context::PopSavePoint() {
 
 void Context::Rollback() {
   savepoints_.clear();
+  touch_kinds_.clear();
   if (batch_) batch_->Clear();
   used_cfs_ = 0;
   deltas_.clear();

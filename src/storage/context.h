@@ -59,10 +59,19 @@ class Context {
   void AddExpireCount(uint8_t db, int64_t delta) { AddCounts(db, 0, delta); }
   // Records that the expire index of db received an entry at expire_ms.
   void NoteExpire(uint8_t db, uint64_t expire_ms) { expires_.emplace_back(db, expire_ms); }
-  // Records that a key's value changed (WATCH, keyspace bookkeeping).
-  void Touch(uint8_t db, std::string_view key) { touched_.emplace_back(db, std::string(key)); }
+  // Records that a key's value changed (WATCH, keyspace notifications), and how.
+  enum class TouchKind : uint8_t { kModified, kCreated, kRemoved };
+  void Touch(uint8_t db, std::string_view key, TouchKind kind = TouchKind::kModified) {
+    touched_.emplace_back(db, std::string(key));
+    touch_kinds_.push_back(kind);
+  }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
-  void ClearTouched() { touched_.clear(); }
+  // touch_kinds()[i] is how touched()[i] changed.
+  const std::vector<TouchKind>& touch_kinds() const { return touch_kinds_; }
+  void ClearTouched() {
+    touched_.clear();
+    touch_kinds_.clear();
+  }
 
   // Commits without the WAL (bulk loading; the loader flushes memtables at the end).
   void set_without_wal(bool v) { without_wal_ = v; }
@@ -116,6 +125,7 @@ class Context {
   std::vector<CountDelta> deltas_;
   std::vector<std::pair<uint8_t, uint64_t>> expires_;
   std::vector<std::pair<uint8_t, std::string>> touched_;
+  std::vector<TouchKind> touch_kinds_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
     size_t expires, touched;

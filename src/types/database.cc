@@ -41,6 +41,7 @@ Status Database::LoadCollection(std::string_view key, RedisType type, LoadedKey*
 
 void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms) {
   ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
+  bool created = !lk->on_disk || !lk->live;
   if (!lk->on_disk) ctx_->AddKeyCount(db_, 1);
   uint64_t old_expire = lk->on_disk ? lk->expire_ms : 0;
   if (old_expire != new_expire_ms) {
@@ -51,7 +52,7 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
       ctx_->NoteExpire(db_, new_expire_ms);
     }
   }
-  ctx_->Touch(db_, key);
+  ctx_->Touch(db_, key, created ? Context::TouchKind::kCreated : Context::TouchKind::kModified);
   lk->on_disk = true;
   lk->live = new_expire_ms == 0 || new_expire_ms > NowMs();
   lk->expire_ms = new_expire_ms;
@@ -72,7 +73,7 @@ void Database::Remove(std::string_view key, LoadedKey* lk) {
     ctx_->AddExpireCount(db_, -1);
   }
   ctx_->AddKeyCount(db_, -1);
-  ctx_->Touch(db_, key);
+  ctx_->Touch(db_, key, Context::TouchKind::kRemoved);
   lk->on_disk = lk->live = false;
   lk->expire_ms = 0;
   lk->type = RedisType::kNone;

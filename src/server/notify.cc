@@ -1,0 +1,383 @@
+#include "server/notify.h"
+
+#include <string_view>
+#include <unordered_map>
+
+#include "commands/command.h"
+#include "common/string_util.h"
+#include "server/server.h"
+#include "storage/context.h"
+#include "types/database.h"
+
+namespace kvrocks {
+
+namespace {
+
+using Event = KeyspaceEvent;
+
+thread_local std::vector<Event> pending;
+
+// A key the command changed: where, whether it was created, and whether it
+// is gone at the end.
+struct Changed {
+  int db;
+  std::string key;
+  bool created = false;
+  bool removed = false;
+};
+
+struct Rule {
+  uint32_t cls;
+  const char* event;
+};
+
+// Commands whose every changed key gets one event.
+const std::unordered_map<std::string_view, Rule>& SimpleRules() {
+  static const std::unordered_map<std::string_view, Rule> rules = {
+      {"setnx", {kNotifyString, "set"}},
+      {"getset", {kNotifyString, "set"}},
+      {"mset", {kNotifyString, "set"}},
+      {"msetnx", {kNotifyString, "set"}},
+      {"append", {kNotifyString, "append"}},
+      {"setrange", {kNotifyString, "setrange"}},
+      {"incr", {kNotifyString, "incrby"}},
+      {"decr", {kNotifyString, "incrby"}},
+      {"incrby", {kNotifyString, "incrby"}},
+      {"decrby", {kNotifyString, "incrby"}},
+      {"incrbyfloat", {kNotifyString, "incrbyfloat"}},
+      {"setbit", {kNotifyString, "setbit"}},
+      {"bitfield", {kNotifyString, "setbit"}},
+      {"pfadd", {kNotifyString, "pfadd"}},
+      {"pfmerge", {kNotifyString, "pfadd"}},
+      {"hset", {kNotifyHash, "hset"}},
+      {"hsetnx", {kNotifyHash, "hset"}},
+      {"hmset", {kNotifyHash, "hset"}},
+      {"hincrby", {kNotifyHash, "hincrby"}},
+      {"hincrbyfloat", {kNotifyHash, "hincrbyfloat"}},
+      {"hdel", {kNotifyHash, "hdel"}},
+      {"lpush", {kNotifyList, "lpush"}},
+      {"lpushx", {kNotifyList, "lpush"}},
+      {"rpush", {kNotifyList, "rpush"}},
+      {"rpushx", {kNotifyList, "rpush"}},
+      {"lpop", {kNotifyList, "lpop"}},
+      {"rpop", {kNotifyList, "rpop"}},
+      {"blpop", {kNotifyList, "lpop"}},
+      {"brpop", {kNotifyList, "rpop"}},
+      {"linsert", {kNotifyList, "linsert"}},
+      {"lset", {kNotifyList, "lset"}},
+      {"lrem", {kNotifyList, "lrem"}},
+      {"ltrim", {kNotifyList, "ltrim"}},
+      {"sadd", {kNotifySet, "sadd"}},
+      {"srem", {kNotifySet, "srem"}},
+      {"spop", {kNotifySet, "spop"}},
+      {"zincrby", {kNotifyZSet, "zincr"}},
+      {"zrem", {kNotifyZSet, "zrem"}},
+      {"zremrangebyscore", {kNotifyZSet, "zremrangebyscore"}},
+      {"zremrangebyrank", {kNotifyZSet, "zremrangebyrank"}},
+      {"zremrangebylex", {kNotifyZSet, "zremrangebylex"}},
+      {"zpopmin", {kNotifyZSet, "zpopmin"}},
+      {"zpopmax", {kNotifyZSet, "zpopmax"}},
+      {"bzpopmin", {kNotifyZSet, "zpopmin"}},
+      {"bzpopmax", {kNotifyZSet, "zpopmax"}},
+      {"geoadd", {kNotifyZSet, "zadd"}},
+      {"xadd", {kNotifyStream, "xadd"}},
+      {"xdel", {kNotifyStream, "xdel"}},
+      {"xtrim", {kNotifyStream, "xtrim"}},
+      {"xsetid", {kNotifyStream, "xsetid"}},
+      {"persist", {kNotifyGeneric, "persist"}},
+      {"restore", {kNotifyGeneric, "restore"}},
+  };
+  return rules;
+}
+
+// Commands that store a computed value in a destination key (an empty result
+// deletes it: then only "del").
+const std::unordered_map<std::string_view, Rule>& StoreRules() {
+  static const std::unordered_map<std::string_view, Rule> rules = {
+      {"sinterstore", {kNotifySet, "sinterstore"}},
+      {"sunionstore", {kNotifySet, "sunionstore"}},
+      {"sdiffstore", {kNotifySet, "sdiffstore"}},
+      {"zunionstore", {kNotifyZSet, "zunionstore"}},
+      {"zinterstore", {kNotifyZSet, "zinterstore"}},
+      {"zdiffstore", {kNotifyZSet, "zdiffstore"}},
+      {"zrangestore", {kNotifyZSet, "zrangestore"}},
+      {"georadius", {kNotifyZSet, "georadiusstore"}},
+      {"georadiusbymember", {kNotifyZSet, "georadiusstore"}},
+      {"geosearchstore", {kNotifyZSet, "geosearchstore"}},
+      {"sort", {kNotifyList, "sortstore"}},
+      {"bitop", {kNotifyString, "set"}},
+  };
+  return rules;
+}
+
+bool HasArg(const std::vector<std::string>& args, size_t from, std::initializer_list<const char*> names) {
+  for (size_t i = from; i < args.size(); i++) {
+    for (const char* n : names) {
+      if (EqualsIgnoreCase(args[i], n)) return true;
+    }
+  }
+  return false;
+}
+
+class EventList {
+ public:
+  explicit EventList(std::vector<Changed> changed) : changed_(std::move(changed)) {}
+
+  const Changed* Find(const std::string& key, int db = -1) const {
+    for (const auto& c : changed_) {
+      if (c.key == key && (db < 0 || c.db == db)) return &c;
+    }
+    return nullptr;
+  }
+  void Add(uint32_t cls, const char* name, const Changed& c) { events_.push_back({cls, name, c.db, c.key}); }
+  void New(const Changed* c) {
+    if (c != nullptr && c->created && !c->removed) Add(kNotifyNew, "new", *c);
+  }
+  void Del(const Changed* c) {
+    if (c != nullptr && c->removed) Add(kNotifyGeneric, "del", *c);
+  }
+  // new, the event, del: for every changed key in order.
+  void Each(uint32_t cls, const char* name) {
+    for (const auto& c : changed_) {
+      New(&c);
+      Add(cls, name, c);
+      Del(&c);
+    }
+  }
+  const std::vector<Changed>& changed() const { return changed_; }
+  std::vector<Event>& events() { return events_; }
+
+ private:
+  std::vector<Changed> changed_;
+  std::vector<Event> events_;
+};
+
+// The logical database of a physical one.
+int LogicalDb(Server* srv, uint8_t physical, int hint) {
+  Storage* st = srv->storage();
+  if (st->PhysicalDb(hint) == physical) return hint;
+  for (int i = 0; i < srv->config()->databases; i++) {
+    if (st->PhysicalDb(i) == physical) return i;
+  }
+  return hint;
+}
+
+// The events of one command (see the header).
+void CommandEvents(const std::string& name, const std::vector<std::string>& args, EventList* ev) {
+  const auto& changed = ev->changed();
+  if (changed.empty()) return;
+  if (name == "set" || name == "setex" || name == "psetex") {
+    bool ttl = name != "set" || HasArg(args, 3, {"ex", "px", "exat", "pxat"});
+    for (const auto& c : changed) {
+      ev->New(&c);
+      ev->Add(kNotifyString, "set", c);
+      if (ttl) ev->Add(kNotifyGeneric, "expire", c);
+    }
+    return;
+  }
+  if (name == "getex") {
+    const char* event = HasArg(args, 2, {"persist"}) ? "persist" : "expire";
+    for (const auto& c : changed) ev->Add(kNotifyGeneric, event, c);
+    return;
+  }
+  if (name == "del" || name == "unlink" || name == "getdel") {
+    for (const auto& c : changed) ev->Del(&c);
+    return;
+  }
+  if (name == "expire" || name == "pexpire" || name == "expireat" || name == "pexpireat") {
+    for (const auto& c : changed) {
+      if (c.removed) {
+        ev->Del(&c);
+      } else {
+        ev->Add(kNotifyGeneric, "expire", c);
+      }
+    }
+    return;
+  }
+  if (name == "rename" || name == "renamenx") {
+    const Changed* src = ev->Find(args[1]);
+    const Changed* dst = ev->Find(args[2]);
+    if (src == nullptr || dst == nullptr) return;
+    ev->New(dst);
+    ev->Add(kNotifyGeneric, "rename_from", *src);
+    ev->Add(kNotifyGeneric, "rename_to", *dst);
+    return;
+  }
+  if (name == "move") {
+    const Changed* src = nullptr;
+    const Changed* dst = nullptr;
+    for (const auto& c : changed) (c.removed ? src : dst) = &c;
+    if (src == nullptr || dst == nullptr) return;
+    ev->New(dst);
+    ev->Add(kNotifyGeneric, "move_from", *src);
+    ev->Add(kNotifyGeneric, "move_to", *dst);
+    return;
+  }
+  if (name == "copy") {
+    for (const auto& c : changed) {
+      ev->New(&c);
+      ev->Add(kNotifyGeneric, "copy_to", c);
+    }
+    return;
+  }
+  if (name == "lmove" || name == "blmove" || name == "rpoplpush" || name == "brpoplpush") {
+    bool two_way = name == "lmove" || name == "blmove";
+    bool from_left = two_way && EqualsIgnoreCase(args[3], "left");
+    bool to_left = !two_way || EqualsIgnoreCase(args[4], "left");
+    const Changed* src = ev->Find(args[1]);
+    const Changed* dst = ev->Find(args[2]);
+    if (src == nullptr) return;
+    if (dst == nullptr) dst = src;
+    // Redis pushes first, then reports the pop (and the source's deletion).
+    ev->New(dst);
+    ev->Add(kNotifyList, to_left ? "lpush" : "rpush", *dst);
+    ev->Add(kNotifyList, from_left ? "lpop" : "rpop", *src);
+    ev->Del(src);
+    return;
+  }
+  if (name == "smove") {
+    const Changed* src = ev->Find(args[1]);
+    const Changed* dst = ev->Find(args[2]);
+    if (src == nullptr) return;
+    ev->Add(kNotifySet, "srem", *src);
+    ev->Del(src);
+    if (dst != nullptr && dst != src) {
+      ev->New(dst);
+      ev->Add(kNotifySet, "sadd", *dst);
+    }
+    return;
+  }
+  if (name == "lmpop" || name == "blmpop") {
+    return ev->Each(kNotifyList, HasArg(args, 2, {"left"}) ? "lpop" : "rpop");
+  }
+  if (name == "zmpop" || name == "bzmpop") {
+    return ev->Each(kNotifyZSet, HasArg(args, 2, {"min"}) ? "zpopmin" : "zpopmax");
+  }
+  if (name == "zadd") return ev->Each(kNotifyZSet, HasArg(args, 2, {"incr"}) ? "zincr" : "zadd");
+  if (name == "xgroup" && args.size() > 1) {
+    std::string sub = "xgroup-" + ToLower(args[1]);
+    return ev->Each(kNotifyStream, sub.c_str());
+  }
+  auto store = StoreRules().find(name);
+  if (store != StoreRules().end()) {
+    for (const auto& c : changed) {
+      if (c.removed) {
+        ev->Del(&c);
+      } else {
+        ev->New(&c);
+        ev->Add(store->second.cls, store->second.event, c);
+      }
+    }
+    return;
+  }
+  auto simple = SimpleRules().find(name);
+  if (simple != SimpleRules().end()) ev->Each(simple->second.cls, simple->second.event);
+}
+
+// The keys a command looks up for reading, whose absence Redis reports as
+// "keymiss": every key of a read-only command, the sources of the commands
+// that store a computed value.
+std::vector<size_t> ReadKeys(const CommandSpec& spec, const std::string& name, const std::vector<std::string>& args) {
+  std::vector<size_t> out;
+  auto range = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to && i < args.size(); i++) out.push_back(i);
+  };
+  if (spec.flags & kCmdReadOnly) {
+    if (name != "object") out = CommandTable::KeyIndexes(spec, args.size());
+  } else if (name == "sinterstore" || name == "sunionstore" || name == "sdiffstore") {
+    range(2, args.size());
+  } else if (name == "pfmerge") {
+    range(1, args.size());  // the destination is read too
+  } else if (name == "zunionstore" || name == "zinterstore" || name == "zdiffstore") {
+    int64_t n = 0;
+    if (args.size() > 2 && ParseInt64(args[2], &n) && n > 0) range(3, 3 + static_cast<size_t>(n));
+  } else if (name == "bitop") {
+    range(3, args.size());
+  } else if (name == "sort" || name == "copy" || name == "georadius" || name == "georadiusbymember") {
+    range(1, 2);
+  } else if (name == "zrangestore" || name == "geosearchstore") {
+    range(2, 3);
+  }
+  return out;
+}
+
+void Publish(Server* srv, uint32_t flags, const Event& e) {
+  if (flags == 0) return;
+  if (!(flags & e.cls)) return;
+  std::string db = std::to_string(e.db);
+  if (flags & kNotifyKeyspace) {
+    srv->pubsub().Publish(PubSubKind::kChannel, "__keyspace@" + db + "__:" + e.key, e.name, nullptr);
+  }
+  if (flags & kNotifyKeyevent) {
+    srv->pubsub().Publish(PubSubKind::kChannel, "__keyevent@" + db + "__:" + e.name, e.key, nullptr);
+  }
+}
+
+}  // namespace
+
+void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
+                          const Context& ctx, size_t from) {
+  uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
+  if (flags == 0 || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) return;
+  std::vector<Changed> changed;
+  const auto& touched = ctx.touched();
+  const auto& kinds = ctx.touch_kinds();
+  for (size_t i = from; i < touched.size(); i++) {
+    int logical = LogicalDb(srv, touched[i].first, db);
+    Changed* c = nullptr;
+    for (auto& x : changed) {
+      if (x.db == logical && x.key == touched[i].second) c = &x;
+    }
+    if (c == nullptr) {
+      changed.push_back(Changed{logical, touched[i].second});
+      c = &changed.back();
+      c->created = kinds[i] == Context::TouchKind::kCreated;
+    }
+    c->removed = kinds[i] == Context::TouchKind::kRemoved;
+  }
+  EventList ev(std::move(changed));
+  std::string name = ToLower(spec.name);
+  CommandEvents(name, args, &ev);
+  for (auto& e : ev.events()) {
+    if (flags & e.cls) pending.push_back(std::move(e));
+  }
+  if (flags & kNotifyKeyMiss) {
+    // Reads of missing keys ("keymiss").
+    std::vector<size_t> read_keys = ReadKeys(spec, name, args);
+    if (read_keys.empty()) return;
+    Context read(srv->storage());
+    Database database(&read, srv->storage()->PhysicalDb(db));
+    for (size_t i : read_keys) {
+      bool exists = false;
+      if (database.Exists(args[i], &exists).ok() && !exists) {
+        Publish(srv, flags, Event{kNotifyKeyMiss, "keymiss", db, args[i]});
+      }
+    }
+  }
+}
+
+size_t PendingEventCount() { return pending.size(); }
+
+void DropPendingEvents(size_t keep) {
+  if (pending.size() > keep) pending.resize(keep);
+}
+
+std::vector<KeyspaceEvent> TakePendingEvents() {
+  std::vector<KeyspaceEvent> out;
+  out.swap(pending);
+  return out;
+}
+
+void PublishEvents(Server* srv, const std::vector<KeyspaceEvent>& events) {
+  uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
+  for (const auto& e : events) Publish(srv, flags, e);
+}
+
+void NotifyExpired(Server* srv, uint8_t physical_db, const std::vector<std::string>& keys) {
+  uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
+  if (!(flags & kNotifyExpired) || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) return;
+  int db = LogicalDb(srv, physical_db, 0);
+  for (const auto& k : keys) Publish(srv, flags, Event{kNotifyExpired, "expired", db, k});
+}
+
+}  // namespace kvrocks

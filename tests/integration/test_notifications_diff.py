@@ -1,0 +1,196 @@
+"""Keyspace notifications (notify-keyspace-events) against Debian's
+redis-server 7.0: for every command below, both servers must publish the same
+events in the same order, for several class selections."""
+import time
+
+import pytest
+
+from conftest import RawClient
+
+COMMANDS = """
+SET a 1
+SET a 2
+SET b 1 EX 100
+SET c 1 KEEPTTL
+DEL a b nokey
+LPUSH l x
+LPOP l
+RPUSH l a b
+LMOVE l l2 LEFT RIGHT
+RPOPLPUSH l l2
+RPOPLPUSH l2 l2
+SADD s a
+SADD s a
+SREM s a
+SADD s a b
+SMOVE s s2 a
+SMOVE s s2 b
+HSET h f v
+HSET h f v
+HSETNX h f v
+HDEL h f
+HSET h f v
+HINCRBY h n 1
+HINCRBYFLOAT h n 1.5
+EXPIRE h -1
+INCR n
+DECRBY n 2
+INCRBYFLOAT n 1.5
+APPEND n x
+SETRANGE n 0 y
+RENAME n n2
+RENAMENX n2 n3
+COPY n3 n4
+COPY nokey n5
+MOVE n4 3
+SETEX e 100 v
+PERSIST e
+GETEX e EX 100
+GETEX e PERSIST
+GETEX e
+GETDEL e
+GET nokey
+HGET nokey f
+EXISTS nokey
+ZADD z 1 m
+ZADD z INCR 1 m
+ZINCRBY z 1 m
+ZADD z 2 m2 3 m3
+ZREM z nomember
+ZREMRANGEBYSCORE z 2 2
+ZREMRANGEBYRANK z 0 0
+ZPOPMIN z
+SADD s1 a b
+SINTERSTORE d s1 nokey
+SUNIONSTORE d s1 nokey
+SINTERSTORE d s1 nokey
+ZUNIONSTORE zd 1 nokey
+SETBIT bits 1 1
+BITOP NOT bits2 bits
+PFADD hll a
+PFADD hll a
+PFMERGE hll2 hll nokey
+XADD st 1-1 f v
+XDEL st 1-1
+XGROUP CREATE st g $
+XGROUP CREATECONSUMER st g c1
+XGROUP DELCONSUMER st g c1
+XGROUP SETID st g 0
+XGROUP DESTROY st g
+XSETID st 5-5
+XTRIM st MAXLEN 0
+LPUSH l3 a b c
+LTRIM l3 0 0
+LTRIM l3 1 0
+RPUSH l4 a b a
+LREM l4 0 a
+LSET l4 0 z
+LINSERT l4 BEFORE z y
+MSET m1 1 m2 2
+MSETNX m3 1 m4 2
+GEOADD geo 13.3 38.1 p
+GEOSEARCHSTORE geo2 geo FROMLONLAT 13.3 38.1 BYRADIUS 10 km
+SORT l4 ALPHA STORE sorted
+EXPIRE sorted 100
+PEXPIRE sorted 100000
+EXPIRE nokey 10
+LMPOP 1 l4 RIGHT
+ZADD zz 1 a 2 b
+ZMPOP 1 zz MAX
+BZPOPMIN zz 1
+RESTORE nokey2 0 nokey
+EVAL "redis.call('set','sk','1') redis.call('lpush','sl','x') return 1" 0
+MULTI
+INCR mx
+RPUSH ml a
+EXEC
+FLUSHALL
+"""
+
+
+def events(sub):
+    """Sends PING on a subscriber (pattern __key*__:*) and returns the events before the pong."""
+    sub.send_raw(b"*1\r\n$4\r\nPING\r\n")
+    out = []
+    while True:
+        m = sub.read_reply()
+        if m.startswith(b"*2\r\n$4\r\npong"):
+            return out
+        parts = m.split(b"\r\n")
+        out.append((parts[6], parts[8]))
+
+
+def split(line):
+    # Commands are space separated; a double-quoted argument may hold spaces.
+    if '"' not in line:
+        return line.split()
+    head, quoted, tail = line.partition('"')[0], line.split('"')[1], line.split('"')[2]
+    return head.split() + [quoted] + tail.split()
+
+
+@pytest.mark.parametrize("flags", ["KEA", "KEAn", "KEm", "Kl", "Eg$", "Kszht", "KEd"])
+def test_events_match_redis(kvrocks_server, redis_ref, flags):
+    servers = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.call("FLUSHALL")
+        assert c.call("CONFIG", "SET", "notify-keyspace-events", flags) == b"+OK\r\n"
+        sub = RawClient(port)
+        sub.call("PSUBSCRIBE", "__key*@*__:*")
+        servers.append((c, sub))
+    try:
+        for line in COMMANDS.strip().splitlines():
+            args = split(line)
+            replies, got = [], []
+            for c, sub in servers:
+                replies.append(c.call(*args))
+                got.append(events(sub))
+            assert replies[0] == replies[1], f"{line}: {replies}"
+            assert got[0] == got[1], f"{line}: kvrocks {got[0]} redis {got[1]}"
+    finally:
+        for c, sub in servers:
+            c.call("CONFIG", "SET", "notify-keyspace-events", "")
+            c.close()
+            sub.close()
+
+
+def test_config_parsing(diff):
+    for v in ["KEA", "AKEn", "gsz$xK", "Em", "", "Ag$lshzxeKEtmdn"]:
+        diff("CONFIG", "SET", "notify-keyspace-events", v)
+        diff("CONFIG", "GET", "notify-keyspace-events")
+    diff("CONFIG", "SET", "notify-keyspace-events", "bogus")
+    diff("CONFIG", "GET", "notify-keyspace-events")
+    diff("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+def test_expired_event(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    c.call("CONFIG", "SET", "notify-keyspace-events", "Ex")
+    sub = RawClient(kvrocks_server.port)
+    sub.call("SUBSCRIBE", "__keyevent@0__:expired")
+    c.call("SET", "short", "v", "PX", "50")
+    deadline = time.time() + 10
+    msg = b""
+    while time.time() < deadline and b"short" not in msg:
+        msg = sub.read_reply()
+    assert msg == b"*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$5\r\nshort\r\n"
+    c.call("CONFIG", "SET", "notify-keyspace-events", "")
+    c.close()
+    sub.close()
+
+
+def test_event_follows_committed_write(kvrocks_server):
+    """A subscriber that reads the key when its event arrives sees the write."""
+    c = RawClient(kvrocks_server.port)
+    c.call("CONFIG", "SET", "notify-keyspace-events", "K$")
+    sub = RawClient(kvrocks_server.port)
+    sub.call("SUBSCRIBE", "__keyspace@0__:seen")
+    reader = RawClient(kvrocks_server.port)
+    for i in range(200):
+        c.send_raw(b"*3\r\n$3\r\nSET\r\n$4\r\nseen\r\n$%d\r\n%d\r\n" % (len(str(i)), i))
+        assert sub.read_reply().endswith(b"$3\r\nset\r\n")
+        assert reader.call("GET", "seen") == b"$%d\r\n%d\r\n" % (len(str(i)), i)
+        c.read_reply()
+    c.call("CONFIG", "SET", "notify-keyspace-events", "")
+    for x in (c, sub, reader):
+        x.close()
