@@ -1,4 +1,5 @@
 // Connection commands: PING ECHO QUIT AUTH HELLO SELECT CLIENT.
+#include "commands/cmd_client.h"
 #include "commands/helpers.h"
 
 namespace kvrocks {
@@ -248,6 +249,7 @@ void ClientKill(CommandCall& call) {
 void Client(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
+  if (ClientControl(call)) return;
   if (EqualsIgnoreCase(sub, "id") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(call.conn->id()));
   if (EqualsIgnoreCase(sub, "info") && a.size() == 2) return reply::Verbatim(call.out, call.conn->InfoLine() + "\n", call.resp);
   if (EqualsIgnoreCase(sub, "list")) return ClientList(call);
@@ -285,8 +287,18 @@ void Client(CommandCall& call) {
         "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME.",
         "LIST [options ...]",
         "    Return information about client connections. Options: TYPE, ID.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
         "HELP",
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
@@ -314,7 +326,7 @@ void RegisterConnectionCommands(CommandTable* t) {
   t->Add({"client", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Client, "connection",
           "A container for client connection commands.", "2.4.0", nullptr,
           {"client|id", "client|info", "client|list", "client|kill", "client|setname", "client|getname",
-           "client|help"}});
+           "client|help", "client|pause", "client|unpause", "client|reply", "client|unblock", "client|no-evict"}});
 }
 
 }  // namespace kvrocks

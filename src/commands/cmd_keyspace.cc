@@ -368,6 +368,24 @@ const char* StringEncoding(std::string_view v) {
   return v.size() <= 44 ? "embstr" : "raw";
 }
 
+}  // namespace
+
+std::string KeyEncoding(const LoadedKey& lk) {
+  if (lk.type == RedisType::kString) {
+    bool raw = static_cast<uint8_t>(lk.raw[0]) & (kOutOfLineFlag | kRawEncodingFlag);
+    return raw ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9));
+  }
+  Metadata meta;
+  if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return RedisHash::Encoding(meta);
+  if (lk.type == RedisType::kSet && meta.Decode(lk.raw).ok()) return RedisSet::Encoding(meta);
+  if (lk.type == RedisType::kList) return "quicklist";
+  if (lk.type == RedisType::kStream) return "stream";
+  if (lk.type == RedisType::kZSet && meta.Decode(lk.raw).ok()) return RedisZSet::Encoding(meta);
+  return "unknown";
+}
+
+namespace {
+
 void Object(CommandCall& call) {
   const std::string& sub = call.args[1];
   if (EqualsIgnoreCase(sub, "help")) {
@@ -399,17 +417,7 @@ void Object(CommandCall& call) {
                           "that when switching between policies at runtime LRU and LFU data will take some time to "
                           "adjust.");
     }
-    if (lk.type == RedisType::kString) {
-      bool raw = static_cast<uint8_t>(lk.raw[0]) & (kOutOfLineFlag | kRawEncodingFlag);
-      return reply::Bulk(call.out, raw ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9)));
-    }
-    Metadata meta;
-    if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisHash::Encoding(meta));
-    if (lk.type == RedisType::kSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisSet::Encoding(meta));
-    if (lk.type == RedisType::kList) return reply::Bulk(call.out, "quicklist");
-    if (lk.type == RedisType::kStream) return reply::Bulk(call.out, "stream");
-    if (lk.type == RedisType::kZSet && meta.Decode(lk.raw).ok()) return reply::Bulk(call.out, RedisZSet::Encoding(meta));
-    return reply::Bulk(call.out, "unknown");
+    return reply::Bulk(call.out, KeyEncoding(lk));
   }
   ReplyUnknownSubcommand(call, "OBJECT");
 }

@@ -50,12 +50,35 @@ void Role(CommandCall& call) {
   reply::Integer(call.out, info.link_up ? static_cast<int64_t>(info.offset) : -1);
 }
 
+// WAIT numreplicas timeout. kvrocks has no replicas of its own yet (nothing
+// connects to it as a Redis replica), so the count is always 0: WAIT returns
+// at once when 0 replicas are wanted, else when the timeout expires (never
+// with timeout 0, as in Redis), or on CLIENT UNBLOCK.
+void Wait(CommandCall& call) {
+  if (call.server->replica()->is_replica()) {
+    return ReplyError(call,
+                      "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+                      "replica is configured to be writable (which is not the default) writes to replicas are just "
+                      "local and are not propagated.");
+  }
+  int64_t wanted, timeout;
+  if (!IntArg(call, 1, &wanted)) return;
+  if (!ParseInt64(call.args[2], &timeout)) return ReplyError(call, "ERR timeout is not an integer or out of range");
+  if (timeout < 0) return ReplyError(call, "ERR timeout is negative");
+  const int64_t acked = 0;
+  if (wanted <= acked || call.in_exec) return reply::Integer(call.out, acked);
+  call.conn->RequestBlock({}, static_cast<uint64_t>(timeout), {}, ":" + std::to_string(acked) + "\r\n");
+}
+
 }  // namespace
 
 void RegisterReplicationCommands(CommandTable* t) {
   const uint32_t adm = kCmdAdmin | kCmdNoScript | kCmdStale;
   t->Add({"replicaof", 3, adm, 0, 0, 0, ReplicaOf, "server", "Configures a server as replica of another, or promotes it to a master.", "5.0.0"});
   t->Add({"slaveof", 3, adm, 0, 0, 0, ReplicaOf, "server", "Sets a Redis server as a replica of another, or promotes it to being a master.", "1.0.0"});
+  t->Add({"wait", 3, kCmdNoScript | kCmdBlocking, 0, 0, 0, Wait, "generic",
+          "Blocks until the asynchronous replication of all preceding write commands sent by the connection is "
+          "completed.", "3.0.0"});
   t->Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Role, "server", "Returns the replication role.", "2.8.12"});
 }
 

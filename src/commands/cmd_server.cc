@@ -649,6 +649,67 @@ void Shutdown(CommandCall& call) {
   call.server->Stop();
 }
 
+void Latency(CommandCall& call) {
+  const auto& a = call.args;
+  const std::string& sub = a[1];
+  LatencyMonitor& mon = call.server->latency();
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    return ReplyHelp(call, {"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "DOCTOR",
+                            "    Return a human readable latency analysis report.",
+                            "HISTORY <event>",
+                            "    Return time-latency samples for the <event> class.",
+                            "LATEST",
+                            "    Return the latest latency samples for all events.",
+                            "RESET [<event> ...]",
+                            "    Reset latency data of one or more <event> classes.",
+                            "    (default: reset all data for all event classes)",
+                            "HELP",
+                            "    Prints this help."});
+  }
+  if (EqualsIgnoreCase(sub, "latest")) {
+    if (a.size() != 2) return ReplySubcommandArity(call);
+    auto events = mon.Snapshot();
+    reply::ArrayHeader(call.out, events.size());
+    for (const auto& [name, ts] : events) {
+      const auto& last = ts.samples[(ts.idx + LatencyMonitor::kSamples - 1) % LatencyMonitor::kSamples];
+      reply::ArrayHeader(call.out, 4);
+      reply::Bulk(call.out, name);
+      reply::Integer(call.out, last.time);
+      reply::Integer(call.out, last.latency);
+      reply::Integer(call.out, ts.max);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "history")) {
+    if (a.size() != 3) return ReplySubcommandArity(call);
+    auto events = mon.Snapshot();
+    auto it = events.find(a[2]);
+    std::vector<LatencyMonitor::Sample> samples;
+    if (it != events.end()) {
+      for (int j = 0; j < LatencyMonitor::kSamples; j++) {
+        const auto& s = it->second.samples[(it->second.idx + j) % LatencyMonitor::kSamples];
+        if (s.time != 0) samples.push_back(s);
+      }
+    }
+    reply::ArrayHeader(call.out, samples.size());
+    for (const auto& s : samples) {
+      reply::ArrayHeader(call.out, 2);
+      reply::Integer(call.out, s.time);
+      reply::Integer(call.out, s.latency);
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "reset")) {
+    return reply::Integer(call.out, mon.Reset(std::vector<std::string>(a.begin() + 2, a.end())));
+  }
+  if (EqualsIgnoreCase(sub, "doctor")) {
+    if (a.size() != 2) return ReplySubcommandArity(call);
+    return reply::Verbatim(call.out, mon.Doctor(call.server->config()->latency_monitor_threshold), call.resp);
+  }
+  ReplyUnknownSubcommand(call, "LATENCY");
+}
+
 }  // namespace
 
 void RegisterServerCommands(CommandTable* t) {
@@ -663,6 +724,9 @@ void RegisterServerCommands(CommandTable* t) {
           {"slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help"}});
   t->Add({"monitor", 1, adm, 0, 0, 0, Monitor, "server", "Listens for all requests received by the server in real-time.", "1.0.0"});
   t->Add({"compact", 1, adm | kCmdSlow, 0, 0, 0, Compact, "server", "Compacts the whole database now (kvrocks).", "kvrocks 0.1.0"});
+  t->Add({"latency", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Latency, "server",
+          "A container for latency diagnostics commands.", "2.8.13", nullptr,
+          {"latency|doctor", "latency|help", "latency|history", "latency|latest", "latency|reset"}});
   t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
   t->Add({"save", 1, adm, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
   t->Add({"bgsave", -1, adm, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});

@@ -121,6 +121,7 @@ void RegisterTransactionCommands(CommandTable* table);
 void RegisterPubSubCommands(CommandTable* table);
 void RegisterScriptCommands(CommandTable* table);
 void RegisterFunctionCommands(CommandTable* table);
+void RegisterDebugCommands(CommandTable* table);
 
 // Shared reply texts.
 extern const char kSyntaxError[];

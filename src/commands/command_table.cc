@@ -32,6 +32,7 @@ CommandTable::CommandTable() {
   RegisterPubSubCommands(this);
   RegisterScriptCommands(this);
   RegisterFunctionCommands(this);
+  RegisterDebugCommands(this);
 }
 
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }

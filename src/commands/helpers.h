@@ -14,6 +14,9 @@
 
 namespace kvrocks {
 
+// OBJECT ENCODING's answer for a live key (cmd_keyspace.cc).
+std::string KeyEncoding(const LoadedKey& lk);
+
 // The Database of the client's selected logical db.
 inline Database CurrentDb(const CommandCall& call) {
   return Database(call.ctx, call.server->storage()->PhysicalDb(call.conn->db));

@@ -222,6 +222,7 @@ Config::Config() {
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
   Add(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true));
+  Add(Int64Option("latency-monitor-threshold", &latency_monitor_threshold, 0, false, true));
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(StringOption("load-rdb", &load_rdb, false));
@@ -239,6 +240,7 @@ Config::Config() {
   Add(Int64Option("stream-node-max-bytes", &stream_node_max_bytes, 0, true, true));
   Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));
   Add(BoolOption("active-expire", &active_expire, true));
+  Add(StringOption("enable-debug-command", &enable_debug_command, false, {"yes", "no", "local"}));
 
   Add(Int64Option("rocksdb.block-cache-size", &rocksdb_block_cache_size, 0, true, true));
   Add(Int64Option("rocksdb.write-buffer-size", &rocksdb_write_buffer_size, 1024 * 1024, true, false));

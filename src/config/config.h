@@ -65,6 +65,7 @@ struct Config {
   OutputBufferLimit obl_normal, obl_replica{256LL << 20, 64LL << 20, 60}, obl_pubsub{32LL << 20, 8LL << 20, 60};
   int64_t slowlog_log_slower_than = 10000;
   int slowlog_max_len = 128;
+  int64_t latency_monitor_threshold = 0;  // ms; 0 = latency monitor off
   int64_t busy_reply_threshold = 5000;  // ms a script runs before others get -BUSY
   // notify-keyspace-events as NotifyFlag bits (0: off).
   std::atomic<uint32_t> notify_keyspace_events{0};
@@ -85,6 +86,7 @@ struct Config {
   std::string load_rdb;  // an RDB file to load at startup (replacing the data set)
   int64_t stream_node_max_entries = 100;
   bool active_expire = true;
+  std::string enable_debug_command = "no";  // yes | no | local (DEBUG)
 
   // RocksDB
   int64_t rocksdb_block_cache_size = 512LL * 1024 * 1024;

@@ -81,22 +81,42 @@ void Connection::OnReadable() {
 }
 
 void Connection::RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms,
-                              std::vector<std::string> retry_args) {
+                              std::vector<std::string> retry_args, std::string timeout_reply) {
   block.requested = true;
   if (block.active) return;  // a retry that found nothing again: keep queue places and deadline
   block.keys = std::move(keys);
   block.timeout_ms = timeout_ms;
   block.args = std::move(retry_args);
+  block.timeout_reply = std::move(timeout_reply);
+}
+
+void Connection::UnblockWith(bool error) {
+  if (!block.active) return;
+  std::string reply = block.timeout_reply;
+  EndBlock();
+  if (error) {
+    reply = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n";
+  } else if (reply.empty()) {
+    reply::NullArray(&reply, resp);
+  }
+  Write(reply);
+  Resume();
+}
+
+void Connection::RunPostponed() {
+  if (!postponed) return;
+  postponed = false;
+  std::vector<std::string> args = std::move(postponed_args);
+  postponed_args.clear();
+  processing_ = true;
+  Dispatch(this, args);
+  processing_ = false;
+  Resume();
 }
 
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
-  if (!self->block.active) return;
-  self->EndBlock();
-  std::string reply;
-  reply::NullArray(&reply, self->resp);
-  self->Write(reply);
-  self->Resume();
+  self->UnblockWith(false);
 }
 
 void Connection::ArmBlockTimer() {
@@ -155,7 +175,7 @@ void Connection::CloseSoon() {
 void Connection::ProcessInput() {
   processing_ = true;
   Config* cfg = server()->config();
-  while (!close_after_reply_ && !closing_ && !block.active) {
+  while (!close_after_reply_ && !closing_ && !block.active && !postponed) {
     RespParser::Limits limits;
     limits.max_bulk_len = cfg->proto_max_bulk_len;
     limits.authenticated = authenticated;
@@ -242,6 +262,7 @@ std::string Connection::InfoLine() {
   std::string flags;
   if (monitor) flags += "O";
   if (subscribed()) flags += "P";
+  if (no_evict) flags += "e";
   if (block.active) flags += "b";
   if (in_multi) flags += "x";
   if (flags.empty()) flags = "N";

@@ -67,13 +67,18 @@ class Connection {
     std::vector<std::string> args;
     uint64_t timeout_ms = 0;  // 0 = forever
     event* timer = nullptr;
+    std::string timeout_reply;  // what a timeout replies; "" = a null array (BLPOP ...)
   };
   BlockState block;
   // Called by a blocking command that found nothing: block on keys. retry_args,
   // if given, is the command to re-run on wake-up instead of the original (XREAD
   // resolves "$" to the id it saw when blocking).
   void RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms,
-                    std::vector<std::string> retry_args = {});
+                    std::vector<std::string> retry_args = {}, std::string timeout_reply = {});
+  // CLIENT UNBLOCK: ends a block with the timeout reply, or with an error.
+  void UnblockWith(bool error);
+  // Readable from other threads: the connection is blocked (CLIENT UNBLOCK).
+  std::atomic<bool> blocked{false};
   // Re-runs the blocked command (a key got data), then resumes reading input.
   void RetryBlocked();
   // Starts the timeout of a block that began (if it has one).
@@ -82,6 +87,16 @@ class Connection {
   void EndBlock();
   // Continues processing input that arrived while blocked, and flushes.
   void Resume();
+  // CLIENT PAUSE: the command that arrived during a pause, run when it ends.
+  bool postponed = false;
+  std::vector<std::string> postponed_args;
+  // Runs the postponed command, then what arrived after it.
+  void RunPostponed();
+  // CLIENT REPLY OFF / SKIP (the next command's reply) state.
+  bool reply_off = false;
+  bool reply_skip = false;       // this command's reply is dropped
+  bool reply_skip_next = false;  // the next command's will be
+  std::atomic<bool> no_evict{false};  // CLIENT NO-EVICT (flag "e" in CLIENT LIST)
   // Protocol version chosen with HELLO.
   int resp = 2;
   bool authenticated = false;

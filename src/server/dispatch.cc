@@ -63,6 +63,10 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
   if (failed) c.failed_calls.fetch_add(1, std::memory_order_relaxed);
   srv->stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
   if (failed) srv->stats().total_error_replies++;
+  int64_t latency_threshold = srv->config()->latency_monitor_threshold;
+  if (latency_threshold > 0 && static_cast<int64_t>(dur / 1000) >= latency_threshold) {
+    srv->latency().Add((spec.flags & kCmdFast) ? "fast-command" : "command", static_cast<int64_t>(dur / 1000));
+  }
   int64_t threshold = srv->config()->slowlog_log_slower_than;
   if (threshold >= 0 && dur >= static_cast<uint64_t>(threshold) && !(spec.flags & kCmdSkipSlowlog)) {
     std::string name;
@@ -245,7 +249,29 @@ void RunTransaction(Connection* conn, std::string* out) {
   FlushEvents(srv, batcher);
 }
 
+namespace {
+
+void DispatchCommand(Connection* conn, std::vector<std::string>& args);
+
+}  // namespace
+
 void Dispatch(Connection* conn, std::vector<std::string>& args) {
+  // CLIENT REPLY OFF / SKIP drop what the command writes (but CLIENT REPLY ON answers).
+  bool was_off = conn->reply_off, was_skip = conn->reply_skip;
+  size_t before = conn->output()->size();
+  DispatchCommand(conn, args);
+  if ((was_skip || (was_off && conn->reply_off)) && conn->output()->size() >= before) conn->output()->resize(before);
+  if (conn->postponed) return;  // runs again after the pause
+  if (was_skip) conn->reply_skip = false;
+  if (conn->reply_skip_next) {
+    conn->reply_skip_next = false;
+    conn->reply_skip = true;
+  }
+}
+
+namespace {
+
+void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   Server* srv = conn->server();
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
   conn->last_command.store(spec, std::memory_order_relaxed);
@@ -290,6 +316,11 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
     conn->Write(reply);
     return;
   }
+  if (srv->PausedFor(conn, *spec, args)) {
+    srv->Postpone(conn, std::move(args));
+    args.clear();
+    return;
+  }
   if (conn->in_multi && !(spec->flags & kCmdNoMulti)) {
     conn->queued.push_back(std::move(args));
     args.clear();
@@ -298,5 +329,7 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   }
   RunCommand(conn, *spec, args);
 }
+
+}  // namespace
 
 }  // namespace kvrocks

@@ -112,7 +112,7 @@ int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::
     worker->Post([worker, msg, d = std::move(delivery)] {
       for (const auto& [id, slot] : d.receivers) {
         Connection* c = worker->Find(id);
-        if (c == nullptr) continue;
+        if (c == nullptr || c->reply_off) continue;
         c->Write(msg->forms[2 * slot + (c->resp == 3 ? 1 : 0)]);
         worker->FlushAfterPosted(c);
       }

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include "commands/command.h"
 #include "common/string_util.h"
 #include "replication/replica.h"
 #include "server/notify.h"
@@ -196,13 +197,83 @@ std::vector<std::string> Server::WatchedKeys(uint8_t db) {
   return keys;
 }
 
+void Server::PauseClients(int64_t until_ms, bool all, Worker* timer_worker) {
+  int64_t now = static_cast<int64_t>(NowMs());
+  if (pause_until_ms_.load() <= now) pause_all_ = false;  // a pause that ended is replaced
+  if (until_ms > pause_until_ms_.load()) pause_until_ms_ = until_ms;
+  if (all) pause_all_ = true;
+  timer_worker->RunAfter(static_cast<uint64_t>(std::max<int64_t>(0, until_ms - now)), [this] {
+    if (static_cast<int64_t>(NowMs()) >= pause_until_ms_.load()) UnpauseClients();
+  });
+}
+
+void Server::UnpauseClients() {
+  pause_until_ms_ = 0;
+  pause_all_ = false;
+  std::vector<std::pair<Worker*, uint64_t>> waiting;
+  {
+    std::lock_guard<std::mutex> g(postponed_mu_);
+    waiting.swap(postponed_);
+  }
+  for (auto& [w, id] : waiting) {
+    w->Post([w, id] {
+      if (Connection* c = w->Find(id)) c->RunPostponed();
+    });
+  }
+}
+
+bool Server::ClientsPaused() const { return pause_until_ms_.load() > static_cast<int64_t>(NowMs()); }
+
+bool Server::PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const {
+  if (conn->is_master || !ClientsPaused()) return false;
+  if (pause_all_) return true;
+  // WRITE pauses what writes or may write (Redis' may-replicate commands).
+  if (spec.flags & kCmdWrite) return true;
+  std::string name = ToLower(spec.name);
+  if (name == "eval" || name == "evalsha" || name == "fcall" || name == "pfcount") return true;
+  if ((name == "script" || name == "function") && args.size() > 1) {
+    std::string sub = ToLower(args[1]);
+    return sub == "load" || sub == "flush" || sub == "delete" || sub == "restore";
+  }
+  if (name == "exec") {
+    for (const auto& q : conn->queued) {
+      const CommandSpec* s = CommandTable::Instance().Find(q[0]);
+      if (s != nullptr && (s->flags & kCmdWrite)) return true;
+    }
+  }
+  return false;
+}
+
+void Server::Postpone(Connection* conn, std::vector<std::string> args) {
+  conn->postponed = true;
+  conn->postponed_args = std::move(args);
+  {
+    std::lock_guard<std::mutex> g(postponed_mu_);
+    postponed_.emplace_back(conn->worker(), conn->id());
+  }
+  if (!ClientsPaused()) UnpauseClients();  // the pause ended meanwhile: nobody else would resume us
+}
+
+bool Server::UnblockClient(uint64_t id, bool error) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end() || !it->second->blocked.load()) return false;
+  Worker* w = it->second->worker();
+  w->Post([w, id, error] {
+    if (Connection* c = w->Find(id)) c->UnblockWith(error);
+  });
+  return true;
+}
+
 void Server::Block(Connection* conn) {
+  conn->blocked = true;
   std::lock_guard<std::mutex> g(blocked_mu_);
   for (auto& k : conn->block.keys) blocked_[k].emplace_back(conn->worker(), conn->id());
   blocked_clients_++;
 }
 
 void Server::Unblock(Connection* conn) {
+  conn->blocked = false;
   std::vector<std::pair<uint8_t, std::string>> keys = conn->block.keys;
   {
     std::lock_guard<std::mutex> g(blocked_mu_);
@@ -349,8 +420,9 @@ void Server::ActiveExpireLoop() {
       stop_cv_.wait_for(g, std::chrono::milliseconds(1000 / hz), [this] { return stop_.load(); });
       if (stop_) return;
     }
-    // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do).
-    if (!config_->active_expire || (replica_ && replica_->is_replica())) continue;
+    // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
+    // CLIENT PAUSE keeps the data set still.
+    if (!config_->active_expire || (replica_ && replica_->is_replica()) || ClientsPaused()) continue;
     for (int db = 0; db < Storage::kMaxDatabases; db++) {
       if (storage_->KeyCount(static_cast<uint8_t>(db)) == 0) continue;
       // Keep going while a cycle finds a full batch of expired keys.

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "server/pubsub.h"
+#include "stats/latency.h"
 #include "stats/slowlog.h"
 #include "stats/stats.h"
 #include "storage/storage.h"
@@ -24,6 +25,7 @@ namespace kvrocks {
 class Worker;
 class Connection;
 class Replica;
+struct CommandSpec;
 
 // Parses "host port" (the replicaof option).
 bool ParseHostPort(const std::string& s, std::string* host, int* port);
@@ -47,6 +49,7 @@ class Server {
   Stats& stats() { return stats_; }
   SlowLog& slowlog() { return slowlog_; }
   PubSub& pubsub() { return pubsub_; }
+  LatencyMonitor& latency() { return latency_; }
   // Drops every channel, pattern and shard-channel subscription of conn.
   void UnsubscribeAll(Connection* conn);
   int64_t start_time() const { return start_time_; }
@@ -91,6 +94,19 @@ class Server {
   void SignalKeyReadyAll(uint8_t db, const std::string& key);
   size_t BlockedCount();
 
+  // CLIENT PAUSE: until until_ms (unix ms), all commands (all) or those that
+  // write; a later pause can only extend it. The pause ends by itself (a
+  // timer on `timer_worker`) or with UnpauseClients.
+  void PauseClients(int64_t until_ms, bool all, Worker* timer_worker);
+  void UnpauseClients();
+  bool ClientsPaused() const;
+  // True if conn's command must wait for the pause to end.
+  bool PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const;
+  // Holds conn's command until the pause ends.
+  void Postpone(Connection* conn, std::vector<std::string> args);
+  // CLIENT UNBLOCK: false if no client id is blocked.
+  bool UnblockClient(uint64_t id, bool error);
+
   // MONITOR.
   void AddMonitor(Connection* conn);
   void RemoveMonitor(Connection* conn);
@@ -116,6 +132,7 @@ class Server {
   Stats stats_;
   SlowLog slowlog_;
   PubSub pubsub_;
+  LatencyMonitor latency_;
   int64_t start_time_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Replica> replica_;
@@ -132,6 +149,11 @@ class Server {
   std::mutex blocked_mu_;
   std::map<std::pair<uint8_t, std::string>, std::deque<std::pair<Worker*, uint64_t>>> blocked_;
   size_t blocked_clients_ = 0;
+
+  std::atomic<int64_t> pause_until_ms_{0};
+  std::atomic<bool> pause_all_{false};
+  std::mutex postponed_mu_;
+  std::vector<std::pair<Worker*, uint64_t>> postponed_;
 
   std::mutex monitor_mu_;
   std::atomic<size_t> monitor_count_{0};

@@ -41,6 +41,7 @@ Worker::Worker(Server* server, int index) : server_(server), index_(index) {
 }
 
 Worker::~Worker() {
+  for (auto& t : timers_) event_free(t->ev);
   batcher_.reset();
   conns_.clear();
   for (auto* l : listeners_) evconnlistener_free(l);
@@ -104,6 +105,23 @@ void Worker::OnPosted(evutil_socket_t, short, void* arg) {
     Connection* c = self->Find(id);
     if (c != nullptr && !c->awaiting_commit) c->Flush();
   }
+}
+
+void Worker::RunAfter(uint64_t ms, std::function<void()> fn) {
+  timers_.push_back(std::make_unique<Timer>(Timer{this, nullptr, std::move(fn)}));
+  Timer* t = timers_.back().get();
+  t->ev = evtimer_new(base_, &Worker::OnRunAfter, t);
+  timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  evtimer_add(t->ev, &tv);
+}
+
+void Worker::OnRunAfter(evutil_socket_t, short, void* arg) {
+  auto* t = static_cast<Timer*>(arg);
+  std::function<void()> fn = std::move(t->fn);
+  Worker* self = t->worker;
+  event_free(t->ev);
+  self->timers_.remove_if([t](const std::unique_ptr<Timer>& x) { return x.get() == t; });
+  fn();
 }
 
 void Worker::FlushAfterPosted(Connection* conn) {

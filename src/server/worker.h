@@ -6,6 +6,7 @@
 #include <event2/listener.h>
 
 #include <functional>
+#include <list>
 #include <map>
 #include <unordered_map>
 #include <memory>
@@ -36,6 +37,8 @@ class Worker {
 
   // Runs fn on this worker's thread (thread-safe).
   void Post(std::function<void()> fn);
+  // Runs fn on this worker's thread after ms milliseconds (from this thread).
+  void RunAfter(uint64_t ms, std::function<void()> fn);
   // From a posted task: flush conn after the tasks posted so far have run, so
   // that a burst of messages for one client leaves in one write.
   void FlushAfterPosted(Connection* conn);
@@ -70,6 +73,13 @@ class Worker {
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
   std::vector<uint64_t> flush_after_posted_;
+  struct Timer {
+    Worker* worker;
+    event* ev;
+    std::function<void()> fn;
+  };
+  static void OnRunAfter(evutil_socket_t, short, void* arg);
+  std::list<std::unique_ptr<Timer>> timers_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   std::unique_ptr<WriteBatcher> batcher_;
   std::thread thread_;

@@ -55,7 +55,8 @@ class Kvrocks:
         if self.conf:
             cmd += ["--conf", self.conf]
         cmd += ["--port", str(self.port), "--dir", self.dir, "--bind", "127.0.0.1",
-                "--rocksdb.block-cache-size", "32mb", "--rocksdb.write-buffer-size", "8mb"] + self.extra
+                "--rocksdb.block-cache-size", "32mb", "--rocksdb.write-buffer-size", "8mb",
+                "--enable-debug-command", "yes"] + self.extra
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
         wait_ready(self.port, self.proc)

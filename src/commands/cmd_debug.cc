@@ -1,0 +1,252 @@
+// DEBUG (SLEEP OBJECT SET-ACTIVE-EXPIRE DIGEST-VALUE HELP), the subcommands
+// client test suites use, and MEMORY USAGE.
+#include <arpa/inet.h>
+#include <rocksdb/db.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "commands/helpers.h"
+#include "common/sha1.h"
+#include "replication/rdb_object.h"
+#include "replication/rdb_reader.h"
+#include "storage/key_encoding.h"
+
+namespace kvrocks {
+
+namespace {
+
+bool DebugAllowed(CommandCall& call) {
+  const std::string& mode = call.server->config()->enable_debug_command;
+  if (mode == "yes") return true;
+  const std::string& peer = call.conn->peer();
+  if (mode == "local" && (peer.rfind("127.", 0) == 0 || peer.rfind("::1", 0) == 0 || peer.empty())) return true;
+  ReplyError(call,
+             "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
+             "from a local connection, otherwise you need to set this option in the configuration file, and then "
+             "restart the server.");
+  return false;
+}
+
+// Redis' debug.c digests: SHA-1 based, order-independent for sets and hashes.
+using Digest = unsigned char[20];
+
+void Sha1Raw(const void* data, size_t len, Digest out) {
+  std::string hex = Sha1Hex(std::string_view(static_cast<const char*>(data), len));
+  for (int i = 0; i < 20; i++) out[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+}
+
+void XorDigest(Digest digest, const void* data, size_t len) {
+  Digest hash;
+  Sha1Raw(data, len, hash);
+  for (int i = 0; i < 20; i++) digest[i] ^= hash[i];
+}
+
+void MixDigest(Digest digest, const void* data, size_t len) {
+  XorDigest(digest, data, len);
+  Digest again;
+  Sha1Raw(digest, 20, again);
+  memcpy(digest, again, 20);
+}
+
+void MixString(Digest digest, const std::string& s) { MixDigest(digest, s.data(), s.size()); }
+
+// The shortest text that reads back as d (fpconv_dtoa's choice of digits).
+std::string ShortestDouble(double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[32];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof(buf), "%.*g", prec, d);
+    if (strtod(buf, nullptr) == d) break;
+  }
+  return buf;
+}
+
+// Redis' OBJ_* type numbers.
+uint32_t RedisTypeNumber(RedisType t) {
+  switch (t) {
+    case RedisType::kString: return 0;
+    case RedisType::kList: return 1;
+    case RedisType::kSet: return 2;
+    case RedisType::kZSet: return 3;
+    case RedisType::kHash: return 4;
+    case RedisType::kStream: return 6;
+    default: return 0;
+  }
+}
+
+// The digest of one key's value (DEBUG DIGEST-VALUE); 20 zero bytes if missing.
+Status KeyDigest(CommandCall& call, const std::string& key, Digest digest) {
+  memset(digest, 0, 20);
+  Database db = CurrentDb(call);
+  LoadedKey lk;
+  Status s = db.Load(key, &lk);
+  if (!s.ok() || !lk.live) return s;
+  std::string payload;
+  s = rdb::DumpObject(&db, key, &payload);
+  if (!s.ok()) return s;
+  rdb::Object obj;
+  s = rdb::Reader::ParseDump(payload, &obj);
+  if (!s.ok()) return s;
+  uint32_t type = htonl(RedisTypeNumber(lk.type));
+  MixDigest(digest, &type, sizeof(type));
+  switch (lk.type) {
+    case RedisType::kString:
+      MixString(digest, obj.str);
+      break;
+    case RedisType::kList:
+      for (const auto& e : obj.elements) MixString(digest, e);
+      break;
+    case RedisType::kSet:
+      for (const auto& e : obj.elements) XorDigest(digest, e.data(), e.size());
+      break;
+    case RedisType::kZSet:
+      for (const auto& [member, score] : obj.zset) {
+        Digest ele = {0};
+        MixString(ele, member);
+        MixString(ele, ShortestDouble(score));
+        XorDigest(digest, ele, 20);
+      }
+      break;
+    case RedisType::kHash:
+      for (const auto& [field, value] : obj.pairs) {
+        Digest ele = {0};
+        MixString(ele, field);
+        MixString(ele, value);
+        XorDigest(digest, ele, 20);
+      }
+      break;
+    default:
+      // Redis digests a stream's raw listpacks; kvrocks digests its DUMP form.
+      MixString(digest, payload.substr(0, payload.size() - 10));
+  }
+  if (lk.expire_ms != 0) XorDigest(digest, "!!expire!!", 10);
+  return Status::OK();
+}
+
+std::string Hex(const Digest d) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 20; i++) {
+    out.push_back(kHex[d[i] >> 4]);
+    out.push_back(kHex[d[i] & 15]);
+  }
+  return out;
+}
+
+void DebugObject(CommandCall& call) {
+  Database db = CurrentDb(call);
+  LoadedKey lk;
+  Status s = db.Load(call.args[2], &lk);
+  if (!s.ok()) return ReplyStatusError(call, s);
+  if (!lk.live) return ReplyError(call, "ERR no such key");
+  std::string payload;
+  s = rdb::DumpObject(&db, call.args[2], &payload);
+  if (!s.ok()) return ReplyStatusError(call, s);
+  // No object in memory: address, refcount and LRU are those of a fresh object.
+  std::string line = "Value at:0x0 refcount:1 encoding:" + KeyEncoding(lk) +
+                     " serializedlength:" + std::to_string(payload.size() - 11) + " lru:0 lru_seconds_idle:0";
+  reply::Simple(call.out, line);
+}
+
+void Debug(CommandCall& call) {
+  if (!DebugAllowed(call)) return;
+  const auto& a = call.args;
+  const std::string& sub = a[1];
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    return ReplyHelp(call, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "DIGEST-VALUE <key> [<key> ...]",
+                            "    Output a hex signature of the values of all the specified keys.",
+                            "OBJECT <key>",
+                            "    Show low level info about the `key` and associated value.",
+                            "SET-ACTIVE-EXPIRE <0|1>",
+                            "    Setting it to 0 disables expiring keys in background when they are not",
+                            "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+                            "    default.",
+                            "SLEEP <seconds>",
+                            "    Stop the server for <seconds>. Decimals allowed.",
+                            "HELP",
+                            "    Prints this help."});
+  }
+  if (EqualsIgnoreCase(sub, "sleep") && a.size() == 3) {
+    double secs;
+    if (!ParseDouble(a[2], &secs)) secs = 0;
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "object") && a.size() == 3) return DebugObject(call);
+  if (EqualsIgnoreCase(sub, "set-active-expire") && a.size() == 3) {
+    call.server->config()->active_expire = a[2] != "0";
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "digest-value") && a.size() >= 2) {
+    reply::ArrayHeader(call.out, a.size() - 2);
+    for (size_t i = 2; i < a.size(); i++) {
+      Digest d;
+      Status s = KeyDigest(call, a[i], d);
+      if (!s.ok()) memset(d, 0, 20);
+      reply::Simple(call.out, Hex(d));
+    }
+    return;
+  }
+  ReplyUnknownSubcommand(call, "DEBUG");
+}
+
+// MEMORY USAGE: the bytes the key takes in RocksDB (metadata entry, and the
+// approximate size of its elements' range, memtables included).
+void Memory(CommandCall& call) {
+  const auto& a = call.args;
+  const std::string& sub = a[1];
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    return ReplyHelp(call, {"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "USAGE <key> [SAMPLES <count>]",
+                            "    Return memory in bytes used by <key> and its value. Nested values are",
+                            "    sampled up to <count> times (default: 5, 0 means sample all).",
+                            "HELP",
+                            "    Prints this help."});
+  }
+  if (!EqualsIgnoreCase(sub, "usage")) return ReplyUnknownSubcommand(call, "MEMORY");
+  if (a.size() != 3 && a.size() != 5) {
+    return a.size() < 3 ? ReplySubcommandArity(call) : ReplyError(call, kSyntaxError);
+  }
+  if (a.size() == 5) {
+    if (!EqualsIgnoreCase(a[3], "samples")) return ReplyError(call, kSyntaxError);
+    int64_t samples;
+    if (!IntArg(call, 4, &samples)) return;
+  }
+  Database db = CurrentDb(call);
+  LoadedKey lk;
+  Status s = db.Load(a[2], &lk);
+  if (!s.ok()) return ReplyStatusError(call, s);
+  if (!lk.live) return reply::Null(call.out, call.resp);
+  uint64_t bytes = lk.meta_key.size() + lk.raw.size();
+  Metadata meta;
+  if (meta.Decode(lk.raw).ok() && meta.version != 0) {
+    Storage* st = call.server->storage();
+    std::string begin = EncodeSubkeyPrefix(db.id(), a[2], meta.version), end = begin;
+    end.push_back('\xff');
+    rocksdb::Range range(begin, end);
+    rocksdb::SizeApproximationOptions opts;
+    opts.include_memtables = true;
+    opts.include_files = true;
+    for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream}) {
+      uint64_t size = 0;
+      if (st->db()->GetApproximateSizes(opts, st->cf(cf), &range, 1, &size).ok()) bytes += size;
+    }
+  }
+  reply::Integer(call.out, static_cast<int64_t>(bytes));
+}
+
+}  // namespace
+
+void RegisterDebugCommands(CommandTable* t) {
+  t->Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Debug, "server",
+          "A container for debugging commands.", "1.0.0", nullptr,
+          {"debug|help", "debug|sleep", "debug|object", "debug|set-active-expire", "debug|digest-value"}});
+  t->Add({"memory", -2, kCmdReadOnly, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
+          "4.0.0", nullptr, {"memory|usage", "memory|help"}});
+}
+
+}  // namespace kvrocks

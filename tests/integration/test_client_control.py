@@ -1,0 +1,157 @@
+"""CLIENT PAUSE/UNPAUSE/REPLY/UNBLOCK/NO-EVICT, WAIT, LATENCY, MEMORY USAGE and
+DEBUG: replies compared with redis-server 7.0 where they are deterministic,
+behaviour checked on kvrocks where timing is involved."""
+import threading
+import time
+
+from conftest import Differ, RawClient
+
+
+def test_replies_match_redis(diff):
+    diff.run("""
+    CLIENT PAUSE abc
+    CLIENT PAUSE -1
+    CLIENT PAUSE 10 bogus
+    CLIENT PAUSE 10 WRITE
+    CLIENT UNPAUSE
+    CLIENT UNPAUSE x
+    CLIENT REPLY bogus
+    CLIENT UNBLOCK abc
+    CLIENT UNBLOCK 99999
+    CLIENT UNBLOCK 99999 bogus
+    CLIENT UNBLOCK 99999 ERROR
+    CLIENT NO-EVICT maybe
+    CLIENT NO-EVICT on
+    CLIENT NO-EVICT off
+    WAIT 0 0
+    WAIT 1 10
+    WAIT x 0
+    WAIT 0 x
+    WAIT 0 -1
+    LATENCY LATEST
+    LATENCY HISTORY command
+    LATENCY RESET
+    LATENCY DOCTOR
+    LATENCY bogus
+    LATENCY HISTORY
+    MEMORY USAGE nokey
+    SET k v
+    MEMORY USAGE k samples x
+    MEMORY USAGE k samples 5 extra
+    MEMORY bogus
+    DEBUG SLEEP 0
+    DEBUG SET-ACTIVE-EXPIRE 1
+    DEBUG OBJECT nokey
+    DEBUG DIGEST-VALUE nokey
+    SET s1 hello
+    SET s2 12345
+    RPUSH l a b c
+    SADD set x y z 1 2
+    HSET h f1 v1 f2 v2
+    ZADD z 1 a 2.5 b -3 c
+    SET ttl v EX 1000
+    DEBUG DIGEST-VALUE s1 s2 l set h z ttl nokey
+    """)
+
+
+def test_client_reply_modes(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    c.send_raw(b"CLIENT REPLY OFF\r\nSET a 1\r\nGET a\r\nCLIENT REPLY ON\r\n")
+    assert c.read_reply() == b"+OK\r\n"  # only the ON
+    c.send_raw(b"CLIENT REPLY SKIP\r\nGET a\r\nGET a\r\n")
+    assert c.read_reply() == b"$1\r\n1\r\n"  # the first GET was skipped
+    c.send_raw(b"CLIENT REPLY OFF\r\nCLIENT REPLY SKIP\r\nPING\r\nCLIENT REPLY ON\r\nPING\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+PONG\r\n"
+    c.close()
+
+
+def test_client_pause_write_and_all(kvrocks_server):
+    admin, c = RawClient(kvrocks_server.port), RawClient(kvrocks_server.port)
+    c.call("SET", "p", "before")
+    assert admin.call("CLIENT", "PAUSE", "10000", "WRITE") == b"+OK\r\n"
+    assert c.call("GET", "p") == b"$6\r\nbefore\r\n"  # reads go on
+    c.send_raw(b"SET p after\r\n")
+    c.sock.settimeout(0.3)
+    try:
+        got = c.sock.recv(100)
+    except OSError:
+        got = b""
+    c.sock.settimeout(20)
+    assert got == b""  # the write waits
+    assert RawClient(kvrocks_server.port).call("GET", "p") == b"$6\r\nbefore\r\n"
+    assert admin.call("CLIENT", "UNPAUSE") == b"+OK\r\n"
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.call("GET", "p") == b"$5\r\nafter\r\n"
+    # ALL: everything waits until the pause times out by itself.
+    admin.call("CLIENT", "PAUSE", "300", "ALL")
+    start = time.time()
+    assert c.call("PING") == b"+PONG\r\n"
+    assert time.time() - start > 0.1
+    admin.close()
+    c.close()
+
+
+def test_client_unblock(kvrocks_server):
+    admin = RawClient(kvrocks_server.port)
+    for reason, expected in [("TIMEOUT", b"*-1\r\n"), ("ERROR", b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")]:
+        b = RawClient(kvrocks_server.port)
+        bid = int(b.call("CLIENT", "ID")[1:-2])
+        b.send_raw(b"BLPOP nolist 0\r\n")
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            r = admin.call("CLIENT", "UNBLOCK", str(bid), reason)
+            if r == b":1\r\n":
+                break
+            time.sleep(0.02)
+        assert r == b":1\r\n"
+        assert b.read_reply() == expected
+        assert b.call("PING") == b"+PONG\r\n"
+        b.close()
+    # WAIT for a replica that does not exist blocks until unblocked.
+    w = RawClient(kvrocks_server.port)
+    wid = int(w.call("CLIENT", "ID")[1:-2])
+    w.send_raw(b"WAIT 1 0\r\n")
+    deadline = time.time() + 10
+    while time.time() < deadline and admin.call("CLIENT", "UNBLOCK", str(wid)) != b":1\r\n":
+        time.sleep(0.02)
+    assert w.read_reply() == b":0\r\n"
+    admin.close()
+    w.close()
+
+
+def test_latency_monitor(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    c.call("CONFIG", "SET", "latency-monitor-threshold", "10")
+    c.call("LATENCY", "RESET")
+    c.call("DEBUG", "SLEEP", "0.05")
+    latest = c.call("LATENCY", "LATEST")
+    assert latest.startswith(b"*1\r\n*4\r\n$7\r\ncommand\r\n")
+    history = c.call("LATENCY", "HISTORY", "command")
+    assert history.startswith(b"*1\r\n*2\r\n")
+    assert b"1. command: 1 latency spikes" in c.call("LATENCY", "DOCTOR")
+    assert c.call("LATENCY", "RESET", "command", "nosuch") == b":1\r\n"
+    assert c.call("LATENCY", "LATEST") == b"*0\r\n"
+    c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+    c.close()
+
+
+def test_memory_usage_and_debug_object(kvrocks_server):
+    r = kvrocks_server.client(protocol=2)
+    r.set("small", "v")
+    r.rpush("biglist", *[f"element-{i}" * 10 for i in range(2000)])
+    small, big = r.memory_usage("small"), r.memory_usage("biglist")
+    assert 0 < small < big
+    assert big > 2000 * 50
+    info = r.execute_command("DEBUG", "OBJECT", "biglist")
+    assert b"encoding:quicklist" in info and b"serializedlength:" in info
+    r.set("n", "123")
+    assert b"encoding:int" in r.execute_command("DEBUG", "OBJECT", "n")
+
+
+def test_debug_disabled_by_default(fresh_server):
+    fresh_server.extra = ["--enable-debug-command", "no"]
+    srv = fresh_server.start()
+    c = RawClient(srv.port)
+    assert c.call("DEBUG", "SLEEP", "0").startswith(b"-ERR DEBUG command not allowed.")
+    c.close()
