@@ -15,6 +15,7 @@
 #include <iostream>
 #include <thread>
 
+#include "commands/command.h"
 #include "common/version.h"
 #include "common/time_util.h"
 #include "config/config.h"
@@ -141,6 +142,12 @@ int main(int argc, char** argv) {
       auto libs = kvrocks::scripting::FunctionRegistry::BuildAll(kvrocks::scripting::FunctionRegistry::Deserialize(data));
       LOG(INFO) << "Loaded " << libs.size() << " function libraries";
       kvrocks::scripting::FunctionRegistry::Instance().Reset(libs);
+    }
+  }
+  for (const auto& [from, to] : cfg.rename_commands) {
+    if (!kvrocks::CommandTable::Instance().Rename(from, to)) {
+      LOG(ERROR) << "No such command in rename-command: " << from;
+      return 1;
     }
   }
   kvrocks::scripting::RunningScripts::SetBusyThresholdMs(cfg.busy_reply_threshold);

@@ -92,6 +92,9 @@ class CommandTable {
   const CommandSpec* Find(std::string_view name) const;
   const std::map<std::string, CommandSpec, std::less<>>& all() const { return commands_; }
   void Add(CommandSpec spec);
+  // rename-command: `from` answers to `to` instead (to "" removes it); false
+  // if there is no such command. Call before the server starts.
+  bool Rename(const std::string& from, const std::string& to);
   // Argument indexes of the keys of a call.
   static std::vector<size_t> KeyIndexes(const CommandSpec& spec, size_t argc);
 

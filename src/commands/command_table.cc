@@ -1,5 +1,7 @@
 #include "commands/command.h"
 
+#include "common/string_util.h"
+
 namespace kvrocks {
 
 const char kSyntaxError[] = "ERR syntax error";
@@ -37,9 +39,22 @@ CommandTable::CommandTable() {
 
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }
 
+bool CommandTable::Rename(const std::string& from, const std::string& to) {
+  auto it = commands_.find(ToLower(from));
+  if (it == commands_.end()) return false;
+  // The spec keeps its name: errors and statistics name the command as Redis does.
+  CommandSpec spec = std::move(it->second);
+  commands_.erase(it);
+  if (!to.empty()) commands_.insert_or_assign(ToLower(to), std::move(spec));
+  return true;
+}
+
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  char lower[32];
-  if (name.size() > sizeof(lower)) return nullptr;
+  char lower[64];
+  if (name.size() > sizeof(lower)) {
+    auto it = commands_.find(ToLower(name));
+    return it == commands_.end() ? nullptr : &it->second;
+  }
   for (size_t i = 0; i < name.size(); i++) {
     char c = name[i];
     lower[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;

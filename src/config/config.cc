@@ -282,6 +282,15 @@ void Config::OnSet(const std::string& name, SetHook hook) {
 }
 
 Status Config::Set(const std::string& name, const std::string& value, bool at_startup) {
+  if (at_startup && EqualsIgnoreCase(name, "rename-command")) {
+    // From the command line: "--rename-command old new" (new may be omitted to disable old).
+    std::vector<std::string> args;
+    if (!SplitArgs(value, &args) || args.empty() || args.size() > 2) {
+      return Status::InvalidArgument("rename-command needs a command and its new name");
+    }
+    rename_commands.emplace_back(args[0], args.size() == 2 ? args[1] : "");
+    return Status::OK();
+  }
   Option* o = Find(name);
   if (o == nullptr) return Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
   if (!at_startup && !o->mutable_at_runtime) {
@@ -342,6 +351,14 @@ Status Config::LoadFile(const std::string& path) {
     if (first == std::string::npos || line[first] == '#') continue;
     if (!SplitArgs(line, &argv)) return Status::InvalidArgument("unbalanced quotes at line " + std::to_string(lineno));
     if (argv.empty()) continue;
+    if (EqualsIgnoreCase(argv[0], "rename-command")) {
+      if (argv.size() != 3) {
+        return Status::InvalidArgument("config file " + path + " line " + std::to_string(lineno) +
+                                       ": 'rename-command' needs a command and its new name (\"\" to disable it)");
+      }
+      rename_commands.emplace_back(argv[1], argv[2]);
+      continue;
+    }
     std::string value;
     for (size_t i = 1; i < argv.size(); i++) value += (i > 1 ? " " : "") + argv[i];
     Status s = Set(argv[0], value, true);

@@ -87,6 +87,8 @@ struct Config {
   int64_t stream_node_max_entries = 100;
   bool active_expire = true;
   std::string enable_debug_command = "no";  // yes | no | local (DEBUG)
+  // rename-command old new ("" disables old); startup only, applied in order.
+  std::vector<std::pair<std::string, std::string>> rename_commands;
 
   // RocksDB
   int64_t rocksdb_block_cache_size = 512LL * 1024 * 1024;

@@ -155,3 +155,32 @@ def test_debug_disabled_by_default(fresh_server):
     c = RawClient(srv.port)
     assert c.call("DEBUG", "SLEEP", "0").startswith(b"-ERR DEBUG command not allowed.")
     c.close()
+
+
+def test_rename_command(tmp_path):
+    from conftest import Kvrocks
+    conf = tmp_path / "kvrocks.conf"
+    conf.write_text('rename-command CONFIG my-config\nrename-command FLUSHALL ""\n')
+    srv = Kvrocks(conf=str(conf), extra=["--rename-command", "KEYS listkeys"]).start()
+    try:
+        c = RawClient(srv.port)
+        assert c.call("CONFIG", "GET", "port").startswith(b"-ERR unknown command 'CONFIG'")
+        assert c.call("MY-CONFIG", "GET", "maxclients").startswith(b"*2\r\n")
+        assert c.call("FLUSHALL").startswith(b"-ERR unknown command 'FLUSHALL'")
+        c.call("SET", "k", "v")
+        assert c.call("LISTKEYS", "*") == b"*1\r\n$1\r\nk\r\n"
+        assert c.call("KEYS", "*").startswith(b"-ERR unknown command")
+        # Errors still name the command by its Redis name.
+        assert c.call("MY-CONFIG") == b"-ERR wrong number of arguments for 'config' command\r\n"
+        c.close()
+    finally:
+        srv.cleanup()
+    bad = tmp_path / "bad.conf"
+    bad.write_text("rename-command NOSUCH x\n")
+    srv = Kvrocks(conf=str(bad))
+    try:
+        import pytest
+        with pytest.raises(RuntimeError):
+            srv.start()
+    finally:
+        srv.cleanup()
