@@ -6,6 +6,8 @@ pkgs=(cmake make g++ pkg-config librocksdb-dev libjemalloc-dev libgoogle-glog-de
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 if [ "${1:-}" = "--test" ]; then
   pkgs+=(redis-server redis-tools python3 python3-pip clang libclang-rt-14-dev)
+  # node-redis client tests; a node installed otherwise (with its own npm) will do.
+  command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
