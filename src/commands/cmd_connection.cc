@@ -35,7 +35,7 @@ void Reset(CommandCall& call) {
   }
   c->db = 0;
   c->resp = 2;
-  c->authenticated = srv->config()->requirepass.empty();
+  c->SetUser(srv->acl().AutoUser());
   c->in_multi = false;
   c->multi_error = false;
   c->queued.clear();
@@ -48,27 +48,32 @@ void Reset(CommandCall& call) {
   reply::Simple(call.out, "RESET");
 }
 
-// Checks credentials of the default user; returns an error text or "".
-std::string CheckAuth(CommandCall& call, const std::string* user, const std::string& pass) {
-  const std::string& required = call.server->config()->requirepass;
-  if (user != nullptr && *user != "default") return "WRONGPASS invalid username-password pair or user is disabled.";
-  if (required.empty()) {
-    if (user == nullptr) {
+// Signs conn in as user/pass; returns an error text or "". A failure is
+// logged in ACL LOG.
+std::string Authenticate(CommandCall& call, const std::string* user, const std::string& pass) {
+  Acl& acl = call.server->acl();
+  if (user == nullptr) {
+    auto def = acl.Find("default");
+    if (def != nullptr && def->nopass) {
       return "ERR AUTH <password> called without any password configured for the default user. Are you sure your "
              "configuration is correct?";
     }
-    return "";
   }
-  if (pass != required) return "WRONGPASS invalid username-password pair or user is disabled.";
+  const std::string& name = user == nullptr ? std::string("default") : *user;
+  auto u = acl.Authenticate(name, pass);
+  if (u == nullptr) {
+    acl.Log("auth", "toplevel", "AUTH", name, call.conn->InfoLine());
+    return "WRONGPASS invalid username-password pair or user is disabled.";
+  }
+  call.conn->SetUser(std::move(u));
   return "";
 }
 
 void Auth(CommandCall& call) {
   if (call.args.size() > 3) return ReplyError(call, kSyntaxError);
-  std::string err = call.args.size() == 3 ? CheckAuth(call, &call.args[1], call.args[2])
-                                          : CheckAuth(call, nullptr, call.args[1]);
+  std::string err = call.args.size() == 3 ? Authenticate(call, &call.args[1], call.args[2])
+                                          : Authenticate(call, nullptr, call.args[1]);
   if (!err.empty()) return ReplyError(call, err);
-  call.conn->authenticated = true;
   reply::Ok(call.out);
 }
 
@@ -85,9 +90,8 @@ void Hello(CommandCall& call) {
   for (size_t i = 2; i < a.size(); i++) {
     size_t left = a.size() - i - 1;
     if (EqualsIgnoreCase(a[i], "auth") && left >= 2) {
-      std::string err = CheckAuth(call, &a[i + 1], a[i + 2]);
+      std::string err = Authenticate(call, &a[i + 1], a[i + 2]);
       if (!err.empty()) return ReplyError(call, err);
-      call.conn->authenticated = true;
       i += 2;
     } else if (EqualsIgnoreCase(a[i], "setname") && left >= 1) {
       setname = a[++i];

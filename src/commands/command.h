@@ -125,6 +125,7 @@ void RegisterPubSubCommands(CommandTable* table);
 void RegisterScriptCommands(CommandTable* table);
 void RegisterFunctionCommands(CommandTable* table);
 void RegisterDebugCommands(CommandTable* table);
+void RegisterAclCommands(CommandTable* table);
 
 // Shared reply texts.
 extern const char kSyntaxError[];

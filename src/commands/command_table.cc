@@ -35,6 +35,7 @@ CommandTable::CommandTable() {
   RegisterScriptCommands(this);
   RegisterFunctionCommands(this);
   RegisterDebugCommands(this);
+  RegisterAclCommands(this);
 }
 
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }

@@ -25,6 +25,8 @@ class CommandScriptHost : public scripting::ScriptHost {
       return Fail(reply, "ERR Wrong number of args calling Redis command from script");
     }
     if (spec->flags & kCmdNoScript) return Fail(reply, "ERR This Redis command is not allowed from script");
+    std::string acl_err = CheckAcl(*spec, args);
+    if (!acl_err.empty()) return Fail(reply, acl_err);
     bool write = (spec->flags & kCmdWrite) != 0;
     if (write && read_only_) return Fail(reply, "ERR Write commands are not allowed from read-only scripts.");
     if (write && ReadOnlyReplica(call_)) return Fail(reply, "READONLY You can't write against a read only replica.");
@@ -46,6 +48,20 @@ class CommandScriptHost : public scripting::ScriptHost {
   void WhileBusy() override {
     // Other clients of this worker get -BUSY (or run SCRIPT KILL) meanwhile.
     if (!call_.conn->is_master) call_.conn->worker()->ServeWhileBusy(call_.conn);
+  }
+
+  // The script's user may run this call? "" or the script error (logged with context "lua").
+  std::string CheckAcl(const CommandSpec& spec, const std::vector<std::string>& args) {
+    const AclUser* user = call_.conn->user.get();
+    if (user == nullptr || call_.conn->is_master) return "";
+    std::string reason, object;
+    if (user->Allows(spec, args, &reason, &object)) return "";
+    call_.server->acl().Log(reason, "lua", object, user->name, call_.conn->InfoLine());
+    if (reason == "command") return "ERR The user executing the script can't run this command or subcommand";
+    if (reason == "key") {
+      return "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments";
+    }
+    return "ERR The user executing the script can't publish to the channel mentioned in the command";
   }
 
   static bool ReadOnlyReplica(const CommandCall& call) {

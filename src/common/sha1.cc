@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/merkle_damgard.h"
+
 namespace kvrocks {
 
 namespace {
@@ -49,24 +51,8 @@ void Block(uint32_t h[5], const unsigned char* p) {
 
 std::string Sha1Hex(std::string_view data) {
   uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
-  size_t full = data.size() / 64 * 64;
-  for (size_t i = 0; i < full; i += 64) Block(h, reinterpret_cast<const unsigned char*>(data.data()) + i);
-  // The tail, the 0x80 marker and the bit length, in one or two blocks.
-  unsigned char tail[128] = {0};
-  size_t rest = data.size() - full;
-  memcpy(tail, data.data() + full, rest);
-  tail[rest] = 0x80;
-  size_t len = rest + 1 + 8 <= 64 ? 64 : 128;
-  uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
-  for (int i = 0; i < 8; i++) tail[len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-  for (size_t i = 0; i < len; i += 64) Block(h, tail + i);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(40);
-  for (uint32_t v : h) {
-    for (int s = 28; s >= 0; s -= 4) out.push_back(kHex[(v >> s) & 0xf]);
-  }
-  return out;
+  ForEachPaddedBlock(data, [&h](const unsigned char* block) { Block(h, block); });
+  return HexWords(h, 5);
 }
 
 }  // namespace kvrocks

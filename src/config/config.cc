@@ -241,6 +241,7 @@ Config::Config() {
   Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));
   Add(BoolOption("active-expire", &active_expire, true));
   Add(StringOption("enable-debug-command", &enable_debug_command, false, {"yes", "no", "local"}));
+  Add(StringOption("aclfile", &aclfile, false));
 
   Add(Int64Option("rocksdb.block-cache-size", &rocksdb_block_cache_size, 0, true, true));
   Add(Int64Option("rocksdb.write-buffer-size", &rocksdb_write_buffer_size, 1024 * 1024, true, false));
@@ -351,6 +352,10 @@ Status Config::LoadFile(const std::string& path) {
     if (first == std::string::npos || line[first] == '#') continue;
     if (!SplitArgs(line, &argv)) return Status::InvalidArgument("unbalanced quotes at line " + std::to_string(lineno));
     if (argv.empty()) continue;
+    if (EqualsIgnoreCase(argv[0], "user")) {
+      acl_user_lines.push_back(line);
+      continue;
+    }
     if (EqualsIgnoreCase(argv[0], "rename-command")) {
       if (argv.size() != 3) {
         return Status::InvalidArgument("config file " + path + " line " + std::to_string(lineno) +

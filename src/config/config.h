@@ -89,6 +89,9 @@ struct Config {
   std::string enable_debug_command = "no";  // yes | no | local (DEBUG)
   // rename-command old new ("" disables old); startup only, applied in order.
   std::vector<std::pair<std::string, std::string>> rename_commands;
+  // ACL users: "user ..." lines of the config file, or a separate aclfile.
+  std::vector<std::string> acl_user_lines;
+  std::string aclfile;
 
   // RocksDB
   int64_t rocksdb_block_cache_size = 512LL * 1024 * 1024;

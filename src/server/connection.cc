@@ -7,6 +7,7 @@
 
 #include "commands/command.h"
 #include "common/time_util.h"
+#include "server/acl.h"
 #include "server/dispatch.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -19,7 +20,15 @@ Connection::Connection(Worker* worker, int fd, uint64_t id, std::string peer, st
   int64_t now = static_cast<int64_t>(NowMs());
   created_ms = now;
   last_interaction_ms = now;
-  authenticated = server()->config()->requirepass.empty();
+  SetUser(server()->acl().AutoUser());
+}
+
+void Connection::SetUser(std::shared_ptr<const AclUser> u) {
+  authenticated = u != nullptr;
+  acl_generation = server()->acl().generation();
+  std::lock_guard<std::mutex> g(info_mu);
+  username = u != nullptr ? u->name : "default";
+  user = std::move(u);
 }
 
 Connection::~Connection() {
@@ -288,7 +297,7 @@ std::string Connection::InfoLine() {
   s += " events=r";
   const CommandSpec* last = last_command.load();
   s += std::string(" cmd=") + (last ? last->name : "NULL");
-  s += " user=default redir=-1 resp=" + std::to_string(resp);
+  s += " user=" + username + " redir=-1 resp=" + std::to_string(resp);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <event2/event.h>
 
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -18,6 +19,7 @@ namespace kvrocks {
 
 class Worker;
 class Server;
+struct AclUser;
 struct CommandSpec;
 
 class Connection {
@@ -100,6 +102,12 @@ class Connection {
   // Protocol version chosen with HELLO.
   int resp = 2;
   bool authenticated = false;
+  // The ACL user (nullptr before AUTH when the default user needs a password)
+  // and the ACL generation it was looked up at.
+  std::shared_ptr<const AclUser> user;
+  uint64_t acl_generation = 0;
+  // Signs in as user (AUTH, HELLO AUTH, RESET).
+  void SetUser(std::shared_ptr<const AclUser> u);
   bool monitor = false;
   // The replica's client that applies the master's stream (writes are allowed).
   bool is_master = false;
@@ -122,6 +130,7 @@ class Connection {
   // Readable from other threads under info_mu.
   std::mutex info_mu;
   std::string name;
+  std::string username = "default";
   std::atomic<const CommandSpec*> last_command{nullptr};
   std::atomic<int64_t> created_ms{0};
   std::atomic<int64_t> last_interaction_ms{0};

@@ -78,6 +78,34 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
   }
 }
 
+}  // namespace
+
+std::string CheckAcl(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+                     const char* context) {
+  Acl& acl = srv->acl();
+  if (conn->acl_generation != acl.generation()) {
+    // The user changed (ACL SETUSER / DELUSER / LOAD): look it up again.
+    std::string name;
+    {
+      std::lock_guard<std::mutex> g(conn->info_mu);
+      name = conn->username;
+    }
+    conn->user = conn->authenticated ? acl.Find(name) : nullptr;
+    conn->acl_generation = acl.generation();
+  }
+  const AclUser* user = conn->user.get();
+  if (user == nullptr) return conn->is_master ? "" : "NOPERM this user has no permissions to run the '" +
+                                                         std::string(spec.name) + "' command";
+  std::string reason, object;
+  if (user->Allows(spec, args, &reason, &object)) return "";
+  acl.Log(reason, context, object, user->name, conn->InfoLine());
+  if (reason == "command") return "NOPERM this user has no permissions to run the '" + object + "' command";
+  if (reason == "key") return "NOPERM this user has no permissions to access one of the keys used as arguments";
+  return "NOPERM this user has no permissions to access one of the channels used as arguments";
+}
+
+namespace {
+
 // Redis' "fullname" of a call: "config|get" for a known subcommand, else the name.
 std::string FullName(const CommandSpec& spec, const std::vector<std::string>& args) {
   if (!spec.subcommands.empty() && args.size() > 1) {
@@ -287,10 +315,12 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     err = "ERR wrong number of arguments for '" + std::string(spec->name) + "' command";
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
-  } else if (srv->replica()->is_replica()) {
-    if ((spec->flags & kCmdWrite) && srv->config()->replica_read_only) {
-      err = "READONLY You can't write against a read only replica.";
-    }
+  } else if (!(spec->flags & kCmdNoAuth)) {
+    err = CheckAcl(srv, conn, *spec, args, conn->in_multi ? "multi" : "toplevel");
+  }
+  if (err.empty() && spec != nullptr && srv->replica()->is_replica() && (spec->flags & kCmdWrite) &&
+      srv->config()->replica_read_only) {
+    err = "READONLY You can't write against a read only replica.";
   }
   if (err.empty() && spec != nullptr && conn->resp == 2 && conn->subscribed() && !(spec->flags & kCmdSubscribedOk)) {
     err = "ERR Can't execute '" + FullName(*spec, args) +

@@ -7,8 +7,13 @@
 namespace kvrocks {
 
 class Connection;
+class Server;
 struct CommandSpec;
 
+// The ACL check of a call: "" or the NOPERM error (logged in ACL LOG with
+// context "toplevel", "multi" or "lua").
+std::string CheckAcl(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+                     const char* context);
 // Runs (or, inside MULTI, queues) one command and appends its reply.
 void Dispatch(Connection* conn, std::vector<std::string>& args);
 // Runs one command now: locks its keys if it writes, commits its batch.

@@ -8,6 +8,7 @@
 #include <glog/logging.h>
 
 #include <ctime>
+#include <fstream>
 #include <filesystem>
 
 #include "common/time_util.h"
@@ -38,7 +39,36 @@ bool ParseHostPort(const std::string& s, std::string* host, int* port) {
   return true;
 }
 
+Status Server::LoadAcl() {
+  if (!config_->aclfile.empty() && !config_->acl_user_lines.empty()) {
+    return Status::InvalidArgument("Configuring Redis with users defined in redis.conf and at the same setting an "
+                                   "ACL file path is invalid. This setup is very likely to lead to configuration "
+                                   "errors and security holes, please define either an ACL file or declare users "
+                                   "directly in your redis.conf, but not both.");
+  }
+  std::vector<std::string> lines = config_->acl_user_lines;
+  if (!config_->aclfile.empty()) {
+    std::ifstream in(config_->aclfile);
+    if (!in) return Status::IOError("cannot open the ACL file " + config_->aclfile);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  if (!lines.empty()) {
+    std::string err = acl_.LoadLines(lines);
+    if (!err.empty()) return Status::InvalidArgument("ACL: " + err);
+  }
+  // requirepass is the default user's password (its only one), as in Redis.
+  if (!config_->requirepass.empty()) acl_.SetDefaultPassword(config_->requirepass);
+  config_->OnSet("requirepass", [this](const Config& c) {
+    acl_.SetDefaultPassword(c.requirepass);
+    return Status::OK();
+  });
+  return Status::OK();
+}
+
 Status Server::Start() {
+  Status acl_status = LoadAcl();
+  if (!acl_status.ok()) return acl_status;
   std::vector<std::string> hosts;
   std::string cur;
   for (char c : config_->bind + " ") {

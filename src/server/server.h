@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "server/acl.h"
 #include "server/pubsub.h"
 #include "stats/latency.h"
 #include "stats/slowlog.h"
@@ -49,6 +50,9 @@ class Server {
   Stats& stats() { return stats_; }
   SlowLog& slowlog() { return slowlog_; }
   PubSub& pubsub() { return pubsub_; }
+  Acl& acl() { return acl_; }
+  // Loads the ACL users of the configuration (requirepass, "user" lines, aclfile).
+  Status LoadAcl();
   LatencyMonitor& latency() { return latency_; }
   // Drops every channel, pattern and shard-channel subscription of conn.
   void UnsubscribeAll(Connection* conn);
@@ -132,6 +136,7 @@ class Server {
   Stats stats_;
   SlowLog slowlog_;
   PubSub pubsub_;
+  Acl acl_;
   LatencyMonitor latency_;
   int64_t start_time_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -1,0 +1,247 @@
+// ACL: SETUSER GETUSER DELUSER LIST USERS WHOAMI CAT LOG GENPASS DRYRUN LOAD
+// SAVE HELP. The users and the checks are in server/acl.cc.
+#include <fstream>
+#include <random>
+
+#include "commands/helpers.h"
+#include "common/time_util.h"
+#include "server/acl.h"
+
+namespace kvrocks {
+
+namespace {
+
+void GetUser(CommandCall& call) {
+  auto u = call.server->acl().Find(call.args[2]);
+  if (u == nullptr) return reply::Null(call.out, call.resp);
+  std::string* out = call.out;
+  reply::MapHeader(out, 6, call.resp);
+  reply::Bulk(out, "flags");
+  std::vector<std::string> flags = {u->enabled ? "on" : "off"};
+  if (u->nopass) flags.emplace_back("nopass");
+  if (u->sanitize_payload) flags.emplace_back("sanitize-payload");
+  if (u->skip_sanitize_payload) flags.emplace_back("skip-sanitize-payload");
+  reply::BulkArray(out, flags);
+  reply::Bulk(out, "passwords");
+  reply::BulkArray(out, std::vector<std::string>(u->passwords.begin(), u->passwords.end()));
+  reply::Bulk(out, "commands");
+  std::string commands = u->all_commands ? "+@all" : "-@all";
+  for (const auto& r : u->command_rules) commands += " " + r;
+  reply::Bulk(out, commands);
+  reply::Bulk(out, "keys");
+  std::string keys;
+  if (u->all_keys) keys = "~*";
+  for (const auto& k : u->keys) {
+    if (!keys.empty()) keys += " ";
+    keys += std::string(k.read && k.write ? "~" : k.read ? "%R~" : "%W~") + k.pattern;
+  }
+  reply::Bulk(out, keys);
+  reply::Bulk(out, "channels");
+  std::string channels;
+  if (u->all_channels) channels = "&*";
+  for (const auto& c : u->channels) channels += (channels.empty() ? "&" : " &") + c;
+  reply::Bulk(out, channels);
+  reply::Bulk(out, "selectors");
+  reply::ArrayHeader(out, 0);
+}
+
+void Log(CommandCall& call) {
+  const auto& a = call.args;
+  size_t count = 10;
+  if (a.size() == 3) {
+    if (EqualsIgnoreCase(a[2], "reset")) {
+      call.server->acl().ResetLog();
+      return reply::Ok(call.out);
+    }
+    int64_t n;
+    if (!IntArg(call, 2, &n)) return;
+    count = n < 0 ? 0 : static_cast<size_t>(n);
+  } else if (a.size() > 3) {
+    return ReplySubcommandArity(call);
+  }
+  auto entries = call.server->acl().LogEntries(count);
+  int64_t now = static_cast<int64_t>(NowMs());
+  reply::ArrayHeader(call.out, entries.size());
+  for (const auto& e : entries) {
+    reply::MapHeader(call.out, 7, call.resp);
+    reply::Bulk(call.out, "count");
+    reply::Integer(call.out, static_cast<int64_t>(e.count));
+    reply::Bulk(call.out, "reason");
+    reply::Bulk(call.out, e.reason);
+    reply::Bulk(call.out, "context");
+    reply::Bulk(call.out, e.context);
+    reply::Bulk(call.out, "object");
+    reply::Bulk(call.out, e.object);
+    reply::Bulk(call.out, "username");
+    reply::Bulk(call.out, e.username);
+    reply::Bulk(call.out, "age-seconds");
+    reply::Double(call.out, static_cast<double>(now - e.created_ms) / 1000.0, call.resp);
+    reply::Bulk(call.out, "client-info");
+    reply::Bulk(call.out, e.client_info);
+  }
+}
+
+void DryRun(CommandCall& call) {
+  const auto& a = call.args;
+  auto u = call.server->acl().Find(a[2]);
+  if (u == nullptr) return ReplyError(call, "ERR User '" + a[2] + "' not found");
+  const CommandSpec* spec = CommandTable::Instance().Find(a[3]);
+  if (spec == nullptr) return ReplyError(call, "ERR Command '" + a[3] + "' not found");
+  std::vector<std::string> args(a.begin() + 3, a.end());
+  int argc = static_cast<int>(args.size());
+  if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
+    return ReplyError(call, "ERR wrong number of arguments for '" + std::string(spec->name) + "' command");
+  }
+  std::string reason, object;
+  if (u->Allows(*spec, args, &reason, &object)) return reply::Ok(call.out);
+  if (reason == "command") return reply::Bulk(call.out, "This user has no permissions to run the '" + object + "' command");
+  reply::Bulk(call.out, "This user has no permissions to access the '" + object + "' " + (reason == "key" ? "key" : "channel"));
+}
+
+constexpr char kNoAclFile[] =
+    "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER "
+    "command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store "
+    "users in the Redis configuration.";
+
+void Load(CommandCall& call) {
+  const std::string& path = call.server->config()->aclfile;
+  if (path.empty()) return ReplyError(call, kNoAclFile);
+  std::ifstream in(path);
+  if (!in) return ReplyError(call, "ERR Error loading ACLs, opening file '" + path + "': No such file or directory");
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  std::string err = call.server->acl().LoadLines(lines);
+  if (!err.empty()) return ReplyError(call, "ERR Error loading ACLs: " + err);
+  reply::Ok(call.out);
+}
+
+void Save(CommandCall& call) {
+  const std::string& path = call.server->config()->aclfile;
+  if (path.empty()) return ReplyError(call, kNoAclFile);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& u : call.server->acl().Users()) out << u->Describe() << "\n";
+    if (!out) return ReplyError(call, "ERR There was an error trying to save the ACLs. Please check the server logs for more information");
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return ReplyError(call, "ERR There was an error trying to save the ACLs. Please check the server logs for more information");
+  }
+  reply::Ok(call.out);
+}
+
+void AclCmd(CommandCall& call) {
+  const auto& a = call.args;
+  const std::string& sub = a[1];
+  Acl& acl = call.server->acl();
+  auto arity = [&](size_t min, size_t max) {
+    if (a.size() >= min && a.size() <= max) return true;
+    ReplySubcommandArity(call);
+    return false;
+  };
+  if (EqualsIgnoreCase(sub, "setuser")) {
+    if (!arity(3, SIZE_MAX)) return;
+    std::string err = acl.SetUser(a[2], std::vector<std::string>(a.begin() + 3, a.end()));
+    if (!err.empty()) return ReplyError(call, err);
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "getuser")) return arity(3, 3) ? GetUser(call) : void();
+  if (EqualsIgnoreCase(sub, "deluser")) {
+    if (!arity(3, SIZE_MAX)) return;
+    std::vector<std::string> names(a.begin() + 2, a.end());
+    std::string err;
+    int n = acl.DelUsers(names, &err);
+    if (!err.empty()) return ReplyError(call, err);
+    // Connections authenticated as a removed user are closed, as in Redis.
+    std::vector<uint64_t> ids;
+    call.server->ForEachClient([&](Connection* c) {
+      std::lock_guard<std::mutex> g(c->info_mu);
+      for (const auto& name : names) {
+        if (c->username == name && c != call.conn) ids.push_back(c->id());
+      }
+    });
+    for (uint64_t id : ids) call.server->Kill(id);
+    return reply::Integer(call.out, n);
+  }
+  if (EqualsIgnoreCase(sub, "list") || EqualsIgnoreCase(sub, "users")) {
+    if (!arity(2, 2)) return;
+    bool list = EqualsIgnoreCase(sub, "list");
+    auto users = acl.Users();
+    reply::ArrayHeader(call.out, users.size());
+    for (const auto& u : users) reply::Bulk(call.out, list ? u->Describe() : u->name);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "whoami")) {
+    if (!arity(2, 2)) return;
+    std::lock_guard<std::mutex> g(call.conn->info_mu);
+    return reply::Bulk(call.out, call.conn->username);
+  }
+  if (EqualsIgnoreCase(sub, "cat")) {
+    if (!arity(2, 3)) return;
+    if (a.size() == 2) return reply::BulkArray(call.out, Acl::Categories());
+    std::vector<std::string> names;
+    if (!Acl::CategoryCommands(a[2], &names)) return ReplyError(call, "ERR Unknown category '" + a[2] + "'");
+    return reply::BulkArray(call.out, names);
+  }
+  if (EqualsIgnoreCase(sub, "log")) return Log(call);
+  if (EqualsIgnoreCase(sub, "genpass")) {
+    if (!arity(2, 3)) return;
+    int64_t bits = 256;
+    if (a.size() == 3 && (!ParseInt64(a[2], &bits) || bits <= 0 || bits > 4096)) {
+      return ReplyError(call, "ERR ACL GENPASS argument must be the number of bits for the output password, a "
+                              "positive number up to 4096");
+    }
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    static const char kHex[] = "0123456789abcdef";
+    std::string pass;
+    for (int64_t i = 0; i < (bits + 3) / 4; i++) pass.push_back(kHex[rng() & 15]);
+    return reply::Bulk(call.out, pass);
+  }
+  if (EqualsIgnoreCase(sub, "dryrun")) return arity(4, SIZE_MAX) ? DryRun(call) : void();
+  if (EqualsIgnoreCase(sub, "load")) return arity(2, 2) ? Load(call) : void();
+  if (EqualsIgnoreCase(sub, "save")) return arity(2, 2) ? Save(call) : void();
+  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+    return ReplyHelp(call, {"ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "CAT [<category>]",
+                            "    List all commands that belong to <category>, or all command categories",
+                            "    when no category is specified.",
+                            "DELUSER <username> [<username> ...]",
+                            "    Delete a list of users.",
+                            "DRYRUN <username> <command> [<arg> ...]",
+                            "    Returns whether the user can execute the given command without executing the command.",
+                            "GETUSER <username>",
+                            "    Get the user's details.",
+                            "GENPASS [<bits>]",
+                            "    Generate a secure 256-bit user password. The optional `bits` argument can",
+                            "    be used to specify a different size.",
+                            "LIST",
+                            "    Show users details in config file format.",
+                            "LOAD",
+                            "    Reload users from the ACL file.",
+                            "LOG [<count> | RESET]",
+                            "    Show the ACL log entries.",
+                            "SAVE",
+                            "    Save the current config to the ACL file.",
+                            "SETUSER <username> <attribute> [<attribute> ...]",
+                            "    Create or modify a user with the specified attributes.",
+                            "USERS",
+                            "    List all the registered usernames.",
+                            "WHOAMI",
+                            "    Return the current connection username.",
+                            "HELP",
+                            "    Prints this help."});
+  }
+  ReplyUnknownSubcommand(call, "ACL");
+}
+
+}  // namespace
+
+void RegisterAclCommands(CommandTable* t) {
+  t->Add({"acl", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, AclCmd, "server",
+          "A container for Access List Control commands.", "6.0.0", nullptr,
+          {"acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help", "acl|list", "acl|load",
+           "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"}});
+}
+
+}  // namespace kvrocks

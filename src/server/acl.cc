@@ -1,0 +1,446 @@
+#include "server/acl.h"
+
+#include <algorithm>
+
+#include "commands/command.h"
+#include "common/sha256.h"
+#include "common/string_util.h"
+#include "common/time_util.h"
+
+namespace kvrocks {
+
+namespace {
+
+const char* const kCategories[] = {"keyspace", "read",      "write",     "set",        "sortedset",   "list",
+                                   "hash",     "string",    "bitmap",    "hyperloglog", "geo",         "stream",
+                                   "pubsub",   "admin",     "fast",      "slow",        "blocking",    "dangerous",
+                                   "connection", "transaction", "scripting"};
+
+// The ACL categories of a command, from its group and flags.
+std::set<std::string> CommandCategories(const CommandSpec& spec) {
+  static const std::map<std::string, const char*> kGroups = {
+      {"string", "string"},       {"hash", "hash"},   {"list", "list"},     {"set", "set"},
+      {"sorted_set", "sortedset"}, {"bitmap", "bitmap"}, {"hyperloglog", "hyperloglog"},
+      {"geo", "geo"},             {"stream", "stream"}, {"generic", "keyspace"}, {"pubsub", "pubsub"},
+      {"scripting", "scripting"}, {"transactions", "transaction"}, {"connection", "connection"}};
+  std::set<std::string> cats;
+  auto g = kGroups.find(spec.group);
+  if (g != kGroups.end()) cats.insert(g->second);
+  if (spec.flags & kCmdWrite) cats.insert("write");
+  if (spec.flags & kCmdReadOnly) cats.insert("read");
+  if (spec.flags & kCmdAdmin) {
+    cats.insert("admin");
+    cats.insert("dangerous");
+  }
+  if (spec.flags & kCmdExclusive) cats.insert("dangerous");
+  cats.insert((spec.flags & kCmdFast) ? "fast" : "slow");
+  if (spec.flags & kCmdBlocking) cats.insert("blocking");
+  return cats;
+}
+
+bool IsCategory(const std::string& c) {
+  for (const char* k : kCategories) {
+    if (c == k) return true;
+  }
+  return false;
+}
+
+std::string ModifierError(const std::string& rule, const std::string& why) {
+  return "ERR Error in ACL SETUSER modifier '" + rule + "': " + why;
+}
+
+// A rule about a command replaces an earlier rule about the same command in
+// its place, else it goes last (Redis' ACLUpdateCommandRules).
+void ReplaceCommandRule(AclUser* u, const std::string& rule) {
+  std::string target = rule.substr(1);
+  for (auto& r : u->command_rules) {
+    if (r.substr(1) == target) {
+      r = rule;
+      return;
+    }
+  }
+  u->command_rules.push_back(rule);
+}
+
+}  // namespace
+
+bool AclUser::AllowsCommand(const std::string& name, const std::string& sub) const {
+  if (commands.count(name)) return true;
+  return !sub.empty() && commands.count(name + "|" + sub) > 0;
+}
+
+bool AclUser::AllowsKey(const std::string& key, bool write) const {
+  if (all_keys) return true;
+  for (const auto& k : keys) {
+    if ((write ? k.write : k.read) && StringMatch(k.pattern, key)) return true;
+  }
+  return false;
+}
+
+bool AclUser::AllowsChannel(const std::string& channel, bool is_pattern) const {
+  if (all_channels) return true;
+  for (const auto& c : channels) {
+    // A subscription pattern must be one of the user's patterns literally.
+    if (is_pattern ? c == channel : StringMatch(c, channel)) return true;
+  }
+  return false;
+}
+
+bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
+                     std::string* object) const {
+  std::string name = ToLower(spec.name);
+  std::string sub = !spec.subcommands.empty() && args.size() > 1 ? ToLower(args[1]) : "";
+  if (!AllowsCommand(name, sub)) {
+    *reason = "command";
+    *object = sub.empty() ? name : name + "|" + sub;
+    return false;
+  }
+  if (!all_keys) {
+    bool write = (spec.flags & kCmdWrite) != 0;
+    for (size_t i : CommandTable::KeyIndexes(spec, args.size())) {
+      if (!AllowsKey(args[i], write)) {
+        *reason = "key";
+        *object = args[i];
+        return false;
+      }
+    }
+    if (name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro" || name == "fcall" ||
+        name == "fcall_ro") {
+      // A script's declared keys: read-only scripts read them, others may also write.
+      bool script_writes = name.size() < 3 || name.compare(name.size() - 3, 3, "_ro") != 0;
+      int64_t n;
+      if (args.size() > 2 && ParseInt64(args[2], &n)) {
+        for (int64_t i = 0; i < n && 3 + static_cast<size_t>(i) < args.size(); i++) {
+          if (!AllowsKey(args[3 + static_cast<size_t>(i)], script_writes)) {
+            *reason = "key";
+            *object = args[3 + static_cast<size_t>(i)];
+            return false;
+          }
+        }
+      }
+    }
+  }
+  if (!all_channels) {
+    bool publish = name == "publish" || name == "spublish";
+    bool subscribe = name == "subscribe" || name == "ssubscribe" || name == "psubscribe";
+    if (publish || subscribe) {
+      size_t last = publish ? 2 : args.size();
+      for (size_t i = 1; i < last; i++) {
+        if (!AllowsChannel(args[i], name == "psubscribe")) {
+          *reason = "channel";
+          *object = args[i];
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+std::string AclUser::Describe() const {
+  std::string s = "user " + name + (enabled ? " on" : " off");
+  if (nopass) s += " nopass";
+  if (sanitize_payload) s += " sanitize-payload";
+  if (skip_sanitize_payload) s += " skip-sanitize-payload";
+  for (const auto& p : passwords) s += " #" + p;
+  if (all_keys) {
+    s += " ~*";
+  } else {
+    for (const auto& k : keys) s += std::string(" ") + (k.read && k.write ? "~" : k.read ? "%R~" : "%W~") + k.pattern;
+  }
+  if (all_channels) {
+    s += " &*";
+  } else {
+    s += " resetchannels";
+    for (const auto& c : channels) s += " &" + c;
+  }
+  s += all_commands ? " +@all" : " -@all";
+  for (const auto& r : command_rules) s += " " + r;
+  return s;
+}
+
+Acl::Acl() {
+  auto def = std::make_shared<AclUser>();
+  def->name = "default";
+  for (const char* rule : {"on", "nopass", "~*", "&*", "+@all"}) Apply(def.get(), rule);
+  users_["default"] = def;
+}
+
+std::string Acl::Apply(AclUser* u, const std::string& rule) const {
+  std::string r = ToLower(rule);
+  if (r == "on") {
+    u->enabled = true;
+  } else if (r == "off") {
+    u->enabled = false;
+  } else if (r == "nopass") {
+    u->nopass = true;
+    u->passwords.clear();
+  } else if (r == "resetpass") {
+    u->nopass = false;
+    u->passwords.clear();
+  } else if (r == "allkeys" || rule == "~*") {
+    u->all_keys = true;
+    u->keys.clear();
+  } else if (r == "resetkeys") {
+    u->all_keys = false;
+    u->keys.clear();
+  } else if (r == "allchannels" || rule == "&*") {
+    u->all_channels = true;
+    u->channels.clear();
+  } else if (r == "resetchannels") {
+    u->all_channels = false;
+    u->channels.clear();
+  } else if (r == "allcommands" || r == "+@all") {
+    u->all_commands = true;
+    u->command_rules.clear();
+    u->commands.clear();
+    for (const auto& [key, spec] : CommandTable::Instance().all()) u->commands.insert(ToLower(spec.name));
+  } else if (r == "nocommands" || r == "-@all") {
+    u->all_commands = false;
+    u->command_rules.clear();
+    u->commands.clear();
+  } else if (r == "sanitize-payload") {
+    u->sanitize_payload = true;
+    u->skip_sanitize_payload = false;
+  } else if (r == "skip-sanitize-payload") {
+    u->skip_sanitize_payload = true;
+    u->sanitize_payload = false;
+  } else if (r == "reset") {
+    AclUser fresh;
+    fresh.name = u->name;
+    *u = fresh;
+    for (const char* x : {"resetpass", "resetkeys", "resetchannels", "off", "-@all"}) Apply(u, x);
+  } else if (!rule.empty() && (rule[0] == '>' || rule[0] == '<')) {
+    std::string hash = Sha256Hex(std::string_view(rule).substr(1));
+    if (rule[0] == '>') {
+      u->passwords.insert(hash);
+      u->nopass = false;
+    } else if (u->passwords.erase(hash) == 0) {
+      return ModifierError(rule, "The password you are trying to remove from the user does not exist");
+    }
+  } else if (!rule.empty() && (rule[0] == '#' || rule[0] == '!')) {
+    std::string hash = ToLower(rule.substr(1));
+    bool hex = hash.size() == 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    });
+    if (!hex) return ModifierError(rule, "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters");
+    if (rule[0] == '#') {
+      u->passwords.insert(hash);
+      u->nopass = false;
+    } else if (u->passwords.erase(hash) == 0) {
+      return ModifierError(rule, "The password you are trying to remove from the user does not exist");
+    }
+  } else if (!rule.empty() && (rule[0] == '~' || rule[0] == '%')) {
+    AclUser::KeyPattern k{"", true, true};
+    if (rule[0] == '%') {
+      size_t tilde = rule.find('~');
+      std::string perms = tilde == std::string::npos ? "" : ToLower(rule.substr(1, tilde - 1));
+      if (tilde == std::string::npos || perms.empty() ||
+          perms.find_first_not_of("rw") != std::string::npos) {
+        return ModifierError(rule, "Syntax error");
+      }
+      k.read = perms.find('r') != std::string::npos;
+      k.write = perms.find('w') != std::string::npos;
+      k.pattern = rule.substr(tilde + 1);
+    } else {
+      k.pattern = rule.substr(1);
+    }
+    if (u->all_keys) return ModifierError(rule, "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns");
+    if (k.read && k.write && k.pattern == "*") return Apply(u, "allkeys");
+    u->keys.push_back(k);
+  } else if (!rule.empty() && rule[0] == '&') {
+    if (u->all_channels) return ModifierError(rule, "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels");
+    u->channels.push_back(rule.substr(1));
+  } else if (!rule.empty() && (rule[0] == '+' || rule[0] == '-')) {
+    bool add = rule[0] == '+';
+    std::string what = ToLower(rule.substr(1));
+    if (!what.empty() && what[0] == '@') {
+      std::vector<std::string> names;
+      if (!CategoryCommands(what.substr(1), &names)) return ModifierError(rule, "Unknown command or category name in ACL");
+      for (const auto& n : names) {
+        if (add) {
+          u->commands.insert(n);
+        } else {
+          u->commands.erase(n);
+        }
+      }
+      u->command_rules.push_back(std::string(1, rule[0]) + what);
+      return "";
+    }
+    size_t bar = what.find('|');
+    std::string cmd = what.substr(0, bar);
+    const CommandSpec* spec = CommandTable::Instance().Find(cmd);
+    if (spec == nullptr) return ModifierError(rule, "Unknown command or category name in ACL");
+    std::string name = ToLower(spec->name);
+    if (bar == std::string::npos) {
+      // The command and all its subcommands.
+      for (auto it = u->commands.begin(); it != u->commands.end();) {
+        it = it->rfind(name + "|", 0) == 0 ? u->commands.erase(it) : std::next(it);
+      }
+      if (add) {
+        u->commands.insert(name);
+      } else {
+        u->commands.erase(name);
+      }
+    } else {
+      if (!add) return ModifierError(rule, "Syntax error");  // Redis 7.0 allows only +cmd|sub
+      if (spec->subcommands.empty()) return ModifierError(rule, "Unknown command or category name in ACL");
+      if (u->commands.count(name)) return "";  // the whole command is allowed already
+      u->commands.insert(name + "|" + what.substr(bar + 1));
+    }
+    ReplaceCommandRule(u, std::string(1, rule[0]) + what);
+  } else {
+    return ModifierError(rule, "Syntax error");
+  }
+  return "";
+}
+
+void Acl::Publish(std::shared_ptr<AclUser> user) {
+  users_[user->name] = std::move(user);
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+std::string Acl::SetUser(const std::string& name, const std::vector<std::string>& rules) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = users_.find(name);
+  auto u = std::make_shared<AclUser>();
+  if (it != users_.end()) {
+    *u = *it->second;
+  } else {
+    u->name = name;
+    Apply(u.get(), "reset");
+  }
+  for (const auto& r : rules) {
+    std::string err = Apply(u.get(), r);
+    if (!err.empty()) return err;
+  }
+  Publish(std::move(u));
+  return "";
+}
+
+int Acl::DelUsers(const std::vector<std::string>& names, std::string* err) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (const auto& n : names) {
+    if (n == "default") {
+      *err = "ERR The 'default' user cannot be removed";
+      return 0;
+    }
+  }
+  int n = 0;
+  for (const auto& name : names) n += static_cast<int>(users_.erase(name));
+  generation_.fetch_add(1, std::memory_order_release);
+  return n;
+}
+
+std::shared_ptr<const AclUser> Acl::Find(const std::string& name) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = users_.find(name);
+  return it == users_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const AclUser>> Acl::Users() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<std::shared_ptr<const AclUser>> out;
+  for (const auto& [name, u] : users_) out.push_back(u);
+  return out;
+}
+
+std::string Acl::LoadLines(const std::vector<std::string>& lines) {
+  std::map<std::string, std::shared_ptr<const AclUser>> fresh;
+  int lineno = 0;
+  for (const auto& line : lines) {
+    lineno++;
+    std::vector<std::string> args;
+    if (!SplitArgs(line, &args)) return "Unbalanced quotes in configuration line " + std::to_string(lineno);
+    if (args.empty()) continue;
+    if (args[0] != "user" || args.size() < 2) {
+      return "/ACL file contains an invalid line " + std::to_string(lineno) + ": line should start with user keyword";
+    }
+    auto u = std::make_shared<AclUser>();
+    u->name = args[1];
+    Apply(u.get(), "reset");
+    for (size_t i = 2; i < args.size(); i++) {
+      std::string err = Apply(u.get(), args[i]);
+      if (!err.empty()) return "Error in user declaration at line " + std::to_string(lineno) + ": " + err;
+    }
+    fresh[u->name] = u;
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  if (!fresh.count("default")) fresh["default"] = users_["default"];
+  users_.swap(fresh);
+  generation_.fetch_add(1, std::memory_order_release);
+  return "";
+}
+
+std::shared_ptr<const AclUser> Acl::Authenticate(const std::string& name, const std::string& password) const {
+  auto u = Find(name);
+  if (u == nullptr || !u->enabled) return nullptr;
+  if (u->nopass || u->passwords.count(Sha256Hex(password))) return u;
+  return nullptr;
+}
+
+void Acl::SetDefaultPassword(const std::string& password) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto u = std::make_shared<AclUser>(*users_["default"]);
+  Apply(u.get(), "resetpass");
+  Apply(u.get(), password.empty() ? "nopass" : ">" + password);
+  Publish(std::move(u));
+}
+
+std::shared_ptr<const AclUser> Acl::AutoUser() const {
+  auto u = Find("default");
+  return u != nullptr && u->enabled && u->nopass ? u : nullptr;
+}
+
+void Acl::Log(const std::string& reason, const std::string& context, const std::string& object,
+              const std::string& username, const std::string& client_info) {
+  int64_t now = static_cast<int64_t>(NowMs());
+  std::lock_guard<std::mutex> g(mu_);
+  // Repeats of a recent identical denial are counted in its entry, which moves to the front.
+  for (auto it = log_.begin(); it != log_.end(); ++it) {
+    if (it->reason == reason && it->context == context && it->object == object && it->username == username &&
+        now - it->updated_ms < 60000) {
+      LogEntry e = *it;
+      e.count++;
+      e.updated_ms = now;
+      e.client_info = client_info;
+      log_.erase(it);
+      log_.push_front(std::move(e));
+      return;
+    }
+  }
+  log_.push_front(LogEntry{1, reason, context, object, username, client_info, now, now});
+  if (log_.size() > 128) log_.pop_back();
+}
+
+std::vector<Acl::LogEntry> Acl::LogEntries(size_t count) const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<LogEntry> out;
+  for (const auto& e : log_) {
+    if (out.size() >= count) break;
+    out.push_back(e);
+  }
+  return out;
+}
+
+void Acl::ResetLog() {
+  std::lock_guard<std::mutex> g(mu_);
+  log_.clear();
+}
+
+std::vector<std::string> Acl::Categories() { return std::vector<std::string>(std::begin(kCategories), std::end(kCategories)); }
+
+bool Acl::CategoryCommands(const std::string& category, std::vector<std::string>* names) {
+  std::string cat = ToLower(category);
+  if (cat == "all") {
+    for (const auto& [key, spec] : CommandTable::Instance().all()) names->push_back(ToLower(spec.name));
+    return true;
+  }
+  if (!IsCategory(cat)) return false;
+  for (const auto& [key, spec] : CommandTable::Instance().all()) {
+    if (CommandCategories(spec).count(cat)) names->push_back(ToLower(spec.name));
+  }
+  return true;
+}
+
+}  // namespace kvrocks

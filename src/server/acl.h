@@ -1,0 +1,104 @@
+// ACL: users, their passwords, command / key / channel permissions, and the
+// log of denials, as Redis 7.0 has them (without selectors).
+//
+// A user is immutable once published: ACL SETUSER builds a changed copy and
+// swaps it in, bumping a generation; a connection keeps a pointer to its
+// user and looks it up again only when the generation moved, so the check on
+// every command costs one atomic load and a few set lookups.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kvrocks {
+
+struct CommandSpec;
+class Connection;
+
+struct AclUser {
+  std::string name;
+  bool enabled = false;
+  bool nopass = false;
+  std::set<std::string> passwords;  // SHA-256 hex
+  // Commands ("get") and subcommands ("config|get") the user may run.
+  std::set<std::string> commands;
+  std::vector<std::string> command_rules;  // as ACL LIST shows them, after "+@all"/"-@all"
+  bool all_commands = false;               // the rules start with +@all (else -@all)
+  struct KeyPattern {
+    std::string pattern;
+    bool read, write;
+  };
+  std::vector<KeyPattern> keys;
+  bool all_keys = false;
+  std::vector<std::string> channels;
+  bool all_channels = false;
+  bool sanitize_payload = false, skip_sanitize_payload = false;
+
+  // Whether the user may run this call (command, keys, channels); if not, the
+  // NOPERM reason: "command", "key" or "channel", and the offending object.
+  bool Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
+              std::string* object) const;
+  bool AllowsCommand(const std::string& name, const std::string& sub) const;
+  bool AllowsKey(const std::string& key, bool write) const;
+  bool AllowsChannel(const std::string& channel, bool is_pattern) const;
+  // "user <name> on|off [nopass] [#hash...] [~keys] [&channels] <commands>"
+  std::string Describe() const;
+};
+
+class Acl {
+ public:
+  Acl();
+
+  // Applies ACL SETUSER rules to name (creating it); "" or the error reply.
+  std::string SetUser(const std::string& name, const std::vector<std::string>& rules);
+  // Removes users (never "default"); returns how many existed. Their
+  // connections are closed by the caller.
+  int DelUsers(const std::vector<std::string>& names, std::string* err);
+  std::shared_ptr<const AclUser> Find(const std::string& name) const;
+  std::vector<std::shared_ptr<const AclUser>> Users() const;  // by name
+  // Replaces all users with those of "user ..." lines (ACL LOAD, the config
+  // file); "" or the error text. The default user is kept if not listed.
+  std::string LoadLines(const std::vector<std::string>& lines);
+
+  // The user name/password authenticate as, or nullptr (WRONGPASS).
+  std::shared_ptr<const AclUser> Authenticate(const std::string& name, const std::string& password) const;
+  // requirepass: the default user's only password ("" = nopass).
+  void SetDefaultPassword(const std::string& password);
+  // The user a new connection starts as authenticated: default, if it is on
+  // and needs no password; else nullptr.
+  std::shared_ptr<const AclUser> AutoUser() const;
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+  // ACL LOG.
+  struct LogEntry {
+    uint64_t count;
+    std::string reason, context, object, username, client_info;
+    int64_t created_ms, updated_ms;
+  };
+  void Log(const std::string& reason, const std::string& context, const std::string& object,
+           const std::string& username, const std::string& client_info);
+  std::vector<LogEntry> LogEntries(size_t count) const;
+  void ResetLog();
+
+  // The category names (ACL CAT) and the commands of one (false if unknown).
+  static std::vector<std::string> Categories();
+  static bool CategoryCommands(const std::string& category, std::vector<std::string>* names);
+
+ private:
+  std::string Apply(AclUser* user, const std::string& rule) const;
+  void Publish(std::shared_ptr<AclUser> user);
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const AclUser>> users_;
+  std::atomic<uint64_t> generation_{1};
+  std::deque<LogEntry> log_;
+};
+
+}  // namespace kvrocks
