@@ -275,8 +275,11 @@ class Differ:
         self.ref.close()
 
 
-@pytest.fixture
-def diff(kvrocks_server, redis_ref):
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def diff(request, kvrocks_server, redis_ref):
+    """A Differ in RESP2 and, as a second run of the test, in RESP3 (HELLO 3)."""
     d = Differ(kvrocks_server.port, redis_ref.port)
+    if request.param == 3:
+        d.both("HELLO", "3")
     yield d
     d.close()
