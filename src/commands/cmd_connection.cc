@@ -39,6 +39,7 @@ void Reset(CommandCall& call) {
   c->in_multi = false;
   c->multi_error = false;
   c->queued.clear();
+  c->reply_off = c->reply_skip = c->reply_skip_next = false;
   srv->UnwatchAll(c);
   srv->UnsubscribeAll(c);
   {

@@ -316,7 +316,8 @@ void Publish(Server* srv, uint32_t flags, const Event& e) {
 }  // namespace
 
 void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
-                          const Context& ctx, size_t from) {
+                          Context& ctx, size_t from) {
+  std::vector<Context::NotedEvent> noted = ctx.TakeNotedEvents();
   uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
   if (flags == 0 || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) return;
   std::vector<Changed> changed;
@@ -340,6 +341,9 @@ void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const st
   CommandEvents(name, args, &ev);
   for (auto& e : ev.events()) {
     if (flags & e.cls) pending.push_back(std::move(e));
+  }
+  for (const auto& n : noted) {
+    if (flags & kNotifyStream) pending.push_back(Event{kNotifyStream, n.event, LogicalDb(srv, n.db, db), n.key});
   }
   if (flags & kNotifyKeyMiss) {
     // Reads of missing keys ("keymiss").

@@ -31,7 +31,7 @@ struct KeyspaceEvent {
 // database). Events are published only once the writes are committed, so
 // that a subscriber reading the key sees them: see TakePendingEvents.
 void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
-                          const Context& ctx, size_t from);
+                          Context& ctx, size_t from);
 // This thread's pending events (and dropping those added after a point, for
 // a script that is undone).
 size_t PendingEventCount();

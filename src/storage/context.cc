@@ -175,7 +175,7 @@ void Context::MovePendingTo(std::vector<PendingWrite>* out,
 
 void Context::SetSavePoint() {
   batch()->SetSavePoint();
-  savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size()});
+  savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size()});
 }
 
 void Context::RollbackToSavePoint() {
@@ -186,6 +186,7 @@ void Context::RollbackToSavePoint() {
   expires_.resize(sp.expires);
   touched_.resize(sp.touched);
   touch_kinds_.resize(sp.touched);
+  if (noted_events_.size() > sp.noted) noted_events_.resize(sp.noted, NotedEvent{0, "", ""});
   savepoints_.pop_back();
 }
 
@@ -198,6 +199,7 @@ void Context::PopSavePoint() {
 void Context::Rollback() {
   savepoints_.clear();
   touch_kinds_.clear();
+  noted_events_.clear();
   if (batch_) batch_->Clear();
   used_cfs_ = 0;
   deltas_.clear();

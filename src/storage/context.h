@@ -66,11 +66,28 @@ class Context {
     touch_kinds_.push_back(kind);
   }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
+  // An event a command reports beyond what its changed keys tell (keyspace
+  // notifications: "xtrim" of XADD, "xgroup-createconsumer" of XREADGROUP).
+  struct NotedEvent {
+    uint8_t db;
+    std::string key;
+    const char* event;
+  };
+  void NoteEvent(uint8_t db, std::string_view key, const char* event) {
+    noted_events_.push_back(NotedEvent{db, std::string(key), event});
+  }
+  // The events noted since the last call (and forgets them).
+  std::vector<NotedEvent> TakeNotedEvents() {
+    std::vector<NotedEvent> out;
+    out.swap(noted_events_);
+    return out;
+  }
   // touch_kinds()[i] is how touched()[i] changed.
   const std::vector<TouchKind>& touch_kinds() const { return touch_kinds_; }
   void ClearTouched() {
     touched_.clear();
     touch_kinds_.clear();
+    noted_events_.clear();
   }
 
   // Commits without the WAL (bulk loading; the loader flushes memtables at the end).
@@ -126,9 +143,10 @@ class Context {
   std::vector<std::pair<uint8_t, uint64_t>> expires_;
   std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<TouchKind> touch_kinds_;
+  std::vector<NotedEvent> noted_events_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
-    size_t expires, touched;
+    size_t expires, touched, noted;
   };
   std::vector<SavePoint> savepoints_;
 };

@@ -382,6 +382,7 @@ Status RedisStream::Add(std::string_view key, const AddArgs& args, const std::ve
   s = TrimStream(db_, key, &meta, args.trim, &trimmed);
   if (!s.ok()) return s;
   stream::StoreMeta(db_, key, &lk, meta);
+  if (trimmed > 0) db_->ctx()->NoteEvent(db_->id(), key, "xtrim");
   *out_id = id;
   return Status::OK();
 }

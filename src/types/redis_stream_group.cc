@@ -111,12 +111,13 @@ Status OpenGroup(RedisStream* rs, Database* db, std::string_view key, std::strin
 }
 
 // Finds or creates a consumer (refreshing its seen time, as Redis' lookups do).
-Status TouchConsumer(Database* db, GroupCtx* g, std::string_view group, std::string_view name,
+Status TouchConsumer(Database* db, std::string_view key, GroupCtx* g, std::string_view group, std::string_view name,
                      stream::Consumer* c) {
   Status s = LoadConsumer(db, g->keys, group, name, c);
   if (s.IsNotFound()) {
     *c = stream::Consumer{};
     g->group.consumers++;
+    db->ctx()->NoteEvent(db->id(), key, "xgroup-createconsumer");
   } else if (!s.ok()) {
     return s;
   }
@@ -295,7 +296,7 @@ Status RedisStream::ReadGroup(std::string_view key, std::string_view group, std:
   }
   *served = true;
   stream::Consumer me;
-  s = TouchConsumer(db_, &g, group, consumer, &me);
+  s = TouchConsumer(db_, key, &g, group, consumer, &me);
   if (!s.ok()) return s;
   const uint64_t now = NowMs();
   if (start) {
@@ -495,7 +496,7 @@ Status RedisStream::Claim(std::string_view key, std::string_view group, std::str
     }
     if (!me) {
       stream::Consumer c;
-      s = TouchConsumer(db_, &g, group, consumer, &c);
+      s = TouchConsumer(db_, key, &g, group, consumer, &c);
       if (!s.ok()) return s;
       me = c;
     }
@@ -568,7 +569,7 @@ Status RedisStream::AutoClaim(std::string_view key, std::string_view group, std:
     if (min_idle && static_cast<int64_t>(now - n.delivery_time) < static_cast<int64_t>(min_idle)) continue;
     if (!me) {
       stream::Consumer c;
-      s = TouchConsumer(db_, &g, group, consumer, &c);
+      s = TouchConsumer(db_, key, &g, group, consumer, &c);
       if (!s.ok()) return s;
       me = c;
     }
