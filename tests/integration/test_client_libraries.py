@@ -24,3 +24,20 @@ def test_node_redis(kvrocks_server, node_modules):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "node-redis checks passed" in out.stdout
+
+
+def test_node_redis_ready_check_on_replica(node_modules):
+    from test_replication import Master, start_replica, wait_synced
+    m = Master()
+    kv = None
+    try:
+        m.client().set("from-master", "hello")
+        kv = start_replica(m)
+        wait_synced(m.client(), kv)
+        out = subprocess.run(["node", "client_test.js", str(kv.port), "replica"], cwd=node_modules,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+    finally:
+        if kv:
+            kv.cleanup()
+        m.cleanup()
