@@ -125,14 +125,16 @@ def test_latency_monitor(kvrocks_server):
     c.call("CONFIG", "SET", "latency-monitor-threshold", "10")
     c.call("LATENCY", "RESET")
     c.call("DEBUG", "SLEEP", "0.05")
+    # Nothing more is recorded from here on (a slow command on a busy CI box would add events).
+    c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
     latest = c.call("LATENCY", "LATEST")
-    assert latest.startswith(b"*1\r\n*4\r\n$7\r\ncommand\r\n")
+    assert b"*4\r\n$7\r\ncommand\r\n" in latest
     history = c.call("LATENCY", "HISTORY", "command")
     assert history.startswith(b"*1\r\n*2\r\n")
-    assert b"1. command: 1 latency spikes" in c.call("LATENCY", "DOCTOR")
+    assert b". command: 1 latency spikes" in c.call("LATENCY", "DOCTOR")
     assert c.call("LATENCY", "RESET", "command", "nosuch") == b":1\r\n"
-    assert c.call("LATENCY", "LATEST") == b"*0\r\n"
-    c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+    assert b"$7\r\ncommand\r\n" not in c.call("LATENCY", "LATEST")
+    c.call("LATENCY", "RESET")
     c.close()
 
 
