@@ -173,7 +173,8 @@ void LuaToResp(lua_State* L, int idx, int resp, int script_resp, std::string* ou
       reply::Integer(out, static_cast<int64_t>(lua_tonumber(L, idx)));
       return;
     case LUA_TTABLE:
-      lua_checkstack(L, 8);
+      // A table that contains itself would recurse forever: stop where Lua's stack ends, as Redis does.
+      if (!lua_checkstack(L, 4)) return AppendError(out, "ERR reached lua stack limit");
       TableToResp(L, idx, resp, script_resp, out);
       return;
     default:

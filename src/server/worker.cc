@@ -206,7 +206,8 @@ void Worker::ServeWhileBusy(Connection* running) {
       OnAccept(l, fd, reinterpret_cast<sockaddr*>(&ss), static_cast<int>(len), this);
     }
   }
-  OnPosted(-1, 0, this);
+  // Posted tasks are left for later: a woken blocked command would run inside
+  // the running script's write batch.
   std::vector<uint64_t> ids;
   for (auto& [id, c] : conns_) {
     if (c.get() != running) ids.push_back(id);

@@ -196,6 +196,22 @@ def test_eval_replies_match_redis(d):
         d("EVAL", script, "0")
 
 
+def test_self_referencing_table_stops_at_the_stack_limit(kvrocks_server, redis_ref):
+    """Nested replies down to Lua's stack limit, then an error, as in Redis (no crash)."""
+    for script in ("local t = {} t[1] = t return t", "local t = {} t.map = t return t"):
+        got = []
+        for port in (kvrocks_server.port, redis_ref.port):
+            c = RawClient(port)
+            c.send_raw(b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(script), script.encode()))
+            buf = b""
+            while not buf.endswith(b"-ERR reached lua stack limit\r\n") and not buf.endswith(b"\r\n\r\n"):
+                buf += c.sock.recv(1 << 20)
+            assert c.call("PING") == b"+PONG\r\n"
+            c.close()
+            got.append(buf.count(b"\r\n"))
+        assert got[0] > 1000 and abs(got[0] - got[1]) < got[1] // 2, got
+
+
 def test_eval_replies_match_redis_resp3(d):
     d.both("HELLO", "3")
     for script in SCRIPTS.strip().splitlines():
