@@ -42,6 +42,7 @@ Worker::Worker(Server* server, int index) : server_(server), index_(index) {
 
 Worker::~Worker() {
   for (auto& t : timers_) event_free(t->ev);
+  for (auto& p : adopt_queue_) ::close(p.fd);
   batcher_.reset();
   conns_.clear();
   for (auto* l : listeners_) evconnlistener_free(l);
@@ -91,8 +92,26 @@ void Worker::Post(std::function<void()> fn) {
   event_active(posted_ev_, EV_READ, 0);
 }
 
+void Worker::AdoptLater(int fd, std::string peer, std::string local) {
+  {
+    std::lock_guard<std::mutex> g(posted_mu_);
+    adopt_queue_.push_back(PendingSocket{fd, std::move(peer), std::move(local)});
+  }
+  event_active(posted_ev_, EV_READ, 0);
+}
+
+void Worker::AdoptQueued() {
+  std::vector<PendingSocket> sockets;
+  {
+    std::lock_guard<std::mutex> g(posted_mu_);
+    sockets.swap(adopt_queue_);
+  }
+  for (auto& p : sockets) Adopt(p.fd, std::move(p.peer), std::move(p.local));
+}
+
 void Worker::OnPosted(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Worker*>(arg);
+  self->AdoptQueued();
   std::vector<std::function<void()>> fns;
   {
     std::lock_guard<std::mutex> g(self->posted_mu_);
@@ -171,7 +190,7 @@ void Worker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int, 
   if (target == self) {
     self->Adopt(fd, std::move(peer), std::move(laddr));
   } else {
-    target->Post([target, fd, peer, laddr] { target->Adopt(fd, peer, laddr); });
+    target->AdoptLater(fd, std::move(peer), std::move(laddr));
   }
 }
 
@@ -206,8 +225,9 @@ void Worker::ServeWhileBusy(Connection* running) {
       OnAccept(l, fd, reinterpret_cast<sockaddr*>(&ss), static_cast<int>(len), this);
     }
   }
-  // Posted tasks are left for later: a woken blocked command would run inside
-  // the running script's write batch.
+  AdoptQueued();
+  // Other posted tasks are left for later: a woken blocked command would run
+  // inside the running script's write batch.
   std::vector<uint64_t> ids;
   for (auto& [id, c] : conns_) {
     if (c.get() != running) ids.push_back(id);

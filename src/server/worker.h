@@ -49,6 +49,8 @@ class Worker {
 
   // Takes over an accepted socket (on this worker's thread).
   void Adopt(int fd, std::string peer, std::string local);
+  // Hands an accepted socket to this worker from another thread.
+  void AdoptLater(int fd, std::string peer, std::string local);
   // Destroys a connection (on this worker's thread).
   void Close(Connection* conn);
   Connection* Find(uint64_t id);
@@ -72,6 +74,13 @@ class Worker {
   event* timer_ev_ = nullptr;
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
+  struct PendingSocket {
+    int fd;
+    std::string peer, local;
+  };
+  std::vector<PendingSocket> adopt_queue_;  // guarded by posted_mu_
+  // Adopts the sockets handed over by other workers (on this worker's thread).
+  void AdoptQueued();
   std::vector<uint64_t> flush_after_posted_;
   struct Timer {
     Worker* worker;
