@@ -1,0 +1,70 @@
+// The script bodies of EVAL / SCRIPT LOAD, shared by every thread.
+#include <map>
+#include <mutex>
+
+#include "common/sha1.h"
+#include "scripting/functions.h"
+#include "scripting/lua_engine.h"
+
+namespace kvrocks::scripting {
+
+struct ScriptCache::Impl {
+  struct Entry {
+    std::string body;
+    bool has_shebang;
+    uint32_t flags;
+  };
+  std::mutex mu;
+  std::map<std::string, Entry> bodies;
+};
+
+ScriptCache::ScriptCache() : impl_(std::make_unique<Impl>()) {}
+
+ScriptCache& ScriptCache::Instance() {
+  static ScriptCache cache;
+  return cache;
+}
+
+std::string ScriptCache::Add(const std::string& body) {
+  std::string sha = Sha1Hex(body);
+  Impl::Entry e{body, false, 0};
+  ParseEvalShebang(body, &e.has_shebang, &e.flags);
+  std::lock_guard<std::mutex> g(impl_->mu);
+  impl_->bodies.emplace(sha, std::move(e));
+  return sha;
+}
+
+bool ScriptCache::GetFlags(const std::string& sha, bool* has_shebang, uint32_t* flags) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  auto it = impl_->bodies.find(sha);
+  if (it == impl_->bodies.end()) return false;
+  *has_shebang = it->second.has_shebang;
+  *flags = it->second.flags;
+  return true;
+}
+
+bool ScriptCache::Get(const std::string& sha, std::string* body) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  auto it = impl_->bodies.find(sha);
+  if (it == impl_->bodies.end()) return false;
+  *body = it->second.body;
+  return true;
+}
+
+bool ScriptCache::Exists(const std::string& sha) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  return impl_->bodies.count(sha) > 0;
+}
+
+void ScriptCache::Flush() {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  impl_->bodies.clear();
+  generation_++;
+}
+
+size_t ScriptCache::size() {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  return impl_->bodies.size();
+}
+
+}  // namespace kvrocks::scripting
