@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds, and runs every test: gtest unit tests
 # (ctest), pytest integration and differential tests against Debian's
-# redis-server, and a bounded libFuzzer run of the RESP parser.
+# redis-server, and bounded libFuzzer runs of the parsers of client bytes
+# (RESP, RDB, and the cmsgpack/struct decoders scripts use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
@@ -13,15 +14,18 @@ scripts/build.sh
 echo "== unit tests (ctest)"
 (cd build && ctest --output-on-failure -j2)
 
-echo "== fuzzing the RESP and RDB parsers (bounded)"
+echo "== fuzzing the RESP, RDB and script decoders (bounded)"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DKVROCKS_BUILD_TESTS=OFF -DKVROCKS_BUILD_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb
-mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb
+cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack
+mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua
+# Undefined behaviour fails the run like a crash does.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 build-fuzz/fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus 2>&1 | tail -3
 # The small RDB fixtures seed the RDB corpus (the fuzzer mutates them).
 cp tests/rdb-fixtures/legacy/*.rdb tests/rdb-fixtures/redis-7.0/l*.rdb tests/rdb-fixtures/redis-7.0/empty.rdb \
   build-fuzz/corpus-rdb/
 build-fuzz/fuzz_rdb -max_total_time="${FUZZ_SECONDS:-60}" -max_len=8192 build-fuzz/corpus-rdb 2>&1 | tail -3
+build-fuzz/fuzz_lua_unpack -max_total_time="${FUZZ_LUA_SECONDS:-30}" -max_len=1024 build-fuzz/corpus-lua 2>&1 | tail -3
 
 echo "== integration tests (pytest)"
 python3 -m pytest -q tests/integration

@@ -178,7 +178,9 @@ int Unpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t ld;
   const char* data = luaL_checklstring(L, 2, &ld);
-  size_t pos = static_cast<size_t>(luaL_optinteger(L, 3, 1)) - 1;
+  lua_Integer start = luaL_optinteger(L, 3, 1);
+  luaL_argcheck(L, start >= 1, 3, "offset must be 1 or greater");
+  size_t pos = static_cast<size_t>(start) - 1;
   luaL_argcheck(L, pos <= ld, 3, "offset must be 1 or greater");
   int n = 0;
   while (*fmt != '\0') {
@@ -216,7 +218,9 @@ int Unpack(lua_State* L) {
       case 'c': {
         if (size == 0) {
           if (n == 0 || !lua_isnumber(L, -1)) luaL_error(L, "format 'c0' needs a previous size");
-          size = static_cast<size_t>(lua_tonumber(L, -1));
+          lua_Number want = lua_tonumber(L, -1);
+          // Out of range (negative, huge, NaN) cannot fit: "data string too short" below.
+          size = want >= 0 && want <= static_cast<lua_Number>(ld) ? static_cast<size_t>(want) : ld + 1;
           lua_pop(L, 1);
           n--;
           luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");

@@ -108,8 +108,9 @@ int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::
     }
   }
   // Posting under mu_ keeps one global order of messages (see the header).
-  for (auto& [worker, delivery] : by_worker) {
-    worker->Post([worker, msg, d = std::move(delivery)] {
+  for (auto& entry : by_worker) {
+    Worker* worker = entry.first;
+    worker->Post([worker, msg, d = std::move(entry.second)] {
       for (const auto& [id, slot] : d.receivers) {
         Connection* c = worker->Find(id);
         if (c == nullptr || c->reply_off) continue;

@@ -245,7 +245,9 @@ void Server::UnpauseClients() {
     std::lock_guard<std::mutex> g(postponed_mu_);
     waiting.swap(postponed_);
   }
-  for (auto& [w, id] : waiting) {
+  for (const auto& entry : waiting) {
+    Worker* w = entry.first;
+    uint64_t id = entry.second;
     w->Post([w, id] {
       if (Connection* c = w->Find(id)) c->RunPostponed();
     });
@@ -329,7 +331,8 @@ void Server::SignalKeyReady(uint8_t db, const std::string& key) {
   std::lock_guard<std::mutex> g(blocked_mu_);
   auto it = blocked_.find({db, key});
   if (it == blocked_.end() || it->second.empty()) return;
-  auto [worker, id] = it->second.front();
+  Worker* worker = it->second.front().first;
+  uint64_t id = it->second.front().second;
   worker->Post([worker, id] {
     if (Connection* c = worker->Find(id)) c->RetryBlocked();
   });
@@ -339,7 +342,9 @@ void Server::SignalKeyReadyAll(uint8_t db, const std::string& key) {
   std::lock_guard<std::mutex> g(blocked_mu_);
   auto it = blocked_.find({db, key});
   if (it == blocked_.end()) return;
-  for (auto [worker, id] : it->second) {
+  for (const auto& waiter : it->second) {
+    Worker* worker = waiter.first;
+    uint64_t id = waiter.second;
     worker->Post([worker, id] {
       if (Connection* c = worker->Find(id)) c->RetryBlocked();
     });
