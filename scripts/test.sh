@@ -2,7 +2,8 @@
 # Installs what the tests need, builds, and runs every test: gtest unit tests
 # (ctest), pytest integration and differential tests against Debian's
 # redis-server, and bounded libFuzzer runs of the parsers of client bytes
-# (RESP, RDB, and the cmsgpack/struct decoders scripts use).
+# (RESP, RDB, the cmsgpack/struct decoders scripts use, and whole command
+# lines through the command table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
@@ -14,10 +15,10 @@ scripts/build.sh
 echo "== unit tests (ctest)"
 (cd build && ctest --output-on-failure -j2)
 
-echo "== fuzzing the RESP, RDB and script decoders (bounded)"
+echo "== fuzzing: RESP, RDB, script decoders, command lines (bounded)"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DKVROCKS_BUILD_TESTS=OFF -DKVROCKS_BUILD_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack
-mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua
+cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack fuzz_commands
+mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua build-fuzz/corpus-cmd
 # Undefined behaviour fails the run like a crash does.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 build-fuzz/fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus 2>&1 | tail -3
@@ -26,6 +27,11 @@ cp tests/rdb-fixtures/legacy/*.rdb tests/rdb-fixtures/redis-7.0/l*.rdb tests/rdb
   build-fuzz/corpus-rdb/
 build-fuzz/fuzz_rdb -max_total_time="${FUZZ_SECONDS:-60}" -max_len=8192 build-fuzz/corpus-rdb 2>&1 | tail -3
 build-fuzz/fuzz_lua_unpack -max_total_time="${FUZZ_LUA_SECONDS:-30}" -max_len=1024 build-fuzz/corpus-lua 2>&1 | tail -3
+# Whole command lines through the command table on a real RocksDB (as a master's stream is
+# applied); RocksDB's own background threads are left running at exit, hence no leak check.
+build-fuzz/fuzz_commands -detect_leaks=0 -max_total_time="${FUZZ_SECONDS:-60}" -max_len=2048 \
+  -dict=tests/fuzz/commands.dict build-fuzz/corpus-cmd tests/fuzz/corpus-commands 2>&1 | tail -3
+rm -rf "${TMPDIR:-/tmp}"/kvrocks-fuzz-*
 
 echo "== integration tests (pytest)"
 python3 -m pytest -q tests/integration
