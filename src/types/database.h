@@ -29,6 +29,31 @@ struct LoadedKey {
   std::string raw;  // encoded metadata value when on_disk
 };
 
+// ReadOptions bounded to the subkeys of one version of a key, so that seeks
+// and scans never wander into other keys' data or this key's tombstones past
+// its range. The bounds live in this object: keep it alive (and in place)
+// while an iterator made with options() is used.
+class SubkeyBounds {
+ public:
+  SubkeyBounds(uint8_t db, std::string_view key, uint64_t version)
+      : prefix_(EncodeSubkeyPrefix(db, key, version)), upper_(EncodeSubkeyPrefix(db, key, version + 1)),
+        lower_slice_(prefix_), upper_slice_(upper_) {
+    options_.iterate_lower_bound = &lower_slice_;
+    options_.iterate_upper_bound = &upper_slice_;
+  }
+  SubkeyBounds(const SubkeyBounds&) = delete;
+  SubkeyBounds& operator=(const SubkeyBounds&) = delete;
+
+  // The common prefix of all the version's subkeys.
+  const std::string& prefix() const { return prefix_; }
+  const rocksdb::ReadOptions& options() const { return options_; }
+
+ private:
+  std::string prefix_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  rocksdb::ReadOptions options_;
+};
+
 class Database {
  public:
   Database(Context* ctx, uint8_t physical_db) : ctx_(ctx), db_(physical_db) {}

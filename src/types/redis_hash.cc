@@ -374,12 +374,9 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists || !HasFieldTtls(meta)) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
-  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_lower_bound = &lower_slice;
-  ro.iterate_upper_bound = &upper_slice;
+  SubkeyBounds bounds(db_->id(), key, meta.version);
+  const std::string& prefix = bounds.prefix();
+  const rocksdb::ReadOptions& ro = bounds.options();
   const uint64_t now = NowMs();
   std::vector<std::string> doomed;
   {

@@ -176,12 +176,9 @@ Status RedisSet::Pop(std::string_view key, uint64_t count, std::vector<std::stri
   if (!s.ok() || !exists || count == 0) return s;
   static thread_local std::mt19937_64 rng(std::random_device{}());
   uint64_t cursor = meta.payload.size() >= 9 ? DecodeBE64(meta.payload.data() + 1) : rng();
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
-  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_lower_bound = &lower_slice;
-  ro.iterate_upper_bound = &upper_slice;
+  SubkeyBounds bounds(db_->id(), key, meta.version);
+  const std::string& prefix = bounds.prefix();
+  const rocksdb::ReadOptions& ro = bounds.options();
   std::vector<std::string> doomed;
   uint64_t last = cursor;
   {
@@ -233,14 +230,11 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector
     if (out->size() > count) out->resize(count);
     return s;
   }
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
-  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
-  rocksdb::ReadOptions ro;
   // Bounds keep seeks from wandering over other keys' data (and this set's
   // tombstones beyond its range) when a target falls past the last member.
-  ro.iterate_lower_bound = &lower_slice;
-  ro.iterate_upper_bound = &upper_slice;
+  SubkeyBounds bounds(db_->id(), key, meta.version);
+  const std::string& prefix = bounds.prefix();
+  const rocksdb::ReadOptions& ro = bounds.options();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
   std::set<std::string> picked;
   // Members are in hash order: a random 8-byte target picks a member uniformly

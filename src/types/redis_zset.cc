@@ -185,12 +185,9 @@ Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<doubl
   bool exists;
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  std::string upper = EncodeSubkeyPrefix(db_->id(), key, meta.version + 1);
-  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_lower_bound = &lower_slice;
-  ro.iterate_upper_bound = &upper_slice;
+  SubkeyBounds bounds(db_->id(), key, meta.version);
+  const std::string& prefix = bounds.prefix();
+  const rocksdb::ReadOptions& ro = bounds.options();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kZSetScore, ro);
   if (!rev) {
     if (from) {
