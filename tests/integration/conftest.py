@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -183,6 +184,33 @@ class RawClient:
             return True
         except socket.timeout:
             return False
+
+
+def call_in_background(port, *args):
+    """Sends one command from a thread (a command that blocks or runs long);
+    returns the thread and a dict whose "reply" is set when it answers."""
+    result = {}
+
+    def run():
+        c = RawClient(port)
+        result["reply"] = c.call(*args)
+        c.close()
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t, result
+
+
+def poll_until(client, args, prefix, timeout=10.0):
+    """Repeats a command until its reply starts with prefix; returns the last reply."""
+    deadline = time.time() + timeout
+    reply = b""
+    while time.time() < deadline:
+        reply = client.call(*args)
+        if reply.startswith(prefix):
+            break
+        time.sleep(0.02)
+    return reply
 
 
 def encode(args):

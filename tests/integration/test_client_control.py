@@ -4,7 +4,7 @@ behaviour checked on kvrocks where timing is involved."""
 import threading
 import time
 
-from conftest import Differ, RawClient
+from conftest import Differ, RawClient, poll_until
 
 
 def test_replies_match_redis(diff):
@@ -98,13 +98,7 @@ def test_client_unblock(kvrocks_server):
         b = RawClient(kvrocks_server.port)
         bid = int(b.call("CLIENT", "ID")[1:-2])
         b.send_raw(b"BLPOP nolist 0\r\n")
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            r = admin.call("CLIENT", "UNBLOCK", str(bid), reason)
-            if r == b":1\r\n":
-                break
-            time.sleep(0.02)
-        assert r == b":1\r\n"
+        assert poll_until(admin, ("CLIENT", "UNBLOCK", str(bid), reason), b":1") == b":1\r\n"
         assert b.read_reply() == expected
         assert b.call("PING") == b"+PONG\r\n"
         b.close()
@@ -112,9 +106,7 @@ def test_client_unblock(kvrocks_server):
     w = RawClient(kvrocks_server.port)
     wid = int(w.call("CLIENT", "ID")[1:-2])
     w.send_raw(b"WAIT 1 0\r\n")
-    deadline = time.time() + 10
-    while time.time() < deadline and admin.call("CLIENT", "UNBLOCK", str(wid)) != b":1\r\n":
-        time.sleep(0.02)
+    assert poll_until(admin, ("CLIENT", "UNBLOCK", str(wid)), b":1") == b":1\r\n"
     assert w.read_reply() == b":0\r\n"
     admin.close()
     w.close()

@@ -2,7 +2,7 @@
 persistence across restarts and FUNCTION DUMP/RESTORE between the servers."""
 import pytest
 
-from conftest import Differ, RawClient
+from conftest import Differ, RawClient, call_in_background, poll_until
 
 LIB = """#!lua name=mylib
 local function helper() return 'h' end
@@ -193,28 +193,13 @@ def test_functions_survive_restart(fresh_server):
 
 
 def test_busy_function_and_function_kill(fresh_server):
-    import threading
-    import time
     fresh_server.extra = ["--busy-reply-threshold", "200"]
     srv = fresh_server.start()
     c = RawClient(srv.port)
     assert c.call("FUNCTION", "LOAD", "#!lua name=spin\n"
                   "redis.register_function('spin', function() while true do end end)") == b"$4\r\nspin\r\n"
-    result = {}
-
-    def run():
-        r = RawClient(srv.port)
-        result["reply"] = r.call("FCALL", "spin", "0")
-        r.close()
-
-    t = threading.Thread(target=run)
-    t.start()
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        reply = c.call("GET", "x")
-        if reply.startswith(b"-BUSY"):
-            break
-        time.sleep(0.05)
+    t, result = call_in_background(srv.port, "FCALL", "spin", "0")
+    reply = poll_until(c, ("GET", "x"), b"-BUSY")
     assert reply == b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
     stats = c.call("FUNCTION", "STATS")
     assert b"spin" in stats and b"duration_ms" in stats

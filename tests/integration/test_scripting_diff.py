@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from conftest import Differ, RawClient
+from conftest import Differ, RawClient, call_in_background, poll_until
 
 # Scripts whose EVAL replies must be identical on both servers.
 SCRIPTS = r"""
@@ -385,21 +385,9 @@ def test_script_needing_whole_database_reruns_exclusively(kvrocks_server):
 def test_busy_script_and_script_kill(fresh_server):
     fresh_server.extra = ["--busy-reply-threshold", "200"]
     srv = fresh_server.start()
-    result = {}
-
-    def run_forever():
-        c = RawClient(srv.port)
-        result["reply"] = c.call("EVAL", "local i = 0 while true do i = i + 1 end", "0")
-        c.close()
-
-    t = threading.Thread(target=run_forever)
-    t.start()
+    t, result = call_in_background(srv.port, "EVAL", "local i = 0 while true do i = i + 1 end", "0")
     other = [RawClient(srv.port) for _ in range(4)]  # on both workers
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        if other[0].call("PING").startswith(b"-BUSY"):
-            break
-        time.sleep(0.05)
+    poll_until(other[0], ("PING",), b"-BUSY")
     for c in other:
         assert c.call("GET", "x") == (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
                                       b"SHUTDOWN NOSAVE.\r\n")
@@ -417,23 +405,10 @@ def test_busy_script_and_script_kill(fresh_server):
 def test_script_kill_refused_after_write(fresh_server):
     fresh_server.extra = ["--busy-reply-threshold", "200"]
     srv = fresh_server.start()
-
-    def run():
-        c = RawClient(srv.port)
-        c.call("EVAL", "redis.call('set', 'w', 1) local t = redis.call('time') "
-               "while tonumber(redis.call('time')[1]) < t[1] + 2 do end return 1", "0")
-        c.close()
-
-    t = threading.Thread(target=run)
-    t.start()
+    t, _ = call_in_background(srv.port, "EVAL", "redis.call('set', 'w', 1) local t = redis.call('time') "
+                              "while tonumber(redis.call('time')[1]) < t[1] + 2 do end return 1", "0")
     c = RawClient(srv.port)
-    reply = b""
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        reply = c.call("SCRIPT", "KILL")
-        if not reply.startswith(b"-NOTBUSY"):
-            break
-        time.sleep(0.05)
+    reply = poll_until(c, ("SCRIPT", "KILL"), b"-UNKILLABLE")
     assert reply.startswith(b"-UNKILLABLE Sorry the script already executed write commands")
     t.join(15)
     assert c.call("GET", "w") == b"$1\r\n1\r\n"
