@@ -254,7 +254,10 @@ void Server::UnpauseClients() {
   }
 }
 
-bool Server::ClientsPaused() const { return pause_until_ms_.load() > static_cast<int64_t>(NowMs()); }
+bool Server::ClientsPaused() const {
+  int64_t until = pause_until_ms_.load(std::memory_order_relaxed);
+  return until != 0 && until > static_cast<int64_t>(NowMs());  // no clock read when never paused
+}
 
 bool Server::PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const {
   if (conn->is_master || !ClientsPaused()) return false;
