@@ -152,6 +152,11 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   return o;
 }
 
+std::unique_ptr<Config::Option> WithAlias(std::unique_ptr<Config::Option> o, const char* alias) {
+  o->aliases.emplace_back(alias);
+  return o;
+}
+
 std::unique_ptr<Config::Option> NotifyEventsOption(Config* cfg) {
   static const std::pair<char, uint32_t> kLetters[] = {
       {'g', kNotifyGeneric}, {'$', kNotifyString}, {'l', kNotifyList},   {'s', kNotifySet},
@@ -221,12 +226,12 @@ Config::Config() {
   Add(NotifyEventsOption(this));
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
-  Add(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true));
+  Add(WithAlias(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true), "lua-time-limit"));
   Add(Int64Option("latency-monitor-threshold", &latency_monitor_threshold, 0, false, true));
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(StringOption("load-rdb", &load_rdb, false));
-  Add(StringOption("replicaof", &replicaof, false));
+  Add(WithAlias(StringOption("replicaof", &replicaof, false), "slaveof"));
   Add(StringOption("masterauth", &masterauth, true));
   Add(StringOption("masteruser", &masteruser, true));
   Add(BoolOption("replica-read-only", &replica_read_only, true));
@@ -267,14 +272,12 @@ Config::~Config() = default;
 
 void Config::Add(std::unique_ptr<Option> opt) {
   by_name_[opt->name] = opt.get();
+  for (const auto& alias : opt->aliases) by_name_[alias] = opt.get();
   options_.push_back(std::move(opt));
 }
 
 Config::Option* Config::Find(const std::string& name) const {
-  std::string key = ToLower(name);
-  if (key == "slaveof") key = "replicaof";  // Redis' older names
-  if (key == "lua-time-limit") key = "busy-reply-threshold";
-  auto it = by_name_.find(key);
+  auto it = by_name_.find(ToLower(name));
   return it == by_name_.end() ? nullptr : it->second;
 }
 
@@ -320,6 +323,10 @@ std::vector<std::pair<std::string, std::string>> Config::Get(const std::string& 
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& o : options_) {
     if (StringMatch(pattern, o->name, true)) out.emplace_back(o->name, o->get());
+    // Redis answers for its older names too (CONFIG GET slaveof, lua-time-limit).
+    for (const auto& alias : o->aliases) {
+      if (StringMatch(pattern, alias, true)) out.emplace_back(alias, o->get());
+    }
   }
   return out;
 }

@@ -28,6 +28,11 @@ def test_replies_match_redis(diff):
     WAIT x 0
     WAIT 0 x
     WAIT 0 -1
+    CONFIG GET lua-time-limit
+    CONFIG GET busy-reply-threshold
+    CONFIG GET slaveof
+    CONFIG GET latency-monitor-threshold
+    CONFIG GET notify-keyspace-events
     LATENCY LATEST
     LATENCY HISTORY command
     LATENCY RESET
