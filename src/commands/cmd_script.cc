@@ -45,7 +45,7 @@ void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
     sha = Sha1Hex(body);
     err = engine.Compile(sha, body);
     if (!err.empty()) return ReplyError(call, err);
-    cache.Add(body);
+    cache.Add(sha, body);
   }
   if (has_shebang) {
     err = CheckScriptFlags(call, flags, ro_command);
@@ -87,10 +87,14 @@ void Script(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "load")) {
     if (a.size() != 3) return ReplySubcommandArity(call);
-    std::string sha = Sha1Hex(a[2]);
-    std::string err = LuaEngine::ForThisThread().Compile(sha, a[2]);
+    bool has_shebang;
+    uint32_t flags;
+    std::string err = scripting::ParseEvalShebang(a[2], &has_shebang, &flags);
     if (!err.empty()) return ReplyError(call, err);
-    cache.Add(a[2]);
+    std::string sha = Sha1Hex(a[2]);
+    err = LuaEngine::ForThisThread().Compile(sha, a[2]);
+    if (!err.empty()) return ReplyError(call, err);
+    cache.Add(sha, a[2]);
     return reply::Bulk(call.out, sha);
   }
   if (EqualsIgnoreCase(sub, "exists")) {

@@ -35,8 +35,8 @@ class ScriptHost {
 class ScriptCache {
  public:
   static ScriptCache& Instance();
-  // Stores body (whose shebang line, if any, is valid); returns its sha.
-  std::string Add(const std::string& body);
+  // Stores body under sha (Sha1Hex(body); its shebang line, if any, is valid).
+  void Add(const std::string& sha, const std::string& body);
   bool Get(const std::string& sha, std::string* body);
   // The script's shebang flags without copying its body; false if unknown.
   bool GetFlags(const std::string& sha, bool* has_shebang, uint32_t* flags);

@@ -2,7 +2,6 @@
 #include <map>
 #include <mutex>
 
-#include "common/sha1.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 
@@ -25,13 +24,12 @@ ScriptCache& ScriptCache::Instance() {
   return cache;
 }
 
-std::string ScriptCache::Add(const std::string& body) {
-  std::string sha = Sha1Hex(body);
+void ScriptCache::Add(const std::string& sha, const std::string& body) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  if (impl_->bodies.count(sha)) return;  // EVAL of a known script: nothing to copy
   Impl::Entry e{body, false, 0};
   ParseEvalShebang(body, &e.has_shebang, &e.flags);
-  std::lock_guard<std::mutex> g(impl_->mu);
   impl_->bodies.emplace(sha, std::move(e));
-  return sha;
 }
 
 bool ScriptCache::GetFlags(const std::string& sha, bool* has_shebang, uint32_t* flags) {

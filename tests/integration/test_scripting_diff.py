@@ -252,6 +252,8 @@ def test_evalsha_and_script_commands(d):
     d("EVALSHA", "1f7b3aa6cc1f9b8d5d1f0b9bdea65f5a6d1e5a0b", "0")
     d("SCRIPT", "EXISTS", "cb2fd6b4bed3863bb1f2e7e6386f6e1a8f8ec94b")
     d("SCRIPT", "LOAD", "syntax error here")
+    d("SCRIPT", "LOAD", "#!lua flags=bogus\nreturn 1")
+    d("SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn 1")
     d("SCRIPT", "LOAD")
     d("SCRIPT", "LOAD", "a", "b")
     d("SCRIPT", "EXISTS")

@@ -102,7 +102,8 @@ TEST(LuaLibs, StructAndCmsgpackRoundTrip) {
 
 TEST(ScriptCache, AddGetFlush) {
   ScriptCache& c = ScriptCache::Instance();
-  std::string sha = c.Add("return 'cached'");
+  std::string sha = Sha1Hex("return 'cached'");
+  c.Add(sha, "return 'cached'");
   std::string body;
   EXPECT_TRUE(c.Get(sha, &body));
   EXPECT_EQ(body, "return 'cached'");
