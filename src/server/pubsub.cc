@@ -76,9 +76,10 @@ void PubSub::FormatMessage(std::string* out, int resp, PubSubKind kind, const st
 
 int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::string& message, Connection* from) {
   std::unordered_map<Worker*, Delivery> by_worker;
-  auto msg = std::make_shared<Formatted>();
+  std::shared_ptr<Formatted> msg;  // made only if someone listens (notifications often go to nobody)
   int64_t receivers = 0;
   auto add_slot = [&](const std::string& pattern) {
+    if (!msg) msg = std::make_shared<Formatted>();
     for (int resp : {2, 3}) {
       msg->forms.emplace_back();
       FormatMessage(&msg->forms.back(), resp, kind, pattern, channel, message);
