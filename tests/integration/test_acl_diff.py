@@ -64,6 +64,12 @@ def test_setuser_getuser_list(d):
 def test_auth_and_denials(d, kvrocks_server, redis_ref):
     d("ACL", "SETUSER", "alice", "on", ">pw", "~foo:*", "&chan*", "+get", "+set", "+publish", "+subscribe",
       "+psubscribe", "+multi", "+exec", "+eval", "+config|get", "+acl|whoami")
+    h = Differ(kvrocks_server.port, redis_ref.port)
+    h("HELLO", "2", "AUTH", "alice", "wrong")
+    kv, ref = h.both("HELLO", "2", "AUTH", "alice", "pw")
+    assert kv.startswith(b"*14\r\n$6\r\nserver\r\n") and ref.startswith(b"*14\r\n$6\r\nserver\r\n")
+    h("ACL", "WHOAMI")
+    h.close()
     d("AUTH", "alice", "wrong")
     d("AUTH", "nosuch", "pw")
     d("AUTH", "pw")

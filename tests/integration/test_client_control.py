@@ -59,6 +59,15 @@ def test_replies_match_redis(diff):
     """)
 
 
+def test_no_evict_flag_shows_in_client_info(kvrocks_server):
+    c = RawClient(kvrocks_server.port)
+    assert c.call("CLIENT", "NO-EVICT", "on") == b"+OK\r\n"
+    assert b" flags=e " in c.call("CLIENT", "INFO")
+    assert c.call("CLIENT", "NO-EVICT", "off") == b"+OK\r\n"
+    assert b" flags=N " in c.call("CLIENT", "INFO")
+    c.close()
+
+
 def test_client_reply_modes(kvrocks_server):
     c = RawClient(kvrocks_server.port)
     c.send_raw(b"CLIENT REPLY OFF\r\nSET a 1\r\nGET a\r\nCLIENT REPLY ON\r\n")
