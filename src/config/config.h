@@ -103,6 +103,7 @@ struct Config {
   bool rocksdb_enable_blob_files = true;
   int64_t rocksdb_min_blob_size = 4096;
   std::string rocksdb_blob_compression = "lz4";
+  int rocksdb_blob_gc_age_cutoff = 25;  // percent of the oldest blob files whose live values compaction moves
   std::string rocksdb_wal_compression = "zstd";
   int64_t rocksdb_rate_limiter_bytes_per_sec = 0;  // 0: no limit
   bool rocksdb_use_direct_reads = false;

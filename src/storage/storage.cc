@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 #include <rocksdb/cache.h>
+#include <rocksdb/convenience.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/rate_limiter.h>
@@ -115,7 +116,8 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
       o.enable_blob_files = config_->rocksdb_enable_blob_files;
       o.min_blob_size = static_cast<uint64_t>(config_->rocksdb_min_blob_size);
       o.blob_compression_type = ParseCompression(config_->rocksdb_blob_compression);
-      o.enable_blob_garbage_collection = true;
+      o.enable_blob_garbage_collection = config_->rocksdb_blob_gc_age_cutoff > 0;
+      o.blob_garbage_collection_age_cutoff = config_->rocksdb_blob_gc_age_cutoff / 100.0;
       // Hot big values are served from the shared block cache, not by a file read each.
       o.blob_cache = blob_cache_;
       o.compaction_filter_factory = g_subkey_filter;
@@ -215,6 +217,9 @@ void Storage::Close() {
   fo.wait = true;
   db_->Flush(fo, handles_);
   db_->SyncWAL();
+  // A running compaction's filter holds the metadata handle (SubkeyFilter): let
+  // background work stop before the handles go away.
+  rocksdb::CancelAllBackgroundWork(db_.get(), true);
   for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
   handles_.clear();
   db_->Close();

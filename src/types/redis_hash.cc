@@ -375,7 +375,6 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists || !HasFieldTtls(meta)) return s;
   SubkeyBounds bounds(db_->id(), key, meta.version);
-  const std::string& prefix = bounds.prefix();
   const rocksdb::ReadOptions& ro = bounds.options();
   const uint64_t now = NowMs();
   std::vector<std::string> doomed;
