@@ -190,6 +190,7 @@ def main():
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
+    ap.add_argument("--kvrocks-args", default="", help="extra kvrocks arguments, e.g. '--rocksdb.write-buffer-size 32mb'")
     ap.add_argument("--no-wait", action="store_true",
                     help="do not wait for kvrocks' flushes/compactions before measuring Redis "
                          "(its background work then also slows Redis' turn)")
@@ -213,6 +214,7 @@ def main():
     kv_cmd = [args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kv_port), "--dir", kv_dir]
     if args.workers:
         kv_cmd += ["--workers", str(args.workers)]
+    kv_cmd += args.kvrocks_args.split()
     kv = subprocess.Popen(kv_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rd = subprocess.Popen([REDIS_SERVER, "--port", str(rd_port), "--bind", "127.0.0.1", "--save", "",
                            "--appendonly", "no", "--dir", rd_dir], stdout=subprocess.DEVNULL)
