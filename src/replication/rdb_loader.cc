@@ -90,10 +90,21 @@ RdbLoader::~RdbLoader() {
   if (writer_.joinable()) writer_.join();
 }
 
+void RdbLoader::TakePending() {
+  auto& writes = bulk_.writes;
+  size_t i = writes.size();
+  ctx_->MovePendingTo(&writes, &counts_);
+  while (i < writes.size()) {
+    size_t start = i;
+    for (; i < writes.size() && writes[i].cf == writes[start].cf; i++) {
+      bulk_bytes_ += writes[i].key.size() + writes[i].value.size() + 16;
+    }
+    bulk_.runs.push_back(Run{static_cast<uint32_t>(start), static_cast<uint32_t>(i - start)});
+  }
+}
+
 Status RdbLoader::MaybeCommit() {
-  size_t before = bulk_.size();
-  ctx_->MovePendingTo(&bulk_, &counts_);
-  for (size_t i = before; i < bulk_.size(); i++) bulk_bytes_ += bulk_[i].key.size() + bulk_[i].value.size() + 16;
+  TakePending();
   if (bulk_bytes_ < kBatchBytes) return Status::OK();
   return HandOff();
 }
@@ -138,32 +149,51 @@ void RdbLoader::WriterLoop() {
   }
 }
 
+namespace {
+
+// The first 15 bytes of a key after its column family, big-endian in two words:
+// most comparisons of a sort are decided by them without touching the strings.
+void KeyPrefix(int cf, const std::string& k, uint64_t* hi, uint64_t* lo) {
+  auto byte = [&k](size_t i) -> uint64_t { return i < k.size() ? static_cast<uint8_t>(k[i]) : 0; };
+  *hi = static_cast<uint64_t>(cf) << 56;
+  for (size_t b = 0; b < 7; b++) *hi |= byte(b) << (48 - 8 * b);
+  *lo = 0;
+  for (size_t b = 0; b < 8; b++) *lo |= byte(7 + b) << (56 - 8 * b);
+}
+
+}  // namespace
+
 Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
-  Chunk& chunk = *chunk_ptr;
-  // Sorted by (column family, key) through an index (moving the strings costs
-  // more than comparing them), on a big-endian 8-byte key prefix first; for a
-  // key written twice the last write wins.
+  auto& chunk = chunk_ptr->writes;
+  // Runs sorted by (column family, first key); for a key written twice (a
+  // duplicate in the RDB) the later run sorts last and wins below.
   struct Slot {
-    uint64_t prefix;
-    uint32_t index;
+    uint64_t hi, lo;
+    Run run;
   };
-  std::vector<Slot> order(chunk.size());
-  for (uint32_t i = 0; i < order.size(); i++) {
-    const std::string& k = chunk[i].key;
-    uint64_t p = static_cast<uint64_t>(chunk[i].cf) << 56;
-    for (size_t b = 0; b < 7; b++) p |= static_cast<uint64_t>(b < k.size() ? static_cast<uint8_t>(k[b]) : 0) << (48 - 8 * b);
-    order[i] = Slot{p, i};
+  std::vector<Slot> slots;
+  slots.reserve(chunk_ptr->runs.size());
+  for (const Run& r : chunk_ptr->runs) {
+    Slot slot{0, 0, r};
+    KeyPrefix(chunk[r.start].cf, chunk[r.start].key, &slot.hi, &slot.lo);
+    slots.push_back(slot);
   }
-  std::sort(order.begin(), order.end(), [&chunk](const Slot& a, const Slot& b) {
-    if (a.prefix != b.prefix) return a.prefix < b.prefix;
-    int c = chunk[a.index].key.compare(chunk[b.index].key);
-    return c != 0 ? c < 0 : a.index < b.index;
+  std::sort(slots.begin(), slots.end(), [&chunk](const Slot& a, const Slot& b) {
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    int c = chunk[a.run.start].key.compare(chunk[b.run.start].key);
+    return c != 0 ? c < 0 : a.run.start < b.run.start;
   });
+  std::vector<uint32_t> order;
+  order.reserve(chunk.size());
+  for (const Slot& s : slots) {
+    for (uint32_t i = 0; i < s.run.len; i++) order.push_back(s.run.start + i);
+  }
   std::vector<std::pair<std::string, std::string>> kvs;
   Status s;
   for (size_t i = 0; i < order.size() && s.ok(); i++) {
-    auto& w = chunk[order[i].index];
-    const auto* next = i + 1 < order.size() ? &chunk[order[i + 1].index] : nullptr;
+    auto& w = chunk[order[i]];
+    const auto* next = i + 1 < order.size() ? &chunk[order[i + 1]] : nullptr;
     bool last_of_key = next == nullptr || next->cf != w.cf || next->key != w.key;
     if (last_of_key && w.type == rocksdb::kPutRecord) {
       kvs.emplace_back(std::move(w.key), std::move(w.value));  // a delete has nothing to delete in a fresh db
@@ -173,7 +203,7 @@ Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
       kvs.clear();
     }
   }
-  chunk.clear();
+  chunk_ptr->clear();
   if (s.ok() && !counts->empty()) {
     rocksdb::WriteBatch merges;
     for (auto& [db, d] : *counts) storage_->AddCountMerges(&merges, db, d.first, d.second);
@@ -200,7 +230,7 @@ Status RdbLoader::OnModuleAux(const std::string& module) {
 
 Status RdbLoader::Flush() {
   if (flushed_) return Status::OK();
-  ctx_->MovePendingTo(&bulk_, &counts_);
+  TakePending();
   Status s = WriteChunk(&bulk_, &counts_);
   if (s.ok()) s = Drain();
   if (s.ok()) s = storage_->FlushMemTables();

@@ -49,8 +49,23 @@ class RdbLoader : public rdb::Handler {
   const std::vector<std::string>& functions() const { return functions_; }
 
  private:
-  using Chunk = std::vector<Context::PendingWrite>;
+  // Writes gathered for one SST ingestion. Each key's writes to one column
+  // family arrive sorted (a Context yields them in key order) and no other
+  // key's writes sort between them, so a chunk is sorted run by run.
+  struct Run {
+    uint32_t start, len;
+  };
+  struct Chunk {
+    std::vector<Context::PendingWrite> writes;
+    std::vector<Run> runs;
+    void clear() {
+      writes.clear();
+      runs.clear();
+    }
+  };
   using Counts = std::map<uint8_t, std::pair<int64_t, int64_t>>;
+  // Moves the current key's writes into bulk_, one run per column family.
+  void TakePending();
   Status MaybeCommit();
   // Hands the gathered chunk to the writer thread (waiting while it is busy
   // with the previous one), so that parsing and writing overlap.
@@ -65,7 +80,7 @@ class RdbLoader : public rdb::Handler {
   int databases_;
   std::vector<uint8_t> staging_;
   std::unique_ptr<Context> ctx_;  // one key's writes (indexed, so the types layer reads its own writes)
-  std::vector<Context::PendingWrite> bulk_;  // keys written so far, committed sorted every few MB
+  Chunk bulk_;  // keys written so far, ingested sorted every kBatchBytes
   size_t bulk_bytes_ = 0;
   std::map<uint8_t, std::pair<int64_t, int64_t>> counts_;  // key/expire count deltas per physical db
   // The writer thread and its one-chunk queue.

@@ -258,6 +258,12 @@ Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<std::st
   ::mkdir(dir.c_str(), 0755);
   std::string path = dir + "/" + std::to_string(NowUs()) + "-" + std::to_string(seq.fetch_add(1)) + ".sst";
   rocksdb::Options options(db_->GetDBOptions(), db_->GetOptions(cf(c)));
+  // SstFileWriter would use the bottommost level's compression (zstd), the
+  // costliest part of building the file; bulk-loaded chunks overlap and are
+  // mostly rewritten by compactions anyway, so they get cheap LZ4.
+  options.compression_per_level.clear();
+  options.bottommost_compression = rocksdb::kDisableCompressionOption;
+  options.compression = rocksdb::kLZ4Compression;
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options, cf(c));
   rocksdb::Status s = writer.Open(path);
   for (size_t i = 0; s.ok() && i < kvs.size(); i++) s = writer.Put(kvs[i].first, kvs[i].second);
