@@ -92,13 +92,13 @@ RdbLoader::~RdbLoader() {
 
 void RdbLoader::TakePending() {
   auto& writes = bulk_.writes;
-  size_t i = writes.size();
+  if (writes.size() == 0) writes.reserve(kBatchBytes / 64, kBatchBytes + (kBatchBytes >> 3));
+  size_t i = writes.size(), before = writes.bytes();
   ctx_->MovePendingTo(&writes, &counts_);
+  bulk_bytes_ += writes.bytes() - before + 16 * (writes.size() - i);
   while (i < writes.size()) {
     size_t start = i;
-    for (; i < writes.size() && writes[i].cf == writes[start].cf; i++) {
-      bulk_bytes_ += writes[i].key.size() + writes[i].value.size() + 16;
-    }
+    while (i < writes.size() && writes[i].cf == writes[start].cf) i++;
     bulk_.runs.push_back(Run{static_cast<uint32_t>(start), static_cast<uint32_t>(i - start)});
   }
 }
@@ -116,7 +116,8 @@ Status RdbLoader::HandOff() {
   if (!writer_status_.ok()) return writer_status_;
   handed_ = std::move(bulk_);
   handed_counts_ = std::move(counts_);
-  bulk_.clear();
+  bulk_ = std::move(spare_);  // the writer's previous chunk: emptied, its buffers kept
+  spare_.clear();
   counts_.clear();
   bulk_bytes_ = 0;
   has_chunk_ = true;
@@ -142,7 +143,9 @@ void RdbLoader::WriterLoop() {
     cv_.notify_all();
     g.unlock();
     Status s = writer_status_.ok() ? WriteChunk(&chunk, &counts) : Status::OK();
+    chunk.clear();
     g.lock();
+    spare_ = std::move(chunk);
     if (!s.ok() && writer_status_.ok()) writer_status_ = s;
     writing_ = false;
     cv_.notify_all();
@@ -153,7 +156,7 @@ namespace {
 
 // The first 15 bytes of a key after its column family, big-endian in two words:
 // most comparisons of a sort are decided by them without touching the strings.
-void KeyPrefix(int cf, const std::string& k, uint64_t* hi, uint64_t* lo) {
+void KeyPrefix(int cf, const rocksdb::Slice& k, uint64_t* hi, uint64_t* lo) {
   auto byte = [&k](size_t i) -> uint64_t { return i < k.size() ? static_cast<uint8_t>(k[i]) : 0; };
   *hi = static_cast<uint64_t>(cf) << 56;
   for (size_t b = 0; b < 7; b++) *hi |= byte(b) << (48 - 8 * b);
@@ -164,7 +167,7 @@ void KeyPrefix(int cf, const std::string& k, uint64_t* hi, uint64_t* lo) {
 }  // namespace
 
 Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
-  auto& chunk = chunk_ptr->writes;
+  const auto& chunk = chunk_ptr->writes;
   // Runs sorted by (column family, first key); for a key written twice (a
   // duplicate in the RDB) the later run sorts last and wins below.
   struct Slot {
@@ -175,13 +178,13 @@ Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
   slots.reserve(chunk_ptr->runs.size());
   for (const Run& r : chunk_ptr->runs) {
     Slot slot{0, 0, r};
-    KeyPrefix(chunk[r.start].cf, chunk[r.start].key, &slot.hi, &slot.lo);
+    KeyPrefix(chunk[r.start].cf, chunk.key(chunk[r.start]), &slot.hi, &slot.lo);
     slots.push_back(slot);
   }
   std::sort(slots.begin(), slots.end(), [&chunk](const Slot& a, const Slot& b) {
     if (a.hi != b.hi) return a.hi < b.hi;
     if (a.lo != b.lo) return a.lo < b.lo;
-    int c = chunk[a.run.start].key.compare(chunk[b.run.start].key);
+    int c = chunk.key(chunk[a.run.start]).compare(chunk.key(chunk[b.run.start]));
     return c != 0 ? c < 0 : a.run.start < b.run.start;
   });
   std::vector<uint32_t> order;
@@ -189,14 +192,15 @@ Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
   for (const Slot& s : slots) {
     for (uint32_t i = 0; i < s.run.len; i++) order.push_back(s.run.start + i);
   }
-  std::vector<std::pair<std::string, std::string>> kvs;
+  std::vector<std::pair<rocksdb::Slice, rocksdb::Slice>> kvs;
+  kvs.reserve(order.size());
   Status s;
   for (size_t i = 0; i < order.size() && s.ok(); i++) {
-    auto& w = chunk[order[i]];
+    const auto& w = chunk[order[i]];
     const auto* next = i + 1 < order.size() ? &chunk[order[i + 1]] : nullptr;
-    bool last_of_key = next == nullptr || next->cf != w.cf || next->key != w.key;
+    bool last_of_key = next == nullptr || next->cf != w.cf || chunk.key(*next) != chunk.key(w);
     if (last_of_key && w.type == rocksdb::kPutRecord) {
-      kvs.emplace_back(std::move(w.key), std::move(w.value));  // a delete has nothing to delete in a fresh db
+      kvs.emplace_back(chunk.key(w), chunk.value(w));  // a delete has nothing to delete in a fresh db
     }
     if (next == nullptr || next->cf != w.cf) {
       s = storage_->IngestSorted(static_cast<ColumnFamily>(w.cf), kvs);

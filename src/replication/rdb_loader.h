@@ -56,7 +56,7 @@ class RdbLoader : public rdb::Handler {
     uint32_t start, len;
   };
   struct Chunk {
-    std::vector<Context::PendingWrite> writes;
+    Context::PendingWrites writes;
     std::vector<Run> runs;
     void clear() {
       writes.clear();
@@ -89,6 +89,7 @@ class RdbLoader : public rdb::Handler {
   std::condition_variable cv_;
   bool has_chunk_ = false, writing_ = false, quit_ = false;
   Chunk handed_;
+  Chunk spare_;  // a written chunk handed back, so that its buffers are reused
   Counts handed_counts_;
   Status writer_status_;
   bool flushed_ = false;

@@ -152,7 +152,7 @@ Status Context::Commit() {
   return s;
 }
 
-void Context::MovePendingTo(std::vector<PendingWrite>* out,
+void Context::MovePendingTo(PendingWrites* out,
                             std::map<uint8_t, std::pair<int64_t, int64_t>>* counts) {
   if (!HasWrites()) return Rollback();
   for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
@@ -160,7 +160,7 @@ void Context::MovePendingTo(std::vector<PendingWrite>* out,
     std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(static_cast<ColumnFamily>(c))));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       rocksdb::WriteEntry e = it->Entry();
-      out->push_back(PendingWrite{c, e.type, e.key.ToString(), e.value.ToString()});
+      out->Add(c, e.type, e.key, e.value);
     }
   }
   for (auto& d : deltas_) {

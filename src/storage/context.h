@@ -111,17 +111,49 @@ class Context {
   void SetSavePoint();
   void RollbackToSavePoint();
   void PopSavePoint();
-  // One write taken out of a context (MovePendingTo).
-  struct PendingWrite {
-    int cf;
-    rocksdb::WriteType type;
-    std::string key, value;
+  // Writes taken out of a context (MovePendingTo): their bytes in one buffer
+  // and fixed-size entries pointing into it, so that gathering millions of
+  // small writes costs no allocation per write.
+  class PendingWrites {
+   public:
+    struct Entry {
+      uint64_t offset;  // of the key in the buffer; the value follows it
+      uint32_t key_len, value_len;
+      uint8_t cf;
+      rocksdb::WriteType type;
+    };
+    void Add(int cf, rocksdb::WriteType type, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+      entries_.push_back(Entry{data_.size(), static_cast<uint32_t>(key.size()), static_cast<uint32_t>(value.size()),
+                               static_cast<uint8_t>(cf), type});
+      data_.append(key.data(), key.size());
+      data_.append(value.data(), value.size());
+    }
+    size_t size() const { return entries_.size(); }
+    const Entry& operator[](size_t i) const { return entries_[i]; }
+    rocksdb::Slice key(const Entry& e) const { return rocksdb::Slice(data_.data() + e.offset, e.key_len); }
+    rocksdb::Slice value(const Entry& e) const {
+      return rocksdb::Slice(data_.data() + e.offset + e.key_len, e.value_len);
+    }
+    // Bytes of keys and values held.
+    size_t bytes() const { return data_.size(); }
+    void reserve(size_t entries, size_t bytes) {
+      entries_.reserve(entries);
+      data_.reserve(bytes);
+    }
+    void clear() {
+      entries_.clear();
+      data_.clear();
+    }
+
+   private:
+    std::vector<Entry> entries_;
+    std::string data_;
   };
   // Moves the pending writes to out instead of committing them, for a bulk
   // loader that writes big sorted batches. The key/expire counter deltas are
   // added to counts[physical db] (for the caller to persist) and applied to the
   // in-memory counters at once.
-  void MovePendingTo(std::vector<PendingWrite>* out, std::map<uint8_t, std::pair<int64_t, int64_t>>* counts);
+  void MovePendingTo(PendingWrites* out, std::map<uint8_t, std::pair<int64_t, int64_t>>* counts);
 
  private:
   rocksdb::WriteBatchWithIndex* batch();

@@ -251,7 +251,7 @@ Status Storage::PauseCompactions(bool pause) {
   return Status::OK();
 }
 
-Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<std::string, std::string>>& kvs) {
+Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<rocksdb::Slice, rocksdb::Slice>>& kvs) {
   if (kvs.empty()) return Status::OK();
   static std::atomic<uint64_t> seq{0};
   std::string dir = config_->dir + "/ingest";

@@ -58,7 +58,7 @@ class Storage {
   Status PauseCompactions(bool pause);
   // Writes sorted, unique (key, value) pairs of one column family to an SST
   // file and ingests it (bulk loading: no memtable, no WAL).
-  Status IngestSorted(ColumnFamily cf, const std::vector<std::pair<std::string, std::string>>& kvs);
+  Status IngestSorted(ColumnFamily cf, const std::vector<std::pair<rocksdb::Slice, rocksdb::Slice>>& kvs);
 
   LockManager* locks() { return &locks_; }
   // String values of at least this size are stored out of line (see key_encoding.h).
