@@ -168,8 +168,7 @@ void KeyPrefix(int cf, const rocksdb::Slice& k, uint64_t* hi, uint64_t* lo) {
 
 Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
   const auto& chunk = chunk_ptr->writes;
-  // Runs sorted by (column family, first key); for a key written twice (a
-  // duplicate in the RDB) the later run sorts last and wins below.
+  // Runs sorted by (column family, first key), equal first keys in the order written.
   struct Slot {
     uint64_t hi, lo;
     Run run;
@@ -187,23 +186,25 @@ Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
     int c = chunk.key(chunk[a.run.start]).compare(chunk.key(chunk[b.run.start]));
     return c != 0 ? c < 0 : a.run.start < b.run.start;
   });
-  std::vector<uint32_t> order;
-  order.reserve(chunk.size());
-  for (const Slot& s : slots) {
-    for (uint32_t i = 0; i < s.run.len; i++) order.push_back(s.run.start + i);
-  }
   std::vector<std::pair<rocksdb::Slice, rocksdb::Slice>> kvs;
-  kvs.reserve(order.size());
+  kvs.reserve(chunk.size());
   Status s;
-  for (size_t i = 0; i < order.size() && s.ok(); i++) {
-    const auto& w = chunk[order[i]];
-    const auto* next = i + 1 < order.size() ? &chunk[order[i + 1]] : nullptr;
-    bool last_of_key = next == nullptr || next->cf != w.cf || chunk.key(*next) != chunk.key(w);
-    if (last_of_key && w.type == rocksdb::kPutRecord) {
-      kvs.emplace_back(chunk.key(w), chunk.value(w));  // a delete has nothing to delete in a fresh db
+  for (size_t i = 0; i < slots.size() && s.ok(); i++) {
+    const Slot& slot = slots[i];
+    const Slot* next = i + 1 < slots.size() ? &slots[i + 1] : nullptr;
+    // Keys are unique within a run, and runs of versioned column families
+    // never share a key; a key the RDB holds twice repeats only its one-entry
+    // runs (metadata, expire), and the later one wins.
+    bool superseded = slot.run.len == 1 && next != nullptr && next->hi == slot.hi && next->lo == slot.lo &&
+                      chunk.key(chunk[next->run.start]) == chunk.key(chunk[slot.run.start]);
+    for (uint32_t j = 0; j < slot.run.len && !superseded; j++) {
+      const auto& w = chunk[slot.run.start + j];
+      if (w.type == rocksdb::kPutRecord) {
+        kvs.emplace_back(chunk.key(w), chunk.value(w));  // a delete has nothing to delete in a fresh db
+      }
     }
-    if (next == nullptr || next->cf != w.cf) {
-      s = storage_->IngestSorted(static_cast<ColumnFamily>(w.cf), kvs);
+    if (next == nullptr || next->hi >> 56 != slot.hi >> 56) {  // the last run of a column family
+      s = storage_->IngestSorted(static_cast<ColumnFamily>(chunk[slot.run.start].cf), kvs);
       kvs.clear();
     }
   }
