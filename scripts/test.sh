@@ -2,8 +2,8 @@
 # Installs what the tests need, builds, and runs every test: gtest unit tests
 # (ctest), pytest integration and differential tests against Debian's
 # redis-server, and bounded libFuzzer runs of the parsers of client bytes
-# (RESP, RDB, the cmsgpack/struct decoders scripts use, and whole command
-# lines through the command table).
+# (RESP, RDB, the cmsgpack/struct decoders scripts use, whole command lines
+# through the command table, and a master's replication stream).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
@@ -15,10 +15,10 @@ scripts/build.sh
 echo "== unit tests (ctest)"
 (cd build && ctest --output-on-failure -j2)
 
-echo "== fuzzing: RESP, RDB, script decoders, command lines (bounded)"
+echo "== fuzzing: RESP, RDB, script decoders, command lines, replication stream (bounded)"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DKVROCKS_BUILD_TESTS=OFF -DKVROCKS_BUILD_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack fuzz_commands
-mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua build-fuzz/corpus-cmd
+cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack fuzz_commands fuzz_repl_stream
+mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua build-fuzz/corpus-cmd build-fuzz/corpus-stream
 # Undefined behaviour fails the run like a crash does.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 build-fuzz/fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus 2>&1 | tail -3
@@ -31,6 +31,9 @@ build-fuzz/fuzz_lua_unpack -max_total_time="${FUZZ_LUA_SECONDS:-30}" -max_len=10
 # applied); RocksDB's own background threads are left running at exit, hence no leak check.
 build-fuzz/fuzz_commands -detect_leaks=0 -max_total_time="${FUZZ_SECONDS:-60}" -max_len=2048 \
   -dict=tests/fuzz/commands.dict build-fuzz/corpus-cmd tests/fuzz/corpus-commands 2>&1 | tail -3
+# A master's replication stream, split at every point, through the replica's StreamApplier.
+build-fuzz/fuzz_repl_stream -detect_leaks=0 -max_total_time="${FUZZ_STREAM_SECONDS:-45}" -max_len=2048 \
+  -dict=tests/fuzz/commands.dict build-fuzz/corpus-stream tests/fuzz/corpus-stream 2>&1 | tail -3
 rm -rf "${TMPDIR:-/tmp}"/kvrocks-fuzz-*
 
 echo "== integration tests (pytest)"

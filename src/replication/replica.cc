@@ -13,6 +13,7 @@
 #include "scripting/functions.h"
 #include "server/notify.h"
 #include "replication/rdb_loader.h"
+#include "replication/stream_applier.h"
 #include "server/connection.h"
 #include "server/resp_parser.h"
 #include "server/server.h"
@@ -24,7 +25,6 @@ namespace kvrocks {
 namespace {
 
 const char kStateKey[] = "replication";
-constexpr size_t kMaxCommandsPerBatch = 1024;
 constexpr uint64_t kBackoffMinMs = 200, kBackoffMaxMs = 5000;
 
 uint64_t NowMonoMs() { return MonotonicUs() / 1000; }
@@ -36,13 +36,6 @@ std::string RandomReplId() {
   std::string id(40, '0');
   for (auto& c : id) c = kHex[rng() & 15];
   return id;
-}
-
-std::string EncodeState(const std::string& replid, uint64_t offset) {
-  std::string v = replid;
-  v.resize(40, '?');
-  PutBE64(&v, offset);
-  return v;
 }
 
 // The RDB payload of a full sync as a byte source: `$<len>` bounds it; with
@@ -74,7 +67,7 @@ class PayloadSource : public rdb::Source {
 
 }  // namespace
 
-Replica::Replica(Server* server) : server_(server) {}
+Replica::Replica(Server* server) : server_(server), applier_(server, kStateKey) {}
 
 Replica::~Replica() { Stop(); }
 
@@ -86,14 +79,13 @@ Status Replica::LoadState() {
   std::lock_guard<std::mutex> g(mu_);
   if (rs.IsNotFound()) {
     replid_ = RandomReplId();
-    offset_ = 0;
+    applier_.Reset(replid_, 0);
     return Status::OK();
   }
   if (!rs.ok()) return Status::IOError(rs.ToString());
   if (v.size() != 48) return Status::Corruption("bad replication state");
   replid_ = v.substr(0, 40);
-  offset_ = DecodeBE64(v.data() + 40);
-  read_offset_ = offset_.load();
+  applier_.Reset(replid_, DecodeBE64(v.data() + 40));
   return Status::OK();
 }
 
@@ -148,6 +140,7 @@ void Replica::Supervise() {
       if (!master_client_) {
         master_client_ = std::make_unique<Connection>(server_->NextWorker(), -1, server_->NextClientId(), "master", "");
         master_client_->is_master = true;
+        applier_.set_master_client(master_client_.get());
       }
       stop_ = false;
       thread_ = std::thread([this, last] { Run(last.host, last.port); });
@@ -194,11 +187,11 @@ Replica::Info Replica::GetInfo() {
   info.sync_in_progress = st == kSync;
   uint64_t last = last_io_ms_.load();
   info.last_io_seconds_ago = last == 0 ? -1 : static_cast<int64_t>((NowMonoMs() - last) / 1000);
-  info.offset = offset_.load();
-  info.read_offset = read_offset_.load();
+  info.offset = applier_.offset();
+  info.read_offset = applier_.read_offset();
   info.full_syncs = full_syncs_.load();
   info.partial_syncs = partial_syncs_.load();
-  info.apply_errors = apply_errors_.load();
+  info.apply_errors = applier_.apply_errors();
   info.sync_total_bytes = sync_total_bytes_.load();
   info.sync_read_bytes = sync_read_bytes_.load();
   return info;
@@ -264,7 +257,7 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
   if (!(s = ask({"REPLCONF", "capa", "eof", "capa", "psync2"})).ok()) return s;
 
   std::string replid;
-  uint64_t offset = offset_.load();
+  uint64_t offset = applier_.offset();
   {
     std::lock_guard<std::mutex> g(mu_);
     replid = replid_;
@@ -348,7 +341,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     MultiLockGuard all(server_->storage()->locks());
     // The master's function libraries replace ours, in the same write.
     functions = scripting::FunctionRegistry::BuildAll(loader.functions());
-    s = loader.Finish({{kStateKey, EncodeState(replid, offset)},
+    s = loader.Finish({{kStateKey, StreamApplier::EncodeState(replid, offset)},
                        {scripting::FunctionRegistry::kStateKey,
                         scripting::FunctionRegistry::SerializeLibraries(functions)}});
     if (s.ok()) scripting::FunctionRegistry::Instance().Reset(functions);
@@ -364,11 +357,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     std::lock_guard<std::mutex> g(mu_);
     replid_ = replid;
   }
-  offset_ = offset;
-  read_offset_ = offset;
-  safe_offset_ = offset;
-  in_multi_ = false;
-  multi_.clear();
+  applier_.Reset(replid, offset);
   master_client_->db = 0;
   return Status::OK();
 }
@@ -378,9 +367,7 @@ Status Replica::StreamCommands(MasterLink* link) {
   state_ = kConnected;
   SetError("");
   master_client_->db = 0;
-  in_multi_ = false;
-  multi_.clear();
-  safe_offset_ = offset_.load();
+  applier_.Reset(replid(), applier_.offset());  // a MULTI left open by a broken link is sent again
   uint64_t last_ack = 0;
   while (!stop_.load()) {
     bool more = false;
@@ -388,7 +375,7 @@ Status Replica::StreamCommands(MasterLink* link) {
     if (!s.ok()) return s;
     uint64_t now = NowMonoMs();
     if (now - last_ack >= 1000) {
-      if (!(s = link->SendCommand({"REPLCONF", "ACK", std::to_string(offset_.load())})).ok()) return s;
+      if (!(s = link->SendCommand({"REPLCONF", "ACK", std::to_string(applier_.offset())})).ok()) return s;
       last_ack = now;
     }
     if (more) continue;
@@ -407,125 +394,15 @@ Status Replica::ApplyBuffered(MasterLink* link, bool* more) {
   std::string& buf = link->buffer();
   size_t& pos = link->buffer_pos();
   if (pos >= buf.size()) return Status::OK();
-  RespParser parser;
-  RespParser::Limits limits;
-  limits.max_bulk_len = INT64_MAX;
-  // Parse the complete commands at the front of the buffer (a partial one waits for more data).
-  std::vector<std::pair<std::vector<std::string>, size_t>> cmds;
-  size_t p = pos;
-  while (cmds.size() < kMaxCommandsPerBatch && p < buf.size()) {
-    size_t start = p;
-    std::vector<std::string> args;
-    std::string error;
-    RespParser::Result r = parser.Parse(buf, &p, limits, &args, &error);
-    if (r == RespParser::Result::kError) return Status::IOError("protocol error in the replication stream: " + error);
-    if (r == RespParser::Result::kNeedMore) break;
-    if (args.empty()) {  // an empty inline line: a newline keep-alive, counted like any byte
-      cmds.emplace_back(std::vector<std::string>{}, p - start);
-      continue;
-    }
-    cmds.emplace_back(std::move(args), p - start);
-  }
-  if (cmds.empty()) return Status::OK();
-  // The parser consumed a partial command's head only if it returned kNeedMore; re-parse it next time.
-  size_t consumed = 0;
-  for (auto& c : cmds) consumed += c.second;
-  *more = cmds.size() == kMaxCommandsPerBatch;
-
-  Storage* st = server_->storage();
-  MultiLockGuard all(st->locks());
-  Context ctx(st);
-  bool ack_requested = false;
-  Status s;
-  for (auto& [args, size] : cmds) {
-    uint64_t after = offset_.load() + size;
-    read_offset_ = after;
-    if (args.empty()) {
-      offset_ = after;
-      if (!in_multi_) safe_offset_ = after;
-      continue;
-    }
-    std::string name = ToLower(args[0]);
-    if (in_multi_) {
-      if (name == "exec") {
-        for (auto& queued : multi_) {
-          if (!(s = ApplyOne(&ctx, queued, true)).ok()) return s;
-        }
-        multi_.clear();
-        in_multi_ = false;
-      } else if (name == "discard") {
-        multi_.clear();
-        in_multi_ = false;
-      } else {
-        multi_.push_back(std::move(args));
-      }
-    } else if (name == "multi") {
-      in_multi_ = true;
-    } else if (name == "replconf") {
-      if (args.size() >= 2 && EqualsIgnoreCase(args[1], "getack")) ack_requested = true;
-    } else if (name != "ping") {
-      if (!(s = ApplyOne(&ctx, args, false)).ok()) return s;
-    }
-    offset_ = after;
-    if (!in_multi_) safe_offset_ = after;
-  }
-  PersistState(&ctx);
-  s = ctx.Commit();
+  StreamApplier::Batch batch;
+  Status s = applier_.Apply(std::string_view(buf).substr(pos), &batch);
   if (!s.ok()) return s;
-  if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
-  PublishEvents(server_, TakePendingEvents());
-  pos += consumed;
+  *more = batch.more;
+  if (batch.consumed == 0) return Status::OK();
+  pos += batch.consumed;
   link->Compact();
   last_io_ms_ = NowMonoMs();
-  if (ack_requested) return link->SendCommand({"REPLCONF", "ACK", std::to_string(offset_.load())});
-  return Status::OK();
-}
-
-void Replica::PersistState(Context* ctx) {
-  std::string replid;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    replid = replid_;
-  }
-  ctx->Put(ColumnFamily::kState, kStateKey, EncodeState(replid, safe_offset_));
-}
-
-Status Replica::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec) {
-  const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
-  std::string out;
-  if (spec == nullptr) {
-    out = "-ERR unknown command '" + args[0] + "'";
-  } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
-             static_cast<int>(args.size()) < -spec->arity) {
-    out = "-ERR wrong number of arguments";
-  } else {
-    if (spec->flags & kCmdExclusive) {
-      // Whole-database commands work on storage directly: write what is pending first.
-      PersistState(ctx);
-      Status s = ctx->Commit();
-      if (!s.ok()) return s;
-    }
-    CommandCall call{server_, master_client_.get(), args, ctx, &out, in_exec, 2, true};
-    size_t touched_before = ctx->touched().size();
-    try {
-      spec->handler(call);
-    } catch (const std::exception& e) {
-      out = std::string("-ERR internal error: ") + e.what();
-    }
-    CollectCommandEvents(server_, master_client_->db, *spec, args, *ctx, touched_before);
-    if (master_client_->block.requested) {  // a blocking command never blocks the master link
-      master_client_->block.requested = false;
-    }
-  }
-  if (!out.empty() && out[0] == '-') {
-    apply_errors_++;
-    std::string cmd;
-    for (size_t i = 0; i < args.size() && i < 4; i++) cmd += (i ? " " : "") + args[i].substr(0, 64);
-    LOG(ERROR) << "Replication: cannot apply '" << cmd << "': " << out.substr(1, out.find('\r') - 1);
-    if (server_->config()->replica_apply_errors == "disconnect") {
-      return Status::IOError("command from master failed: " + out.substr(1, out.find('\r') - 1));
-    }
-  }
+  if (batch.ack_requested) return link->SendCommand({"REPLCONF", "ACK", std::to_string(batch.ack_offset)});
   return Status::OK();
 }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "replication/stream_applier.h"
 
 namespace kvrocks {
 
@@ -74,7 +75,7 @@ class Replica {
   Info GetInfo();
   // The replication id and offset kvrocks reports as master_replid / master_repl_offset.
   std::string replid();
-  uint64_t offset() const { return offset_.load(); }
+  uint64_t offset() const { return applier_.offset(); }
 
  private:
   enum State { kNone, kConnect, kConnecting, kSync, kConnected };
@@ -91,9 +92,7 @@ class Replica {
   Status StreamCommands(MasterLink* link);
   // Applies the complete commands at the front of the link's buffer.
   Status ApplyBuffered(MasterLink* link, bool* more);
-  Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec);
   void SetError(const std::string& e);
-  void PersistState(Context* ctx);
 
   Server* server_;
   std::unique_ptr<Connection> master_client_;
@@ -116,15 +115,10 @@ class Replica {
   int port_ = 0;
   std::string replid_;  // the master's replication id we follow ("?" unknown)
   std::string last_error_;
-  std::atomic<uint64_t> offset_{0};       // applied and persisted
-  std::atomic<uint64_t> read_offset_{0};  // received
+  StreamApplier applier_;  // the stream's offsets; applies it on the session thread
   std::atomic<uint64_t> last_io_ms_{0};
-  std::atomic<uint64_t> full_syncs_{0}, partial_syncs_{0}, apply_errors_{0};
+  std::atomic<uint64_t> full_syncs_{0}, partial_syncs_{0};
   std::atomic<int64_t> sync_total_bytes_{-1}, sync_read_bytes_{0};
-  // MULTI from the master: commands queued until EXEC.
-  bool in_multi_ = false;
-  std::vector<std::vector<std::string>> multi_;
-  uint64_t safe_offset_ = 0;  // offset at the last command boundary outside MULTI
 };
 
 }  // namespace kvrocks

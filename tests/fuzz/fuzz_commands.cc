@@ -5,66 +5,20 @@
 // a reply or an error, never crash, and leave storage consistent.
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "commands/command.h"
 #include "common/string_util.h"
-#include "common/time_util.h"
-#include "config/config.h"
-#include "server/connection.h"
+#include "fuzz_env.h"
 #include "server/resp_parser.h"
-#include "server/server.h"
-#include "server/worker.h"
 #include "storage/context.h"
 #include "storage/lock_manager.h"
-#include "storage/storage.h"
-
-namespace {
 
 using namespace kvrocks;
 
-struct Env {
-  Config cfg;
-  std::unique_ptr<Storage> storage;
-  std::unique_ptr<Server> server;
-  std::unique_ptr<Worker> worker;
-  std::unique_ptr<Connection> conn;
-
-  Env() {
-    auto dir = std::filesystem::temp_directory_path() / ("kvrocks-fuzz-" + std::to_string(NowUs()));
-    cfg.dir = dir.string();
-    cfg.rocksdb_block_cache_size = 8 << 20;
-    cfg.rocksdb_write_buffer_size = 4 << 20;
-    storage = std::make_unique<Storage>(&cfg);
-    if (!storage->Open().ok()) __builtin_trap();
-    server = std::make_unique<Server>(&cfg, storage.get());
-    worker = std::make_unique<Worker>(server.get(), 0);
-    conn = std::make_unique<Connection>(worker.get(), -1, 1, "fuzz", "");
-    conn->is_master = true;
-  }
-};
-
-// Commands that act on the process rather than on data, or wait.
-bool Skipped(const std::string& name) {
-  static const char* const kSkip[] = {"shutdown", "debug",  "save",    "bgsave",  "replicaof", "slaveof",
-                                      "compact",  "monitor", "client", "config",  "wait",      "subscribe",
-                                      "psubscribe", "ssubscribe", "eval", "evalsha", "eval_ro", "evalsha_ro",
-                                      "fcall", "fcall_ro", "function", "script", "acl", "quit", "reset",
-                                      "hello", "auth", "latency", "multi", "exec", "discard", "watch", "unwatch",
-                                      "info", "role"};  // INFO and ROLE read the replica, made by Server::Start
-  for (const char* s : kSkip) {
-    if (name == s) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static Env* env = new Env();  // lives for the whole run
+  static FuzzEnv* env = new FuzzEnv();  // lives for the whole run
   std::string buf(reinterpret_cast<const char*>(data), size);
   RespParser parser;
   RespParser::Limits limits;
@@ -79,7 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto r = parser.Parse(buf, &pos, limits, &args, &error);
     if (r != RespParser::Result::kCommand || args.empty()) break;
     const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
-    if (spec == nullptr || Skipped(ToLower(spec->name))) continue;
+    if (spec == nullptr) continue;
+    std::string name = ToLower(spec->name);
+    if (ActsOnProcess(name) || name == "multi" || name == "exec" || name == "discard") continue;
     int argc = static_cast<int>(args.size());
     if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) continue;
     if (spec->flags & kCmdExclusive) {

@@ -1,0 +1,148 @@
+#include "replication/stream_applier.h"
+
+#include <glog/logging.h>
+
+#include "commands/command.h"
+#include "common/encoding.h"
+#include "common/string_util.h"
+#include "server/connection.h"
+#include "server/notify.h"
+#include "server/resp_parser.h"
+#include "server/server.h"
+#include "storage/context.h"
+#include "storage/lock_manager.h"
+
+namespace kvrocks {
+
+namespace {
+
+constexpr size_t kMaxCommandsPerBatch = 1024;
+
+}  // namespace
+
+std::string StreamApplier::EncodeState(const std::string& replid, uint64_t offset) {
+  std::string v = replid;
+  v.resize(40, '?');
+  PutBE64(&v, offset);
+  return v;
+}
+
+void StreamApplier::Reset(const std::string& replid, uint64_t offset) {
+  replid_ = replid;
+  offset_ = offset;
+  read_offset_ = offset;
+  in_multi_ = false;
+  multi_.clear();
+}
+
+void StreamApplier::PersistState(Context* ctx, uint64_t offset) {
+  ctx->Put(ColumnFamily::kState, state_key_, EncodeState(replid_, offset));
+}
+
+Status StreamApplier::Apply(std::string_view input, Batch* batch) {
+  *batch = Batch{};
+  if (input.empty()) return Status::OK();
+  RespParser parser;
+  RespParser::Limits limits;
+  limits.max_bulk_len = INT64_MAX;  // a master's commands have no size limit
+  // Parse the complete commands at the front of the input (a partial one waits for more data).
+  std::vector<std::pair<std::vector<std::string>, size_t>> cmds;
+  size_t p = 0, complete = 0;  // on kNeedMore the parser may have moved p into the partial command
+  while (cmds.size() < kMaxCommandsPerBatch && p < input.size()) {
+    size_t start = p;
+    std::vector<std::string> args;
+    std::string error;
+    RespParser::Result r = parser.Parse(input, &p, limits, &args, &error);
+    if (r == RespParser::Result::kError) return Status::IOError("protocol error in the replication stream: " + error);
+    if (r == RespParser::Result::kNeedMore) break;
+    cmds.emplace_back(std::move(args), p - start);  // no args: a newline keep-alive, counted like any byte
+    complete = p;
+  }
+  if (cmds.empty()) return Status::OK();
+  batch->more = cmds.size() == kMaxCommandsPerBatch;
+
+  // Offsets advance in locals and are published only once their batch is committed.
+  uint64_t pos = read_offset_.load();  // stream offset after the last command taken
+  uint64_t safe = offset_.load();      // ... after the last one outside MULTI
+  MultiLockGuard all(server_->storage()->locks());
+  Context ctx(server_->storage());
+  Status s;
+  for (auto& [args, size] : cmds) {
+    if (!args.empty()) {
+      std::string name = ToLower(args[0]);
+      if (in_multi_) {
+        if (name == "exec") {
+          for (auto& queued : multi_) {
+            if (!(s = ApplyOne(&ctx, queued, true, safe)).ok()) return s;
+          }
+          multi_.clear();
+          in_multi_ = false;
+        } else if (name == "discard") {
+          multi_.clear();
+          in_multi_ = false;
+        } else {
+          multi_.push_back(std::move(args));
+        }
+      } else if (name == "multi") {
+        in_multi_ = true;
+      } else if (name == "replconf") {
+        if (args.size() >= 2 && EqualsIgnoreCase(args[1], "getack")) {
+          batch->ack_requested = true;
+          batch->ack_offset = safe;
+        }
+      } else if (name != "ping") {
+        if (!(s = ApplyOne(&ctx, args, false, safe)).ok()) return s;
+      }
+    }
+    pos += size;
+    if (!in_multi_) safe = pos;
+  }
+  PersistState(&ctx, safe);
+  if (!(s = ctx.Commit()).ok()) return s;
+  offset_ = safe;
+  read_offset_ = pos;
+  if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
+  PublishEvents(server_, TakePendingEvents());
+  batch->consumed = complete;
+  return Status::OK();
+}
+
+Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, uint64_t safe) {
+  const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+  std::string out;
+  if (spec == nullptr) {
+    out = "-ERR unknown command '" + args[0] + "'";
+  } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
+             static_cast<int>(args.size()) < -spec->arity) {
+    out = "-ERR wrong number of arguments";
+  } else {
+    if (spec->flags & kCmdExclusive) {
+      // Whole-database commands work on storage directly: commit what is pending first.
+      PersistState(ctx, safe);
+      Status s = ctx->Commit();
+      if (!s.ok()) return s;
+      offset_ = safe;
+    }
+    CommandCall call{server_, master_, args, ctx, &out, in_exec, 2, true};
+    size_t touched_before = ctx->touched().size();
+    try {
+      spec->handler(call);
+    } catch (const std::exception& e) {
+      out = std::string("-ERR internal error: ") + e.what();
+    }
+    CollectCommandEvents(server_, master_->db, *spec, args, *ctx, touched_before);
+    master_->block.requested = false;  // a blocking command never blocks the master link
+  }
+  if (!out.empty() && out[0] == '-') {
+    apply_errors_++;
+    std::string cmd;
+    for (size_t i = 0; i < args.size() && i < 4; i++) cmd += (i ? " " : "") + args[i].substr(0, 64);
+    LOG(ERROR) << "Replication: cannot apply '" << cmd << "': " << out.substr(1, out.find('\r') - 1);
+    if (server_->config()->replica_apply_errors == "disconnect") {
+      return Status::IOError("command from master failed: " + out.substr(1, out.find('\r') - 1));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace kvrocks

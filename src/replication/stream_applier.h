@@ -1,0 +1,88 @@
+// Applies the command stream a Redis master sends its replicas after the RDB.
+//
+// The stream is RESP: every command the master propagates, MULTI ... EXEC
+// blocks, SELECT, PING and REPLCONF GETACK. Each command is applied through
+// the command table as the master client (replies are discarded; an error
+// reply is logged and counted, and with replica-apply-errors disconnect ends
+// the link). The offset counts every byte of the stream exactly as Redis
+// counts it, keep-alive newlines included.
+//
+// Apply() takes the complete commands at the front of its input and commits
+// them as one RocksDB batch under every key lock, together with the
+// (replid, offset) state the batch brings the replica to. A MULTI/EXEC block
+// is applied whole within one batch; while one is open, the persisted offset
+// stays at the MULTI so that a restart replays the block from its start.
+//
+// Not thread-safe: one thread applies; the offset getters may be read by any.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace kvrocks {
+
+class Server;
+class Connection;
+class Context;
+
+class StreamApplier {
+ public:
+  // state_key: where (replid, offset) is persisted in the state column family.
+  StreamApplier(Server* server, const char* state_key) : server_(server), state_key_(state_key) {}
+  StreamApplier(const StreamApplier&) = delete;
+  StreamApplier& operator=(const StreamApplier&) = delete;
+
+  // The connection whose identity (selected db, flags) the master's commands use.
+  void set_master_client(Connection* c) { master_ = c; }
+
+  // Starts a stream of replication id replid at offset: no MULTI open.
+  void Reset(const std::string& replid, uint64_t offset);
+  // Changes the replication id without moving the offset (+CONTINUE <new id>).
+  void set_replid(const std::string& replid) { replid_ = replid; }
+
+  struct Batch {
+    size_t consumed = 0;         // bytes of input applied (complete commands only)
+    bool more = false;           // the batch hit its command limit: call again
+    bool ack_requested = false;  // the master sent REPLCONF GETACK: answer with ack_offset
+    uint64_t ack_offset = 0;     // the applied offset where the GETACK stood, as Redis answers it
+  };
+  // Applies the complete commands at the front of input (at most a fixed
+  // number per batch; a partial command waits for more bytes). An error is a
+  // malformed stream, a storage failure, or (replica-apply-errors disconnect)
+  // a command that failed; nothing of the failing batch is committed then.
+  Status Apply(std::string_view input, Batch* batch);
+
+  // The stream offset applied and persisted: always at a command boundary
+  // outside MULTI, as Redis' reploff (what ACKs report and PSYNC resumes from).
+  uint64_t offset() const { return offset_.load(); }
+  // The stream offset consumed (past commands queued in an open MULTI).
+  uint64_t read_offset() const { return read_offset_.load(); }
+  // Commands the replica could not apply.
+  uint64_t apply_errors() const { return apply_errors_.load(); }
+
+  // The state record (replid, offset) as stored under state_key.
+  static std::string EncodeState(const std::string& replid, uint64_t offset);
+
+ private:
+  // Adds the (replid, offset) record to ctx's batch.
+  void PersistState(Context* ctx, uint64_t offset);
+  // safe: the offset persisted if the command needs what is pending committed first.
+  Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, uint64_t safe);
+
+  Server* server_;
+  const char* state_key_;
+  Connection* master_ = nullptr;
+  std::string replid_;
+  std::atomic<uint64_t> offset_{0};
+  std::atomic<uint64_t> read_offset_{0};
+  std::atomic<uint64_t> apply_errors_{0};
+  bool in_multi_ = false;
+  std::vector<std::vector<std::string>> multi_;  // commands queued until EXEC
+};
+
+}  // namespace kvrocks
