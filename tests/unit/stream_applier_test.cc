@@ -1,0 +1,130 @@
+// StreamApplier: framing and offsets of a master's replication stream.
+#include "replication/stream_applier.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/connection.h"
+#include "server/server.h"
+#include "server/worker.h"
+#include "storage/context.h"
+#include "storage/key_encoding.h"
+#include "temp_storage.h"
+
+namespace kvrocks {
+namespace {
+
+std::string Cmd(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
+class StreamApplierTest : public TempStorageTest {
+ protected:
+  void SetUp() override {
+    TempStorageTest::SetUp();
+    server_ = std::make_unique<Server>(&cfg_, storage_.get());
+    worker_ = std::make_unique<Worker>(server_.get(), 0);
+    master_ = std::make_unique<Connection>(worker_.get(), -1, 1, "master", "");
+    master_->is_master = true;
+    applier_ = std::make_unique<StreamApplier>(server_.get(), "replication-test");
+    applier_->set_master_client(master_.get());
+    applier_->Reset("0123456789012345678901234567890123456789", 100);
+  }
+  void TearDown() override {
+    applier_.reset();
+    master_.reset();
+    worker_.reset();
+    server_.reset();
+    TempStorageTest::TearDown();
+  }
+
+  std::string Get(const std::string& key) {
+    Context ctx(storage_.get());
+    std::string v;
+    return ctx.Get(ColumnFamily::kMetadata, EncodeMetaKey(0, key), &v).ok() ? v.substr(9) : "(nil)";
+  }
+  std::string PersistedState() {
+    std::string v;
+    storage_->db()->Get(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kState), "replication-test", &v);
+    return v;
+  }
+
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<Connection> master_;
+  std::unique_ptr<StreamApplier> applier_;
+};
+
+TEST_F(StreamApplierTest, CountsEveryByteAndLeavesPartialCommands) {
+  std::string set = Cmd({"SET", "a", "1"});
+  std::string stream = "\n" + set + Cmd({"PING"}) + set.substr(0, 7);
+  StreamApplier::Batch b;
+  ASSERT_TRUE(applier_->Apply(stream, &b).ok());
+  EXPECT_EQ(b.consumed, stream.size() - 7);
+  EXPECT_EQ(applier_->offset(), 100 + stream.size() - 7);
+  EXPECT_EQ(applier_->read_offset(), applier_->offset());
+  EXPECT_EQ(Get("a"), "1");
+  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState("0123456789012345678901234567890123456789",
+                                                         applier_->offset()));
+}
+
+TEST_F(StreamApplierTest, OffsetStaysAtMultiUntilExec) {
+  std::string head = Cmd({"MULTI"}) + Cmd({"SET", "a", "1"});
+  StreamApplier::Batch b;
+  ASSERT_TRUE(applier_->Apply(head, &b).ok());
+  EXPECT_EQ(b.consumed, head.size());
+  EXPECT_EQ(applier_->offset(), 100u);  // a link broken here resumes from the MULTI
+  EXPECT_EQ(applier_->read_offset(), 100 + head.size());
+  EXPECT_EQ(Get("a"), "(nil)");
+  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState("0123456789012345678901234567890123456789", 100));
+  std::string tail = Cmd({"SET", "b", "2"}) + Cmd({"EXEC"});
+  ASSERT_TRUE(applier_->Apply(tail, &b).ok());
+  EXPECT_EQ(applier_->offset(), 100 + head.size() + tail.size());
+  EXPECT_EQ(Get("a"), "1");
+  EXPECT_EQ(Get("b"), "2");
+}
+
+TEST_F(StreamApplierTest, ResetDropsAnOpenMulti) {
+  StreamApplier::Batch b;
+  ASSERT_TRUE(applier_->Apply(Cmd({"MULTI"}) + Cmd({"SET", "a", "1"}), &b).ok());
+  applier_->Reset("0123456789012345678901234567890123456789", applier_->offset());
+  std::string again = Cmd({"MULTI"}) + Cmd({"SET", "a", "2"}) + Cmd({"EXEC"});
+  ASSERT_TRUE(applier_->Apply(again, &b).ok());
+  EXPECT_EQ(applier_->offset(), 100 + again.size());
+  EXPECT_EQ(Get("a"), "2");
+}
+
+TEST_F(StreamApplierTest, GetAckIsAnsweredWithTheOffsetWhereItStood) {
+  std::string before = Cmd({"SET", "a", "1"});
+  std::string getack = Cmd({"REPLCONF", "GETACK", "*"});
+  std::string after = Cmd({"SET", "b", "1"});
+  StreamApplier::Batch b;
+  ASSERT_TRUE(applier_->Apply(before + getack + after, &b).ok());
+  EXPECT_TRUE(b.ack_requested);
+  EXPECT_EQ(b.ack_offset, 100 + before.size());
+  EXPECT_EQ(applier_->offset(), 100 + before.size() + getack.size() + after.size());
+}
+
+TEST_F(StreamApplierTest, FailedBatchMovesNoOffset) {
+  cfg_.replica_apply_errors = "disconnect";
+  StreamApplier::Batch b;
+  Status s = applier_->Apply(Cmd({"SET", "a", "1"}) + Cmd({"NOSUCHCOMMAND"}), &b);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(applier_->offset(), 100u);
+  EXPECT_EQ(applier_->read_offset(), 100u);
+  EXPECT_EQ(Get("a"), "(nil)");  // received again after the reconnect
+  EXPECT_EQ(applier_->apply_errors(), 1u);
+}
+
+TEST_F(StreamApplierTest, MalformedStreamIsAnError) {
+  StreamApplier::Batch b;
+  EXPECT_FALSE(applier_->Apply("*2\r\n$3\r\nGET\r\nxx\r\n", &b).ok());
+}
+
+}  // namespace
+}  // namespace kvrocks
