@@ -43,6 +43,8 @@ Status RdbLoader::Begin() {
     Status s = storage_->FlushDb(p);  // leftovers of an aborted load
     if (!s.ok()) return s;
   }
+  Status s = storage_->MarkStaging(staging_);
+  if (!s.ok()) return s;
   ctx_ = std::make_unique<Context>(storage_);
   storage_->PauseCompactions(true);
   compactions_paused_ = true;
@@ -263,6 +265,7 @@ void RdbLoader::Abort() {
   bulk_.clear();
   bulk_bytes_ = 0;
   for (uint8_t p : staging_) storage_->FlushDb(p);
+  storage_->MarkStaging({});
 }
 
 Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uint64_t* keys) {

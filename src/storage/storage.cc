@@ -28,6 +28,7 @@ const char kDbMapKey[] = "dbmap";
 const char kKeyCountPrefix[] = "keycount:";
 const char kExpireCountPrefix[] = "expirecount:";
 const char kVersionKey[] = "version";
+const char kStagingKey[] = "staging";  // physical dbs of a bulk load in progress, one byte each
 
 // Adds signed 64-bit integers stored big-endian: the key counters.
 class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
@@ -202,7 +203,26 @@ Status Storage::LoadState() {
   s = db_->Get(ro, cf(ColumnFamily::kState), kVersionKey, &v);
   uint64_t persisted = (s.ok() && v.size() == 8) ? DecodeBE64(v.data()) : 0;
   last_version_.store(std::max(persisted, NowUs() << 10));
+  s = db_->Get(ro, cf(ColumnFamily::kState), kStagingKey, &v);
+  if (s.ok() && !v.empty()) {
+    LOG(WARNING) << "Dropping the data of a bulk load that did not finish (" << v.size() << " staging dbs)";
+    for (char p : v) {
+      Status st = FlushDb(static_cast<uint8_t>(p));
+      if (!st.ok()) return st;
+    }
+    return MarkStaging({});
+  }
   return Status::OK();
+}
+
+Status Storage::MarkStaging(const std::vector<uint8_t>& dbs) {
+  rocksdb::WriteBatch batch;
+  if (dbs.empty()) {
+    batch.Delete(cf(ColumnFamily::kState), kStagingKey);
+  } else {
+    batch.Put(cf(ColumnFamily::kState), kStagingKey, std::string(dbs.begin(), dbs.end()));
+  }
+  return Write(&batch);
 }
 
 void Storage::Close() {
@@ -306,6 +326,7 @@ Status Storage::ReplaceDatabases(const std::vector<uint8_t>& fresh,
   for (int i = 0; i < kMaxDatabases; i++) v[i] = static_cast<char>(map[i]);
   rocksdb::WriteBatch batch;
   batch.Put(cf(ColumnFamily::kState), kDbMapKey, v);
+  batch.Delete(cf(ColumnFamily::kState), kStagingKey);  // the staged dbs are the visible ones now
   for (const auto& [k, val] : state_puts) batch.Put(cf(ColumnFamily::kState), k, val);
   Status s = Write(&batch);
   if (!s.ok()) return s;

@@ -219,6 +219,34 @@ def test_link_cut_resumes_with_psync(master):
         kv.cleanup()
 
 
+def test_kill9_during_full_sync_leaves_no_staged_data():
+    """A load cut short by kill -9 left its staged keys on disk, invisible and
+    never deleted unless another full sync came; now the next start drops them."""
+    # Uncompressed, so that the payload is as big as the data (DEBUG POPULATE pads with zeros).
+    m = Master(args=["--enable-debug-command", "yes", "--rdbcompression", "no"])
+    try:
+        m.client().execute_command("DEBUG", "POPULATE", 200000, "key", 1024)
+        kv = Kvrocks(extra=["--replicaof", f"127.0.0.1 {m.port}"]).start()
+        try:
+            # Past the first 64 MB chunk, which the loader has handed to its writer thread.
+            wait_until(lambda: int(replica_info(kv).get("master_sync_read_bytes", 0)) > (150 << 20), 60,
+                       "the load to be under way")
+            assert replica_info(kv)["master_link_status"] == "down"
+            kv.kill9()
+            kv.extra = []
+            kv.start()
+            c = kv.client()
+            assert c.dbsize() == 0
+            assert c.execute_command("COMPACT")
+            assert c.info("memory")["used_disk_bytes"] < (20 << 20)
+            with open(kv.log_path, "rb") as f:
+                assert b"Dropping the data of a bulk load that did not finish" in f.read()
+        finally:
+            kv.cleanup()
+    finally:
+        m.cleanup()
+
+
 def test_kill9_resumes_with_psync(master):
     kv = start_replica(master)
     try:
