@@ -46,7 +46,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   RespParser::Limits limits;
   limits.max_bulk_len = INT64_MAX;  // a master's commands have no size limit
   // Parse the complete commands at the front of the input (a partial one waits for more data).
-  std::vector<std::pair<std::vector<std::string>, size_t>> cmds;
+  std::vector<ParsedCommand> cmds;
   size_t p = 0, complete = 0;  // on kNeedMore the parser may have moved p into the partial command
   while (cmds.size() < kMaxCommandsPerBatch && p < input.size()) {
     size_t start = p;
@@ -66,14 +66,33 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   uint64_t safe = offset_.load();      // ... after the last one outside MULTI
   MultiLockGuard all(server_->storage()->locks());
   Context ctx(server_->storage());
+  Status s = ApplyParsed(&ctx, &cmds, &pos, &safe, batch);
+  if (s.ok()) {
+    PersistState(&ctx, safe);
+    s = ctx.Commit();
+  }
+  if (!s.ok()) {
+    TakePendingEvents();  // keyspace events of writes that were not committed
+    return s;
+  }
+  offset_ = safe;
+  read_offset_ = pos;
+  if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
+  PublishEvents(server_, TakePendingEvents());
+  batch->consumed = complete;
+  return Status::OK();
+}
+
+Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, uint64_t* safe,
+                                  Batch* batch) {
   Status s;
-  for (auto& [args, size] : cmds) {
+  for (auto& [args, size] : *cmds) {
     if (!args.empty()) {
       std::string name = ToLower(args[0]);
       if (in_multi_) {
         if (name == "exec") {
           for (auto& queued : multi_) {
-            if (!(s = ApplyOne(&ctx, queued, true, safe)).ok()) return s;
+            if (!(s = ApplyOne(ctx, queued, true, *safe)).ok()) return s;
           }
           multi_.clear();
           in_multi_ = false;
@@ -88,22 +107,15 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
       } else if (name == "replconf") {
         if (args.size() >= 2 && EqualsIgnoreCase(args[1], "getack")) {
           batch->ack_requested = true;
-          batch->ack_offset = safe;
+          batch->ack_offset = *safe;
         }
       } else if (name != "ping") {
-        if (!(s = ApplyOne(&ctx, args, false, safe)).ok()) return s;
+        if (!(s = ApplyOne(ctx, args, false, *safe)).ok()) return s;
       }
     }
-    pos += size;
-    if (!in_multi_) safe = pos;
+    *pos += size;
+    if (!in_multi_) *safe = *pos;
   }
-  PersistState(&ctx, safe);
-  if (!(s = ctx.Commit()).ok()) return s;
-  offset_ = safe;
-  read_offset_ = pos;
-  if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
-  PublishEvents(server_, TakePendingEvents());
-  batch->consumed = complete;
   return Status::OK();
 }
 

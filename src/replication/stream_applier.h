@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -71,6 +72,10 @@ class StreamApplier {
  private:
   // Adds the (replid, offset) record to ctx's batch.
   void PersistState(Context* ctx, uint64_t offset);
+  using ParsedCommand = std::pair<std::vector<std::string>, size_t>;  // arguments, bytes in the stream
+  // Applies parsed commands to ctx, advancing pos (bytes taken) and safe (the
+  // last boundary outside MULTI).
+  Status ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, uint64_t* safe, Batch* batch);
   // safe: the offset persisted if the command needs what is pending committed first.
   Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, uint64_t safe);
 
