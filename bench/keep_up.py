@@ -5,6 +5,10 @@ throughput in both cases (ratio), how long each replica needed after the load to
 reach the master's offset, and whether any extra full sync happened.
 
   bench/keep_up.py [--requests 2000000] [--size 100]
+  bench/keep_up.py --apply-rate [--requests 3000000]
+      the most each replica applies: the master takes pipelined writes faster than
+      the replica can apply them (no output-buffer limit, a backlog big enough),
+      then the replica's applied commands per second are sampled while it catches up.
 """
 import argparse
 import os
@@ -22,6 +26,12 @@ from common import REDIS_SERVER, ROOT, call, free_port, start_master, wait_ready
 def info(port, section):
     text = call(port, "INFO", section).decode(errors="replace")
     return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
+def config_set(port, name, value):
+    reply = call(port, "CONFIG", "SET", name, value)
+    if not reply.startswith(b"+OK"):
+        raise RuntimeError(f"CONFIG SET {name}: {reply!r}")
 
 
 def run(replica_cmd, rport, mport, args):
@@ -48,11 +58,36 @@ def run(replica_cmd, rport, mport, args):
         rep.wait()
 
 
+def apply_rate(replica_cmd, rport, mport, args):
+    rep = subprocess.Popen(replica_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(rport)
+        call(rport, "REPLICAOF", "127.0.0.1", mport)
+        while info(rport, "replication").get("master_link_status") != "up":
+            time.sleep(0.05)
+        start = int(info(mport, "replication")["master_repl_offset"])
+        subprocess.run(["redis-benchmark", "-p", str(mport), "-t", "set", "-d", str(args.size), "-n",
+                        str(args.requests), "-r", "1000000", "-c", "50", "-P", "32", "-q"],
+                       capture_output=True, text=True)
+        end = int(info(mport, "replication")["master_repl_offset"])
+        per_command = (end - start) / args.requests
+        o0, t0 = int(info(rport, "replication")["slave_repl_offset"]), time.time()
+        time.sleep(5)
+        o1, t1 = int(info(rport, "replication")["slave_repl_offset"]), time.time()
+        if o1 >= end:
+            return None  # caught up within the sample: faster than the master wrote
+        return (o1 - o0) / per_command / (t1 - t0)
+    finally:
+        rep.terminate()
+        rep.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=2000000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
+    ap.add_argument("--apply-rate", action="store_true", help="measure the most each replica applies per second")
     args = ap.parse_args()
     dirs = [tempfile.mkdtemp(prefix="bench-keepup-") for _ in range(3)]
     mport = free_port()
@@ -60,6 +95,16 @@ def main():
     try:
         wait_ready(mport)
         kport, rport = free_port(), free_port()
+        if args.apply_rate:
+            config_set(mport, "client-output-buffer-limit", "replica 0 0 0")
+            config_set(mport, "repl-backlog-size", str(1 << 30))
+            k = apply_rate([args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kport),
+                            "--dir", dirs[1]], kport, mport, args)
+            r = apply_rate([REDIS_SERVER, "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
+                            "--appendonly", "no", "--dir", dirs[2]], rport, mport, args)
+            fmt = lambda v: "caught up at once (faster than the master)" if v is None else f"{v:.0f} commands/s"
+            print(f"replica apply rate, SET -d {args.size}: kvrocks {fmt(k)}, Redis {fmt(r)}")
+            return
         k = run([args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kport), "--dir", dirs[1]],
                 kport, mport, args)
         r = run([REDIS_SERVER, "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
