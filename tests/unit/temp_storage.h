@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -15,7 +16,9 @@
 class TempStorageTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("kvrocks-unit-" + std::to_string(kvrocks::NowUs()));
+    // ctest runs tests in parallel processes: the pid keeps their directories apart.
+    dir_ = std::filesystem::temp_directory_path() /
+           ("kvrocks-unit-" + std::to_string(getpid()) + "-" + std::to_string(kvrocks::NowUs()));
     cfg_.dir = dir_.string();
     cfg_.rocksdb_block_cache_size = 8 << 20;
     storage_ = std::make_unique<kvrocks::Storage>(&cfg_);
