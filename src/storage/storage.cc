@@ -13,6 +13,8 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "common/encoding.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
@@ -145,6 +147,9 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
 Status Storage::Open() {
   std::string path = config_->dir + "/db";
   ::mkdir(config_->dir.c_str(), 0755);
+  // SST files a bulk load was writing when the process died (IngestSorted).
+  std::error_code ec;
+  std::filesystem::remove_all(config_->dir + "/ingest", ec);
   // A quarter of the cache budget holds big values (blobs), apart from the
   // blocks of keys and small values so that streams of big values cannot evict them.
   size_t budget = static_cast<size_t>(config_->rocksdb_block_cache_size);

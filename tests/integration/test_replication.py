@@ -237,6 +237,8 @@ def test_kill9_during_full_sync_leaves_no_staged_data():
             kv.start()
             c = kv.client()
             assert c.dbsize() == 0
+            ingest = os.path.join(kv.dir, "ingest")  # SST files being written at the kill
+            assert not os.path.exists(ingest) or not os.listdir(ingest)
             assert c.execute_command("COMPACT")
             assert c.info("memory")["used_disk_bytes"] < (20 << 20)
             with open(kv.log_path, "rb") as f:
