@@ -5,17 +5,14 @@
 #include <cstring>
 #include <random>
 
-#include "commands/command.h"
 #include "common/encoding.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/master_link.h"
-#include "scripting/functions.h"
-#include "server/notify.h"
 #include "replication/rdb_loader.h"
 #include "replication/stream_applier.h"
+#include "scripting/functions.h"
 #include "server/connection.h"
-#include "server/resp_parser.h"
 #include "server/server.h"
 #include "server/worker.h"
 #include "storage/lock_manager.h"
