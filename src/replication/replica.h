@@ -7,13 +7,11 @@
 //                              arrives, loaded beside the visible data, switched in
 //        +CONTINUE [id]     -> stream
 //        -ERR (old master)  -> SYNC -> payload -> stream
-//   stream: RESP commands applied through the command table as the master
-//           client (no replies), offset += bytes; REPLCONF ACK every second
-//           and on GETACK; on error: reconnect with PSYNC after a back-off.
-//
-// Every applied batch also writes (replid, offset) to the state column family
-// in the same RocksDB batch, so after kill -9 the replica resumes exactly where
-// its data ends. A MULTI/EXEC block is applied as one batch.
+//   stream: applied by StreamApplier (stream_applier.h) as the master client,
+//           in batches that also persist (replid, offset), so after kill -9
+//           the replica resumes exactly where its data ends; REPLCONF ACK
+//           every second and on GETACK; on error: reconnect with PSYNC after
+//           a back-off.
 #pragma once
 
 #include <atomic>
