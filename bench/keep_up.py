@@ -11,6 +11,7 @@ reach the master's offset, and whether any extra full sync happened.
       then the replica's applied commands per second are sampled while it catches up.
 """
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -34,18 +35,32 @@ def config_set(port, name, value):
         raise RuntimeError(f"CONFIG SET {name}: {reply!r}")
 
 
-def run(replica_cmd, rport, mport, args):
+@contextlib.contextmanager
+def attached_replica(replica_cmd, rport, mport):
+    """A replica process, synced with the master, stopped on exit."""
     rep = subprocess.Popen(replica_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(rport)
         call(rport, "REPLICAOF", "127.0.0.1", mport)
         while info(rport, "replication").get("master_link_status") != "up":
             time.sleep(0.05)
+        yield rep
+    finally:
+        rep.terminate()
+        rep.wait()
+
+
+def benchmark(mport, args, pipeline=1):
+    out = subprocess.run(["redis-benchmark", "-p", str(mport), "-t", "set", "-d", str(args.size), "-n",
+                          str(args.requests), "-r", "1000000", "-c", "50", "-P", str(pipeline), "-q"],
+                         capture_output=True, text=True).stdout
+    return float(re.findall(r"([\d.]+) requests per second", out)[-1])
+
+
+def run(replica_cmd, rport, mport, args):
+    with attached_replica(replica_cmd, rport, mport):
         full0 = int(info(mport, "stats")["sync_full"])
-        out = subprocess.run(["redis-benchmark", "-p", str(mport), "-t", "set", "-d", str(args.size), "-n",
-                              str(args.requests), "-r", "1000000", "-c", "50", "-q"],
-                             capture_output=True, text=True).stdout
-        rps = float(re.findall(r"([\d.]+) requests per second", out)[-1])
+        rps = benchmark(mport, args)
         t0 = time.time()
         target = int(info(mport, "replication")["master_repl_offset"])
         while int(info(rport, "replication").get("slave_repl_offset", "0")) < target:
@@ -53,22 +68,12 @@ def run(replica_cmd, rport, mport, args):
         lag = time.time() - t0
         full1 = int(info(mport, "stats")["sync_full"])
         return rps, lag, full1 - full0
-    finally:
-        rep.terminate()
-        rep.wait()
 
 
 def apply_rate(replica_cmd, rport, mport, args):
-    rep = subprocess.Popen(replica_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_ready(rport)
-        call(rport, "REPLICAOF", "127.0.0.1", mport)
-        while info(rport, "replication").get("master_link_status") != "up":
-            time.sleep(0.05)
+    with attached_replica(replica_cmd, rport, mport):
         start = int(info(mport, "replication")["master_repl_offset"])
-        subprocess.run(["redis-benchmark", "-p", str(mport), "-t", "set", "-d", str(args.size), "-n",
-                        str(args.requests), "-r", "1000000", "-c", "50", "-P", "32", "-q"],
-                       capture_output=True, text=True)
+        benchmark(mport, args, pipeline=32)
         end = int(info(mport, "replication")["master_repl_offset"])
         per_command = (end - start) / args.requests
         o0, t0 = int(info(rport, "replication")["slave_repl_offset"]), time.time()
@@ -77,9 +82,6 @@ def apply_rate(replica_cmd, rport, mport, args):
         if o1 >= end:
             return None  # caught up within the sample: faster than the master wrote
         return (o1 - o0) / per_command / (t1 - t0)
-    finally:
-        rep.terminate()
-        rep.wait()
 
 
 def main():
