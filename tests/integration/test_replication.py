@@ -225,7 +225,7 @@ def test_kill9_during_full_sync_leaves_no_staged_data():
     # Uncompressed, so that the payload is as big as the data (DEBUG POPULATE pads with zeros).
     m = Master(args=["--enable-debug-command", "yes", "--rdbcompression", "no"])
     try:
-        m.client().execute_command("DEBUG", "POPULATE", 200000, "key", 1024)
+        m.client().execute_command("DEBUG", "POPULATE", 400000, "key", 1024)
         kv = Kvrocks(extra=["--replicaof", f"127.0.0.1 {m.port}"]).start()
         try:
             # Past the first 64 MB chunk, which the loader has handed to its writer thread.
