@@ -43,7 +43,7 @@ Status RdbLoader::Begin() {
     Status s = storage_->FlushDb(p);  // leftovers of an aborted load
     if (!s.ok()) return s;
   }
-  Status s = storage_->MarkStaging(staging_);
+  Status s = storage_->MarkToDrop(staging_);
   if (!s.ok()) return s;
   ctx_ = std::make_unique<Context>(storage_);
   storage_->PauseCompactions(true);
@@ -265,7 +265,7 @@ void RdbLoader::Abort() {
   bulk_.clear();
   bulk_bytes_ = 0;
   for (uint8_t p : staging_) storage_->FlushDb(p);
-  storage_->MarkStaging({});
+  storage_->MarkToDrop({});
 }
 
 Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uint64_t* keys) {

@@ -30,7 +30,9 @@ const char kDbMapKey[] = "dbmap";
 const char kKeyCountPrefix[] = "keycount:";
 const char kExpireCountPrefix[] = "expirecount:";
 const char kVersionKey[] = "version";
-const char kStagingKey[] = "staging";  // physical dbs of a bulk load in progress, one byte each
+// Physical dbs whose data is garbage if found at start (one byte each): the
+// staging dbs of a bulk load in progress, or the dbs a finished load replaced.
+const char kDropKey[] = "dbs-to-drop";
 
 // Adds signed 64-bit integers stored big-endian: the key counters.
 class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
@@ -208,24 +210,25 @@ Status Storage::LoadState() {
   s = db_->Get(ro, cf(ColumnFamily::kState), kVersionKey, &v);
   uint64_t persisted = (s.ok() && v.size() == 8) ? DecodeBE64(v.data()) : 0;
   last_version_.store(std::max(persisted, NowUs() << 10));
-  s = db_->Get(ro, cf(ColumnFamily::kState), kStagingKey, &v);
+  s = db_->Get(ro, cf(ColumnFamily::kState), kDropKey, &v);
   if (s.ok() && !v.empty()) {
-    LOG(WARNING) << "Dropping the data of a bulk load that did not finish (" << v.size() << " staging dbs)";
+    LOG(WARNING) << "Dropping the data of a bulk load that did not finish, or of the databases it replaced ("
+                 << v.size() << " physical dbs)";
     for (char p : v) {
       Status st = FlushDb(static_cast<uint8_t>(p));
       if (!st.ok()) return st;
     }
-    return MarkStaging({});
+    return MarkToDrop({});
   }
   return Status::OK();
 }
 
-Status Storage::MarkStaging(const std::vector<uint8_t>& dbs) {
+Status Storage::MarkToDrop(const std::vector<uint8_t>& dbs) {
   rocksdb::WriteBatch batch;
   if (dbs.empty()) {
-    batch.Delete(cf(ColumnFamily::kState), kStagingKey);
+    batch.Delete(cf(ColumnFamily::kState), kDropKey);
   } else {
-    batch.Put(cf(ColumnFamily::kState), kStagingKey, std::string(dbs.begin(), dbs.end()));
+    batch.Put(cf(ColumnFamily::kState), kDropKey, std::string(dbs.begin(), dbs.end()));
   }
   return Write(&batch);
 }
@@ -327,22 +330,24 @@ Status Storage::ReplaceDatabases(const std::vector<uint8_t>& fresh,
       }
     }
   }
+  std::vector<uint8_t> old;
+  for (size_t i = 0; i < fresh.size(); i++) old.push_back(db_map_[i].load());
   std::string v(kMaxDatabases, '\0');
   for (int i = 0; i < kMaxDatabases; i++) v[i] = static_cast<char>(map[i]);
   rocksdb::WriteBatch batch;
   batch.Put(cf(ColumnFamily::kState), kDbMapKey, v);
-  batch.Delete(cf(ColumnFamily::kState), kStagingKey);  // the staged dbs are the visible ones now
+  // The replaced dbs are garbage from this write on, and a crash before they
+  // are deleted below must not leave them behind.
+  batch.Put(cf(ColumnFamily::kState), kDropKey, std::string(old.begin(), old.end()));
   for (const auto& [k, val] : state_puts) batch.Put(cf(ColumnFamily::kState), k, val);
   Status s = Write(&batch);
   if (!s.ok()) return s;
-  std::vector<uint8_t> old;
-  for (size_t i = 0; i < fresh.size(); i++) old.push_back(db_map_[i].load());
   for (int i = 0; i < kMaxDatabases; i++) db_map_[i].store(map[i]);
   for (uint8_t p : old) {
     s = FlushDb(p);
     if (!s.ok()) return s;
   }
-  return Status::OK();
+  return MarkToDrop({});
 }
 
 uint64_t Storage::NewVersion() {

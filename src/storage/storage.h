@@ -92,10 +92,11 @@ class Storage {
   // Physical dbs that no logical db in [0, databases) maps to (a bulk load
   // fills them before they replace the visible ones).
   std::vector<uint8_t> FreePhysicalDbs(int databases) const;
-  // Records (persistently) that a bulk load is filling these physical dbs, so
-  // that a load cut short by a crash is dropped when the storage opens next.
-  // ReplaceDatabases clears the record, as does an empty list.
-  Status MarkStaging(const std::vector<uint8_t>& dbs);
+  // Records (persistently) physical dbs whose data is garbage if the process
+  // dies now: they are emptied when the storage opens next. A bulk load marks
+  // its staging dbs; ReplaceDatabases marks the dbs it replaced until they are
+  // emptied, then clears the record. An empty list clears it.
+  Status MarkToDrop(const std::vector<uint8_t>& dbs);
   // Makes logical db i read physical db fresh[i] (for i < fresh.size()) in one
   // persisted step, then deletes the data the logical dbs had before. Caller
   // holds all key stripes. state_puts are written to the state CF in the same batch.
