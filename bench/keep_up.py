@@ -2,7 +2,8 @@
 """Keep-up: redis-benchmark writes to a redis-server master with a kvrocks
 replica attached, then with a Redis replica attached. Prints the master's
 throughput in both cases (ratio), how long each replica needed after the load to
-reach the master's offset, and whether any extra full sync happened.
+reach the master's offset, whether any extra full sync happened, and the CPU time
+each replica process spent from the start of the load until it caught up.
 
   bench/keep_up.py [--requests 2000000] [--size 100]
   bench/keep_up.py --apply-rate [--requests 3000000]
@@ -57,17 +58,26 @@ def benchmark(mport, args, pipeline=1):
     return float(re.findall(r"([\d.]+) requests per second", out)[-1])
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run(replica_cmd, rport, mport, args):
-    with attached_replica(replica_cmd, rport, mport):
+    with attached_replica(replica_cmd, rport, mport) as rep:
         full0 = int(info(mport, "stats")["sync_full"])
+        cpu0 = cpu_seconds(rep.pid)
         rps = benchmark(mport, args)
         t0 = time.time()
         target = int(info(mport, "replication")["master_repl_offset"])
         while int(info(rport, "replication").get("slave_repl_offset", "0")) < target:
             time.sleep(0.01)
         lag = time.time() - t0
+        cpu = cpu_seconds(rep.pid) - cpu0
         full1 = int(info(mport, "stats")["sync_full"])
-        return rps, lag, full1 - full0
+        return rps, lag, full1 - full0, cpu
 
 
 def apply_rate(replica_cmd, rport, mport, args):
@@ -120,6 +130,8 @@ def main():
           f"with Redis replica {r[0]:.0f} req/s, ratio {k[0] / r[0]:.2f}")
     print(f"catch-up after the load: kvrocks {k[1]:.2f} s, Redis {r[1]:.2f} s; "
           f"extra full syncs: kvrocks {k[2]}, Redis {r[2]}")
+    print(f"replica CPU: kvrocks {k[3]:.2f} s ({k[3] / args.requests * 1e6:.1f} us per write), "
+          f"Redis {r[3]:.2f} s ({r[3] / args.requests * 1e6:.1f} us per write)")
 
 
 if __name__ == "__main__":
