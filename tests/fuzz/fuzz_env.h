@@ -37,8 +37,8 @@ struct FuzzEnv {
   }
 };
 
-// Commands (lower-case names) that act on the process rather than on data, or
-// wait: the harnesses never run them.
+// Commands (lower-case names) that act on the process rather than on data,
+// wait, or need a real client (WATCH): the harnesses never run them.
 inline bool ActsOnProcess(const std::string& name) {
   static const char* const kSkip[] = {"shutdown", "debug",  "save",    "bgsave",  "replicaof", "slaveof",
                                       "compact",  "monitor", "client", "config",  "wait",      "subscribe",
