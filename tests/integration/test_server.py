@@ -1,4 +1,5 @@
 """Server and connection commands."""
+import glob
 import os
 import time
 
@@ -152,3 +153,20 @@ def test_select_in_redis_py(kvrocks_server):
     assert kvrocks_server.client(db=0).get("five") is None
     assert c.get("five") == b"5"
     c.flushdb()
+
+
+def test_blob_gc_age_cutoff_reaches_rocksdb():
+    """rocksdb.blob-gc-age-cutoff (percent, 0 = off) is what RocksDB runs with."""
+    for value, enabled, cutoff in (("0", "false", "0.000000"), ("40", "true", "0.400000")):
+        srv = Kvrocks(extra=["--rocksdb.blob-gc-age-cutoff", value]).start()
+        try:
+            c = srv.client()
+            assert c.config_get("rocksdb.blob-gc-age-cutoff") == {"rocksdb.blob-gc-age-cutoff": value}
+            latest = max(glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")))  # zero-padded numbers
+            text = open(latest).read()
+            subkey = text[text.index('[CFOptions "default"]'):]  # the subkey CF is RocksDB's default one
+            subkey = subkey[:subkey.index("[TableOptions")]
+            assert f"enable_blob_garbage_collection={enabled}" in subkey
+            assert f"blob_garbage_collection_age_cutoff={cutoff}" in subkey
+        finally:
+            srv.cleanup()
