@@ -173,3 +173,13 @@ def test_big_values_survive_restart_and_overwrites_reclaim_space(fresh_server):
     c.set("keep", big)
     srv.restart()
     assert srv.client().get("keep") == big
+
+
+def test_leftover_ingest_files_are_removed_at_start(fresh_server):
+    """SST files a bulk load was writing when the process died go away at the next start."""
+    ingest = os.path.join(fresh_server.dir, "ingest")
+    os.makedirs(ingest, exist_ok=True)
+    with open(os.path.join(ingest, "123-0.sst"), "wb") as f:
+        f.write(b"x" * 4096)
+    fresh_server.start()
+    assert not os.path.exists(ingest) or not os.listdir(ingest)
