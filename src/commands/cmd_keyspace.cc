@@ -372,8 +372,11 @@ const char* StringEncoding(std::string_view v) {
 
 std::string KeyEncoding(const LoadedKey& lk) {
   if (lk.type == RedisType::kString) {
-    bool raw = static_cast<uint8_t>(lk.raw[0]) & (kOutOfLineFlag | kRawEncodingFlag);
-    return raw ? "raw" : StringEncoding(std::string_view(lk.raw).substr(9));
+    auto flags = static_cast<uint8_t>(lk.raw[0]);
+    std::string_view value = std::string_view(lk.raw).substr(9);
+    if (flags & (kOutOfLineFlag | kRawEncodingFlag)) return "raw";
+    if (flags & kNotIntEncodingFlag) return value.size() <= 44 ? "embstr" : "raw";
+    return StringEncoding(value);
   }
   Metadata meta;
   if (lk.type == RedisType::kHash && meta.Decode(lk.raw).ok()) return RedisHash::Encoding(meta);

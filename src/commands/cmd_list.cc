@@ -163,12 +163,10 @@ void LPos(CommandCall& call) {
       }
       i++;
     } else if (EqualsIgnoreCase(a[i], "count") && has_next) {
-      if (!IntArg(call, i + 1, &count)) return;
-      if (count < 0) return ReplyError(call, "ERR COUNT can't be negative");
+      if (!ParseInt64(a[i + 1], &count) || count < 0) return ReplyError(call, "ERR COUNT can't be negative");
       i++;
     } else if (EqualsIgnoreCase(a[i], "maxlen") && has_next) {
-      if (!IntArg(call, i + 1, &maxlen)) return;
-      if (maxlen < 0) return ReplyError(call, "ERR MAXLEN can't be negative");
+      if (!ParseInt64(a[i + 1], &maxlen) || maxlen < 0) return ReplyError(call, "ERR MAXLEN can't be negative");
       i++;
     } else {
       return ReplyError(call, kSyntaxError);
@@ -211,10 +209,10 @@ Status MoveElement(CommandCall& call, const std::string& src, const std::string&
   RedisList::ListMeta lm;
   bool src_exists, dst_exists;
   Status s = list.LoadList(src, &lk, &lm, &src_exists);
-  if (!s.ok()) return s;
+  // As Redis: a missing source answers nil before the destination's type is checked.
+  if (!s.ok() || !src_exists) return s;
   s = list.LoadList(dst, &lk, &lm, &dst_exists);
   if (!s.ok()) return s;
-  if (!src_exists) return Status::OK();
   std::vector<std::string> elems;
   s = list.Pop(src, from_left, 1, &elems);
   if (!s.ok() || elems.empty()) return s;

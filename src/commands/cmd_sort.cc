@@ -87,6 +87,7 @@ void SortGeneric(CommandCall& call, bool read_only) {
     } else if (lk.type == RedisType::kZSet) {
       std::vector<ZMember> ms;
       s = RedisZSet(&db).All(a[1], &ms);
+      if (s.ok()) s = RedisZSet(&db).MarkSkiplist(a[1]);
       for (auto& m : ms) elems.push_back(std::move(m.member));
       natural_order = true;
     } else {
@@ -105,7 +106,7 @@ void SortGeneric(CommandCall& call, bool read_only) {
         const std::string& v = has_by ? (it.by ? *it.by : std::string()) : it.elem;
         if (has_by && !it.by) {
           it.score = 0;
-        } else if (!ParseDouble(v, &it.score)) {
+        } else if (bool range_error; !ParseStrtod(v, &it.score, &range_error) || range_error) {
           return ReplyError(call, "ERR One or more scores can't be converted into double");
         }
       }
@@ -185,7 +186,8 @@ void RegisterSortCommands(CommandTable* t) {
   t->Add({"sort", -2, kCmdWrite | kCmdDenyOOM | kCmdSlow, 1, 1, 1, Sort, "generic",
           "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", "1.0.0",
           SortStoreKey});
-  t->Add({"sort_ro", -2, kCmdReadOnly | kCmdSlow, 1, 1, 1, SortRo, "generic",
+  // SORT_RO locks its key: it may record a sorted set's conversion (RedisZSet::MarkSkiplist).
+  t->Add({"sort_ro", -2, kCmdReadOnly | kCmdSlow | kCmdLocksKeys, 1, 1, 1, SortRo, "generic",
           "Returns the sorted elements of a list, a set, or a sorted set.", "7.0.0"});
 }
 

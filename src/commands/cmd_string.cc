@@ -1,5 +1,6 @@
 // String commands.
 #include <climits>
+#include <optional>
 
 #include "commands/helpers.h"
 #include "common/time_util.h"
@@ -37,29 +38,29 @@ void Get(CommandCall& call) {
 
 // Converts an EX/PX/EXAT/PXAT argument to absolute ms as Redis'
 // getExpireMillisecondsOrReply does. unit_ms is 1000 for seconds.
-bool ParseExpire(CommandCall& call, const std::string& arg, int64_t unit_ms, bool relative, const char* cmd,
-                 uint64_t* out) {
+// The expiry time of SET/SETEX/GETEX from its argument as an absolute time in
+// ms; on a bad argument, Redis' error text instead.
+std::optional<std::string> ExpireArgError(const std::string& arg, int64_t unit_ms, bool relative, const char* cmd,
+                                          uint64_t* out) {
   int64_t v;
-  if (!ParseInt64(arg, &v)) {
-    ReplyError(call, kNotIntegerError);
-    return false;
-  }
+  if (!ParseInt64(arg, &v)) return std::string(kNotIntegerError);
   std::string invalid = std::string("ERR invalid expire time in '") + cmd + "' command";
-  if (v <= 0 || (unit_ms == 1000 && v > LLONG_MAX / 1000)) {
-    ReplyError(call, invalid);
-    return false;
-  }
+  if (v <= 0 || (unit_ms == 1000 && v > LLONG_MAX / 1000)) return invalid;
   v *= unit_ms;
   if (relative) {
     int64_t now = static_cast<int64_t>(NowMs());
-    if (v > LLONG_MAX - now) {
-      ReplyError(call, invalid);
-      return false;
-    }
+    if (v > LLONG_MAX - now) return invalid;
     v += now;
   }
   *out = static_cast<uint64_t>(v);
-  return true;
+  return std::nullopt;
+}
+
+bool ParseExpire(CommandCall& call, const std::string& arg, int64_t unit_ms, bool relative, const char* cmd,
+                 uint64_t* out) {
+  auto err = ExpireArgError(arg, unit_ms, relative, cmd, out);
+  if (err) ReplyError(call, *err);
+  return !err;
 }
 
 // True for EX, PX, EXAT, PXAT; sets the unit (ms per unit) and whether the time is relative.
@@ -188,12 +189,16 @@ void GetEx(CommandCall& call) {
       return;
     }
   }
-  if (change == RedisString::ExpireChange::kSet &&
-      !ParseExpire(call, a[expire_idx], unit, relative, "getex", &expire)) {
-    return;
-  }
   Database db = CurrentDb(call);
   std::string v;
+  if (change == RedisString::ExpireChange::kSet) {
+    auto err = ExpireArgError(a[expire_idx], unit, relative, "getex", &expire);
+    if (err) {
+      // Redis validates the time after the lookup: a missing key or another type answers first.
+      Status s = RedisString(&db).Get(a[1], &v);
+      return s.ok() ? ReplyError(call, *err) : ReplyValueOrNull(call, s, v);
+    }
+  }
   Status s = RedisString(&db).GetEx(a[1], change, expire, &v);
   ReplyValueOrNull(call, s, v);
 }
@@ -278,9 +283,13 @@ void DecrBy(CommandCall& call) {
 
 void IncrByFloat(CommandCall& call) {
   long double d;
-  if (!ParseLongDouble(call.args[2], &d)) return ReplyError(call, kNotFloatError);
   Database db = CurrentDb(call);
   std::string result;
+  if (!ParseLongDouble(call.args[2], &d)) {
+    // Redis checks the key's type before the increment.
+    Status s = RedisString(&db).Get(call.args[1], &result);
+    return s.ok() || s.IsNotFound() ? ReplyError(call, kNotFloatError) : ReplyStatusError(call, s);
+  }
   Status s = RedisString(&db).IncrByFloat(call.args[1], d, &result);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Bulk(call.out, result);

@@ -15,18 +15,8 @@ namespace kvrocks {
 namespace {
 
 bool ParseScoreBound(const std::string& s, ScoreBound* b) {
-  std::string_view v = s;
-  b->exclusive = !v.empty() && v[0] == '(';
-  if (b->exclusive) v.remove_prefix(1);
-  if (v == "+inf" || EqualsIgnoreCase(v, "inf")) {
-    b->value = INFINITY;
-    return true;
-  }
-  if (v == "-inf") {
-    b->value = -INFINITY;
-    return true;
-  }
-  return ParseDouble(v, &b->value);
+  b->exclusive = !s.empty() && s[0] == '(';
+  return ParseStrtod(std::string_view(s).substr(b->exclusive ? 1 : 0), &b->value);
 }
 
 bool ParseLexBound(const std::string& s, LexBound* b) {
@@ -210,8 +200,14 @@ struct RangeSpec {
   bool rev = false;
   bool with_scores = false;
   int64_t offset = 0, limit = -1;
-  bool has_limit = false;
 };
+
+// An empty result for key, or WRONGTYPE if key holds another type.
+Status CheckZSetType(Database* db, const std::string& key, std::vector<ZMember>* out) {
+  out->clear();
+  uint64_t n;
+  return RedisZSet(db).Card(key, &n);
+}
 
 // Runs a range query whose bounds are args[lo_idx], args[lo_idx + 1]
 // (already swapped by the caller for the REV forms).
@@ -233,22 +229,14 @@ bool RunRange(CommandCall& call, const std::string& key, const std::string& lo, 
       ReplyError(call, "ERR min or max is not a float");
       return false;
     }
-    if (r.offset < 0) {
-      out->clear();
-      return true;
-    }
-    s = z.RangeByScore(key, min, max, r.rev, r.offset, r.limit, out);
+    s = r.offset < 0 ? CheckZSetType(&db, key, out) : z.RangeByScore(key, min, max, r.rev, r.offset, r.limit, out);
   } else {
     LexBound min, max;
     if (!ParseLexBound(lo, &min) || !ParseLexBound(hi, &max)) {
       ReplyError(call, "ERR min or max not valid string range item");
       return false;
     }
-    if (r.offset < 0) {
-      out->clear();
-      return true;
-    }
-    s = z.RangeByLex(key, min, max, r.rev, r.offset, r.limit, out);
+    s = r.offset < 0 ? CheckZSetType(&db, key, out) : z.RangeByLex(key, min, max, r.rev, r.offset, r.limit, out);
   }
   if (!s.ok()) {
     ReplyStatusError(call, s);
@@ -274,12 +262,24 @@ bool ParseRangeOptions(CommandCall& call, size_t first, bool allow_by, bool allo
         ReplyError(call, kNotIntegerError);
         return false;
       }
-      r->has_limit = true;
       i += 2;
     } else {
       ReplyError(call, kSyntaxError);
       return false;
     }
+  }
+  return true;
+}
+
+// Conflicts Redis reports after parsing all options (a LIMIT count of -1 is no limit).
+bool CheckRangeOptions(CommandCall& call, const RangeSpec& r) {
+  if (r.limit != -1 && r.type == RangeType::kRank) {
+    ReplyError(call, "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+    return false;
+  }
+  if (r.with_scores && r.type == RangeType::kLex) {
+    ReplyError(call, "ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+    return false;
   }
   return true;
 }
@@ -290,12 +290,7 @@ void ZRangeGeneric(CommandCall& call, bool store) {
   size_t k = store ? 2 : 1;
   RangeSpec r;
   if (!ParseRangeOptions(call, k + 3, true, !store, &r)) return;
-  if (r.has_limit && r.type == RangeType::kRank) {
-    return ReplyError(call, "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
-  }
-  if (r.with_scores && r.type == RangeType::kLex) {
-    return ReplyError(call, "ERR syntax error, WITHSCORES not supported in combination with BYLEX");
-  }
+  if (!CheckRangeOptions(call, r)) return;
   const std::string& lo = call.args[k + 1];
   const std::string& hi = call.args[k + 2];
   bool swap = r.rev && r.type != RangeType::kRank;  // REV with BYSCORE/BYLEX takes max first
@@ -318,8 +313,7 @@ void LegacyRange(CommandCall& call, RangeType type, bool rev) {
   RangeSpec r;
   r.type = type;
   r.rev = rev;
-  if (!ParseRangeOptions(call, 4, false, type != RangeType::kLex, &r)) return;
-  if (r.has_limit && type == RangeType::kRank) return ReplyError(call, kSyntaxError);
+  if (!ParseRangeOptions(call, 4, false, true, &r) || !CheckRangeOptions(call, r)) return;
   const std::string& a = call.args[2];
   const std::string& b = call.args[3];
   bool swap = rev && type != RangeType::kRank;  // the REV forms take max first
@@ -369,10 +363,9 @@ void ZPopGeneric(CommandCall& call, bool max) {
     if (!ParseInt64(a[2], &count) || count < 0) return ReplyError(call, "ERR value is out of range, must be positive");
   }
   std::vector<ZMember> ms;
-  if (count > 0) {
-    Status s = PopMembers(call, a[1], max, count, &ms);
-    if (!s.ok()) return ReplyStatusError(call, s);
-  }
+  Database db = CurrentDb(call);
+  Status s = count > 0 ? PopMembers(call, a[1], max, count, &ms) : CheckZSetType(&db, a[1], &ms);
+  if (!s.ok()) return ReplyStatusError(call, s);
   if (a.size() == 2 || call.resp == 2) {
     reply::ArrayHeader(call.out, ms.size() * 2);
     for (const auto& m : ms) {
@@ -552,6 +545,24 @@ Status LoadSource(CommandCall& call, const std::string& key, std::vector<ZMember
   return RedisZSet(&db).All(key, out);
 }
 
+// Redis reports a source of the wrong type before it reads the options that follow the keys.
+template <typename Keys>
+bool CheckSourceTypes(CommandCall& call, const Keys& keys) {
+  Database db = CurrentDb(call);
+  for (const auto& key : keys) {
+    LoadedKey lk;
+    Status s = db.Load(key, &lk);
+    if (s.ok() && lk.live && lk.type != RedisType::kSet && lk.type != RedisType::kZSet) {
+      s = Status::RedisError(kWrongTypeError);
+    }
+    if (!s.ok()) {
+      ReplyStatusError(call, s);
+      return false;
+    }
+  }
+  return true;
+}
+
 enum class SetOp { kUnion, kInter, kDiff };
 
 double Combine(double a, double b, Aggregate agg) {
@@ -585,6 +596,8 @@ bool ComputeSetOp(CommandCall& call, SetOp op, size_t idx, bool allow_withscores
   }
   std::vector<std::string> keys(a.begin() + static_cast<long>(idx) + 1,
                                 a.begin() + static_cast<long>(idx) + 1 + numkeys);
+  Context::SnapshotScope snapshot(call.ctx);
+  if (!CheckSourceTypes(call, keys)) return false;
   std::vector<double> weights(keys.size(), 1.0);
   Aggregate agg = Aggregate::kSum;
   *with_scores = false;
@@ -618,7 +631,6 @@ bool ComputeSetOp(CommandCall& call, SetOp op, size_t idx, bool allow_withscores
       return false;
     }
   }
-  Context::SnapshotScope snapshot(call.ctx);
   std::map<std::string, double> acc;
   for (size_t k = 0; k < keys.size(); k++) {
     std::vector<ZMember> src;
@@ -690,6 +702,8 @@ void ZInterCard(CommandCall& call) {
   if (!IntArg(call, 1, &numkeys)) return;
   if (numkeys < 1) return ReplyError(call, "ERR at least 1 input key is needed for 'zintercard' command");
   if (numkeys > static_cast<int64_t>(a.size()) - 2) return ReplyError(call, kSyntaxError);
+  Context::SnapshotScope snapshot(call.ctx);
+  if (!CheckSourceTypes(call, std::vector<std::string_view>(a.begin() + 2, a.begin() + 2 + numkeys))) return;
   int64_t limit = 0;
   for (size_t i = 2 + static_cast<size_t>(numkeys); i < a.size(); i++) {
     if (EqualsIgnoreCase(a[i], "limit") && i + 1 < a.size()) {
@@ -699,7 +713,6 @@ void ZInterCard(CommandCall& call) {
       return ReplyError(call, kSyntaxError);
     }
   }
-  Context::SnapshotScope snapshot(call.ctx);
   std::map<std::string, int> seen;
   for (int64_t k = 0; k < numkeys; k++) {
     std::vector<ZMember> src;

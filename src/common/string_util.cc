@@ -67,6 +67,15 @@ bool ParseDouble(std::string_view s, double* out) {
   return true;
 }
 
+bool ParseStrtod(std::string_view s, double* out, bool* range_error) {
+  std::string buf(s);
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtod(buf.c_str(), &end);
+  if (range_error != nullptr) *range_error = errno == ERANGE;
+  return *end == '\0' && !std::isnan(*out);
+}
+
 bool ParseLongDouble(std::string_view s, long double* out) {
   if (s.empty() || s.size() > 5000 || std::isspace(static_cast<unsigned char>(s[0]))) return false;
   std::string buf(s);

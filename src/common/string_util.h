@@ -18,6 +18,10 @@ bool ParseInt64(std::string_view s, int64_t* out);
 // Parses a double as Redis' string2d / getDoubleFromObject does: rejects empty
 // input, leading/trailing spaces and NaN; accepts "inf", "-inf", "1e10" ...
 bool ParseDouble(std::string_view s, double* out);
+// strtod up to the first NUL, as Redis reads score ranges (zslParseRange) and
+// SORT weights: leading white space and hex accepted, "" is 0, NaN refused.
+// *range_error (if given) tells whether the value over- or underflowed.
+bool ParseStrtod(std::string_view s, double* out, bool* range_error = nullptr);
 bool ParseLongDouble(std::string_view s, long double* out);
 
 // Formats like Redis' ld2string(LD_STR_HUMAN) (INCRBYFLOAT replies).

@@ -102,10 +102,10 @@ Status Metadata::Decode(std::string_view raw) {
   return Status::OK();
 }
 
-std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, bool raw_encoding) {
+std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, uint8_t encoding_flag) {
   std::string out;
   out.reserve(9 + value.size());
-  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | (raw_encoding ? kRawEncodingFlag : 0));
+  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | encoding_flag);
   PutBE64(&out, expire_ms);
   out.append(value);
   return out;

@@ -36,6 +36,9 @@ inline constexpr uint8_t kOutOfLineFlag = 0x10;
 // Set in the type byte of an inline string that Redis would report as "raw"
 // (written by APPEND or SETRANGE), for OBJECT ENCODING.
 inline constexpr uint8_t kRawEncodingFlag = 0x20;
+// Set in the type byte of an inline string that Redis would report as "embstr"
+// (or "raw" past 44 bytes) even if it reads as an integer: INCRBYFLOAT's results.
+inline constexpr uint8_t kNotIntEncodingFlag = 0x80;
 // Set (with kOutOfLineFlag) in the type byte of a string stored in fragments of
 // kStringFragmentBytes (bitmaps written by SETBIT/BITFIELD): fragment i is the
 // subkey `prefix(version) i(4, BE)`, and a missing fragment reads as zeros.
@@ -81,7 +84,8 @@ struct Metadata {
 };
 
 // Encodes a string key's metadata value without building a Metadata.
-std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, bool raw_encoding = false);
+// encoding_flag: 0, kRawEncodingFlag or kNotIntEncodingFlag (what OBJECT ENCODING reports).
+std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, uint8_t encoding_flag = 0);
 // Metadata of a string stored out of line (or in fragments) under version.
 std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented = false);
 // The subkey of fragment `index` of a fragmented string.

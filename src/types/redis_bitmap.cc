@@ -82,13 +82,17 @@ class BitmapWriter {
     return Status::OK();
   }
 
+  // Makes Commit rewrite the string even if no byte changes: Redis unshares the
+  // value of every SETBIT/BITFIELD write, so it reports "raw" from then on.
+  void MarkModified() { changed_ = true; }
+
   // Writes the changes (if the string changed or grew) into the context.
   void Commit() {
     if (!changed_ && !grown_) return;
     uint64_t expire = lk_.live ? lk_.expire_ms : 0;
     if (!fragmented_) {
       if (whole_.size() <= kStringFragmentBytes) {
-        str_.WriteValue(key_, &lk_, whole_, expire, true);
+        str_.WriteValue(key_, &lk_, whole_, expire, kRawEncodingFlag);
       } else {
         str_.WriteFragments(key_, &lk_, whole_, expire);
       }
@@ -224,6 +228,7 @@ Status RedisBitmap::SetBit(std::string_view key, uint64_t offset, int bit, int* 
   if (!s.ok()) return s;
   uint64_t at = offset >> 3;
   w.Grow(at + 1);
+  w.MarkModified();
   uint8_t byte = 0;
   s = w.Read(at, 1, &byte);
   if (!s.ok()) return s;
@@ -355,7 +360,7 @@ Status RedisBitmap::BitOp(BitOpKind op, std::string_view dest, const std::vector
   }
   // Like SET, the result replaces dest and its TTL.
   if (out.size() <= kStringFragmentBytes) {
-    str.WriteValue(dest, &lk, out, 0, true);
+    str.WriteValue(dest, &lk, out, 0, kRawEncodingFlag);
   } else {
     str.WriteFragments(dest, &lk, out, 0);
   }
@@ -391,6 +396,7 @@ Status RedisBitmap::BitField(std::string_view key, const std::vector<BitfieldOp>
   Status s = w.Open();
   if (!s.ok()) return s;
   w.Grow(write_end);
+  w.MarkModified();
   for (const auto& op : ops) {
     uint64_t at = op.offset >> 3;
     size_t n = std::min<uint64_t>(9, w.size() > at ? w.size() - at : 0);

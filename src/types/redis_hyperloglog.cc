@@ -31,7 +31,7 @@ Status RedisHyperLogLog::Add(std::string_view key, const std::vector<std::string
   }
   if (!*updated) return Status::OK();
   hll::InvalidateCache(&value);
-  RedisString(db_).WriteValue(key, &lk, value, exists ? lk.expire_ms : 0, true);
+  RedisString(db_).WriteValue(key, &lk, value, exists ? lk.expire_ms : 0, kRawEncodingFlag);
   return Status::OK();
 }
 
@@ -60,7 +60,7 @@ Status RedisHyperLogLog::Count(const std::vector<std::string_view>& keys, uint64
     }
     if (!hll::Count(value, card)) return Status::RedisError(kCorruptHllError);
     hll::SetCachedCount(&value, *card);
-    RedisString(db_).WriteValue(keys[0], &lk, value, lk.expire_ms, true);
+    RedisString(db_).WriteValue(keys[0], &lk, value, lk.expire_ms, kRawEncodingFlag);
     return Status::OK();
   }
   std::vector<uint8_t> regs(hll::kRegisters, 0);
@@ -94,7 +94,7 @@ Status RedisHyperLogLog::Merge(std::string_view dest, const std::vector<std::str
     }
   }
   hll::InvalidateCache(&value);
-  RedisString(db_).WriteValue(dest, &lk, value, exists ? lk.expire_ms : 0, true);
+  RedisString(db_).WriteValue(dest, &lk, value, exists ? lk.expire_ms : 0, kRawEncodingFlag);
   return Status::OK();
 }
 

@@ -284,10 +284,10 @@ Status RedisSet::Move(std::string_view src, std::string_view dst, std::string_vi
   Metadata smeta, dmeta;
   bool sexists, dexists;
   Status s = LoadSet(src, &slk, &smeta, &sexists);
-  if (!s.ok()) return s;
+  // As Redis: a missing source answers 0 before the destination's type is checked.
+  if (!s.ok() || !sexists) return s;
   s = LoadSet(dst, &dlk, &dmeta, &dexists);
   if (!s.ok()) return s;
-  if (!sexists) return Status::OK();
   std::vector<bool> in_src;
   s = IsMember(src, {member}, &in_src);
   if (!s.ok() || !in_src[0]) return s;

@@ -114,9 +114,9 @@ Status RedisString::Strlen(std::string_view key, uint64_t* len) {
 }
 
 void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
-                             bool raw_encoding) {
+                             uint8_t encoding_flag) {
   if (value.size() < db_->ctx()->storage()->string_inline_limit()) {
-    db_->Store(key, lk, EncodeStringValue(value, expire_ms, raw_encoding), expire_ms);
+    db_->Store(key, lk, EncodeStringValue(value, expire_ms, encoding_flag), expire_ms);
     return;
   }
   // A new version: the old value (if any) becomes garbage for the compaction filter.
@@ -220,7 +220,7 @@ Status RedisString::Append(std::string_view key, std::string_view value, int64_t
   cur.append(value);
   *new_len = cur.size();
   // Redis keeps a new key's argument as given (int/embstr) but unshares an existing one (raw).
-  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, existed);
+  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, existed ? kRawEncodingFlag : 0);
   return Status::OK();
 }
 
@@ -234,16 +234,17 @@ Status RedisString::SetRange(std::string_view key, int64_t offset, std::string_v
     *new_len = 0;
     return Status::OK();
   }
-  if (offset > max_len - static_cast<int64_t>(value.size())) return TooBig();
+  // As Redis: writing nothing answers the length before the size is checked.
   if (value.empty()) {
     *new_len = cur.size();
     return Status::OK();
   }
+  if (offset > max_len - static_cast<int64_t>(value.size())) return TooBig();
   size_t end = static_cast<size_t>(offset) + value.size();
   if (cur.size() < end) cur.resize(end, '\0');
   cur.replace(static_cast<size_t>(offset), value.size(), value);
   *new_len = cur.size();
-  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, true);
+  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, kRawEncodingFlag);
   return Status::OK();
 }
 
@@ -272,7 +273,7 @@ Status RedisString::IncrByFloat(std::string_view key, long double delta, std::st
   long double r = v + delta;
   if (std::isnan(r) || std::isinf(r)) return Status::RedisError("ERR increment would produce NaN or Infinity");
   *result = FormatLongDoubleHuman(r);
-  WriteValue(key, &lk, *result, lk.live ? lk.expire_ms : 0);
+  WriteValue(key, &lk, *result, lk.live ? lk.expire_ms : 0, kNotIntEncodingFlag);
   return Status::OK();
 }
 

@@ -67,9 +67,10 @@ class RedisString {
   // Loads key for a write and its value ("" if absent); WRONGTYPE if it is a live non-string.
   Status LoadString(std::string_view key, LoadedKey* lk, std::string* value);
   // Stores value inline or, when big, out of line under a new version.
-  // raw_encoding: Redis would report the result as "raw" (APPEND, SETRANGE).
+  // encoding_flag: how Redis would report the result in OBJECT ENCODING
+  // (EncodeStringValue): kRawEncodingFlag for APPEND, SETRANGE and bit writes.
   void WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
-                  bool raw_encoding = false);
+                  uint8_t encoding_flag = 0);
   // Stores value in fragments of kStringFragmentBytes under a new version,
   // leaving out the all-zero ones; returns the version.
   uint64_t WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms);

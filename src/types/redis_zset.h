@@ -43,6 +43,9 @@ class RedisZSet {
   static constexpr uint64_t kListpackMaxEntries = 128;  // zset-max-listpack-entries
   static constexpr size_t kListpackMaxValue = 64;       // zset-max-listpack-value
   static const char* Encoding(const Metadata& meta);
+  // Reports key as "skiplist" from now on, as Redis' SORT converts a sorted set
+  // it reads. Not a modification: no WATCH or keyspace event.
+  Status MarkSkiplist(std::string_view key);
 
   struct AddFlags {
     bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;

@@ -77,3 +77,19 @@ TEST(KeyEncoding, StringValue) {
   EXPECT_EQ(m.payload, "hello");
   EXPECT_FALSE(m.Decode("x").ok());
 }
+
+TEST(KeyEncoding, StringEncodingFlagsKeepTypeAndValue) {
+  for (uint8_t flag : {kRawEncodingFlag, kNotIntEncodingFlag}) {
+    std::string raw = EncodeStringValue("100", 5, flag);
+    EXPECT_EQ(static_cast<uint8_t>(raw[0]) & flag, flag);
+    RedisType t;
+    uint64_t e;
+    ASSERT_TRUE(PeekMetadata(raw, &t, &e).ok());
+    EXPECT_EQ(t, RedisType::kString);
+    EXPECT_EQ(e, 5u);
+    Metadata m;
+    ASSERT_TRUE(m.Decode(raw).ok());
+    EXPECT_FALSE(m.out_of_line);
+    EXPECT_EQ(m.payload, "100");
+  }
+}

@@ -1,0 +1,27 @@
+"""Random command sequences over every data type, sent to kvrocks and to
+redis-server: replies must match (random_commands.py says what is normalized).
+Bounded here; `python3 tests/integration/random_commands.py 0 1000 5000` hunts longer."""
+import pytest
+
+from conftest import RawClient
+from random_commands import run
+
+SEEDS = range(8)
+COMMANDS = 3000
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"], scope="module")
+def clients(request, kvrocks_server, redis_ref):
+    kv, ref = RawClient(kvrocks_server.port), RawClient(redis_ref.port)
+    if request.param == 3:
+        kv.call("HELLO", "3")
+        ref.call("HELLO", "3")
+    yield kv, ref
+    kv.close()
+    ref.close()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_commands_match_redis(clients, seed):
+    mismatches = run(*clients, seed, COMMANDS)
+    assert not mismatches, "\n".join(mismatches)
