@@ -240,8 +240,9 @@ void AclCmd(CommandCall& call) {
 void RegisterAclCommands(CommandTable* t) {
   t->Add({"acl", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, AclCmd, "server",
           "A container for Access List Control commands.", "6.0.0", nullptr,
-          {"acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help", "acl|list", "acl|load",
-           "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"}});
+          {{"acl|cat", -2}, {"acl|deluser", -3}, {"acl|dryrun", -4}, {"acl|genpass", -2}, {"acl|getuser", 3},
+           {"acl|help", 2}, {"acl|list", 2}, {"acl|load", 2}, {"acl|log", -2}, {"acl|save", 2}, {"acl|setuser", -3},
+           {"acl|users", 2}, {"acl|whoami", 2}}});
 }
 
 }  // namespace kvrocks

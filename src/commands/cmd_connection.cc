@@ -330,8 +330,9 @@ void RegisterConnectionCommands(CommandTable* t) {
   t->Add({"select", 2, f, 0, 0, 0, Select, "connection", "Changes the selected database.", "1.0.0"});
   t->Add({"client", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Client, "connection",
           "A container for client connection commands.", "2.4.0", nullptr,
-          {"client|id", "client|info", "client|list", "client|kill", "client|setname", "client|getname",
-           "client|help", "client|pause", "client|unpause", "client|reply", "client|unblock", "client|no-evict"}});
+          {{"client|id", 2}, {"client|info", 2}, {"client|list", -2}, {"client|kill", -3}, {"client|setname", 3},
+           {"client|getname", 2}, {"client|help", 2}, {"client|pause", -3}, {"client|unpause", 2}, {"client|reply", 3},
+           {"client|unblock", -3}, {"client|no-evict", 3}}});
 }
 
 }  // namespace kvrocks

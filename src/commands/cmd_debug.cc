@@ -191,7 +191,7 @@ void Debug(CommandCall& call) {
     }
     return;
   }
-  ReplyUnknownSubcommand(call, "DEBUG");
+  ReplySubcommandSyntaxError(call);
 }
 
 // MEMORY USAGE: the bytes the key takes in RocksDB (metadata entry, and the
@@ -244,9 +244,10 @@ void Memory(CommandCall& call) {
 void RegisterDebugCommands(CommandTable* t) {
   t->Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Debug, "server",
           "A container for debugging commands.", "1.0.0", nullptr,
-          {"debug|help", "debug|sleep", "debug|object", "debug|set-active-expire", "debug|digest-value"}});
+          {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
+           {"debug|digest-value", 0}}});
   t->Add({"memory", -2, kCmdReadOnly, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
-          "4.0.0", nullptr, {"memory|usage", "memory|help"}});
+          "4.0.0", nullptr, {{"memory|usage", -3}, {"memory|help", 2}}});
 }
 
 }  // namespace kvrocks

@@ -318,8 +318,9 @@ void RegisterFunctionCommands(CommandTable* t) {
           ScriptKeys});
   t->Add({"function", -2, kCmdNoScript, 0, 0, 0, Function, "scripting", "A container for function commands.",
           "7.0.0", nullptr,
-          {"function|delete", "function|dump", "function|flush", "function|help", "function|kill", "function|list",
-           "function|load", "function|restore", "function|stats"}});
+          {{"function|delete", 3}, {"function|dump", 2}, {"function|flush", -2}, {"function|help", 2},
+           {"function|kill", 2}, {"function|list", -2}, {"function|load", -3}, {"function|restore", -3},
+           {"function|stats", 2}}});
 }
 
 }  // namespace kvrocks

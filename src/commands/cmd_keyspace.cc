@@ -454,7 +454,8 @@ void RegisterKeyspaceCommands(CommandTable* t) {
   t->Add({"dbsize", 1, r | kCmdFast, 0, 0, 0, DbSize, "server", "Returns the number of keys in the database.", "1.0.0"});
   t->Add({"flushdb", -1, w | kCmdExclusive, 0, 0, 0, FlushDb, "server", "Remove all keys from the current database.", "1.0.0"});
   t->Add({"flushall", -1, w | kCmdExclusive, 0, 0, 0, FlushAll, "server", "Removes all keys from all databases.", "1.0.0"});
-  t->Add({"object", -2, r | kCmdSlow, 2, 2, 1, Object, "generic", "A container for object introspection commands.", "2.2.3", nullptr, {"object|encoding", "object|freq", "object|help"}});
+  t->Add({"object", -2, r | kCmdSlow, 2, 2, 1, Object, "generic", "A container for object introspection commands.",
+          "2.2.3", nullptr, {{"object|encoding", 3}, {"object|freq", 3}, {"object|help", 2}}});
 }
 
 }  // namespace kvrocks

@@ -91,7 +91,7 @@ void PubSubCommand(CommandCall& call) {
   PubSubKind kind = shard ? PubSubKind::kShard : PubSubKind::kChannel;
   if (EqualsIgnoreCase(sub, "channels") || EqualsIgnoreCase(sub, "shardchannels")) {
     if (a.size() > 3) {
-      return ReplyError(call, "ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try PUBSUB HELP.");
+      return ReplySubcommandSyntaxError(call);
     }
     return reply::BulkArray(call.out, ps.Channels(kind, a.size() == 3 ? a[2] : std::string()));
   }
@@ -130,8 +130,8 @@ void RegisterPubSubCommands(CommandTable* t) {
   t->Add({"spublish", 3, pub, 1, 1, 1, SPublish, "pubsub", "Post a message to a shard channel", "7.0.0"});
   t->Add({"pubsub", -2, kCmdLoading | kCmdStale, 0, 0, 0, PubSubCommand, "pubsub",
           "A container for Pub/Sub commands.", "2.8.0", nullptr,
-          {"pubsub|channels", "pubsub|numpat", "pubsub|numsub", "pubsub|shardchannels", "pubsub|shardnumsub",
-           "pubsub|help"}});
+          {{"pubsub|channels", -2}, {"pubsub|numpat", 2}, {"pubsub|numsub", -2}, {"pubsub|shardchannels", -2},
+           {"pubsub|shardnumsub", -2}, {"pubsub|help", 2}}});
 }
 
 }  // namespace kvrocks

@@ -135,7 +135,7 @@ void RegisterScriptCommands(CommandTable* t) {
           "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", ScriptKeys});
   t->Add({"script", -2, kCmdNoScript, 0, 0, 0, Script, "scripting", "A container for Lua scripts management commands.",
           "2.6.0", nullptr,
-          {"script|exists", "script|flush", "script|help", "script|kill", "script|load"}});
+          {{"script|exists", -3}, {"script|flush", -2}, {"script|help", 2}, {"script|kill", 2}, {"script|load", 3}}});
 }
 
 }  // namespace kvrocks

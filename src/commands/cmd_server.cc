@@ -716,17 +716,20 @@ void RegisterServerCommands(CommandTable* t) {
   const uint32_t adm = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
   t->Add({"info", -1, kCmdLoading | kCmdStale | kCmdSlow, 0, 0, 0, Info, "server", "Returns information and statistics about the server.", "1.0.0"});
   t->Add({"config", -2, adm, 0, 0, 0, ConfigCmd, "server", "A container for server configuration commands.", "2.0.0", nullptr,
-          {"config|get", "config|set", "config|rewrite", "config|resetstat", "config|help"}});
+          {{"config|get", -3}, {"config|set", -4}, {"config|rewrite", 2}, {"config|resetstat", 2},
+           {"config|help", 2}}});
   t->Add({"time", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Time, "server", "Returns the server time.", "2.6.0"});
   t->Add({"command", -1, kCmdLoading | kCmdStale | kCmdSlow, 0, 0, 0, CommandCmd, "server", "Returns detailed information about all commands.", "2.8.13", nullptr,
-          {"command|count", "command|info", "command|docs", "command|list", "command|getkeys", "command|help"}});
+          {{"command|count", 2}, {"command|info", -2}, {"command|docs", -2}, {"command|list", -2},
+           {"command|getkeys", -4}, {"command|help", 2}}});
   t->Add({"slowlog", -2, adm, 0, 0, 0, SlowlogCmd, "server", "A container for slow log commands.", "2.2.12", nullptr,
-          {"slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help"}});
+          {{"slowlog|get", -2}, {"slowlog|len", 2}, {"slowlog|reset", 2}, {"slowlog|help", 2}}});
   t->Add({"monitor", 1, adm, 0, 0, 0, Monitor, "server", "Listens for all requests received by the server in real-time.", "1.0.0"});
   t->Add({"compact", 1, adm | kCmdSlow, 0, 0, 0, Compact, "server", "Compacts the whole database now (kvrocks).", "kvrocks 0.1.0"});
   t->Add({"latency", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Latency, "server",
           "A container for latency diagnostics commands.", "2.8.13", nullptr,
-          {"latency|doctor", "latency|help", "latency|history", "latency|latest", "latency|reset"}});
+          {{"latency|doctor", 2}, {"latency|help", 2}, {"latency|history", 3}, {"latency|latest", 2},
+           {"latency|reset", -2}}});
   t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
   t->Add({"save", 1, adm, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
   t->Add({"bgsave", -1, adm, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});

@@ -524,8 +524,7 @@ void XGroup(CommandCall& call) {
         }
         i += 2;
       } else {
-        return ReplyError(call, std::string("ERR unknown subcommand or wrong number of arguments for '") + sub +
-                                    "'. Try XGROUP HELP.");
+        return ReplySubcommandSyntaxError(call);
       }
     }
   }
@@ -815,8 +814,7 @@ void XInfoStream(CommandCall& call, RedisStream* rs, const StreamMeta& meta) {
   if (a.size() > 3) {
     if (!EqualsIgnoreCase(a[3], "full") || (a.size() != 4 && a.size() != 6) ||
         (a.size() == 6 && !EqualsIgnoreCase(a[4], "count"))) {
-      return ReplyError(call, "ERR unknown subcommand or wrong number of arguments for '" + a[1] +
-                                  "'. Try XINFO HELP.");
+      return ReplySubcommandSyntaxError(call);
     }
     full = true;
     if (a.size() == 6) {
@@ -1018,13 +1016,14 @@ void RegisterStreamCommands(CommandTable* t) {
   t->Add({"xread", -4, r | kCmdBlocking | kCmdLocksKeys, 0, 0, 0, XRead, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", "5.0.0", ReadGroupKeys});
   t->Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking, 0, 0, 0, XReadGroup, "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", "5.0.0", ReadGroupKeys});
   t->Add({"xgroup", -2, w, 2, 2, 1, XGroup, "stream", "A container for consumer groups commands.", "5.0.0", nullptr,
-          {"xgroup|create", "xgroup|setid", "xgroup|destroy", "xgroup|createconsumer", "xgroup|delconsumer", "xgroup|help"}});
+          {{"xgroup|create", -5}, {"xgroup|setid", -5}, {"xgroup|destroy", 4}, {"xgroup|createconsumer", 5},
+           {"xgroup|delconsumer", 5}, {"xgroup|help", 2}}});
   t->Add({"xack", -4, kCmdWrite | kCmdFast, 1, 1, 1, XAck, "stream", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", "5.0.0"});
   t->Add({"xpending", -3, r, 1, 1, 1, XPending, "stream", "Returns the information and entries from a stream consumer group's pending entries list.", "5.0.0"});
   t->Add({"xclaim", -6, kCmdWrite | kCmdFast, 1, 1, 1, XClaim, "stream", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", "5.0.0"});
   t->Add({"xautoclaim", -6, kCmdWrite | kCmdFast, 1, 1, 1, XAutoClaim, "stream", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", "6.2.0"});
   t->Add({"xinfo", -2, r, 2, 2, 1, XInfo, "stream", "A container for stream introspection commands.", "5.0.0", nullptr,
-          {"xinfo|consumers", "xinfo|groups", "xinfo|stream", "xinfo|help"}});
+          {{"xinfo|consumers", 4}, {"xinfo|groups", 3}, {"xinfo|stream", -3}, {"xinfo|help", 2}}});
 }
 
 }  // namespace kvrocks

@@ -71,6 +71,15 @@ struct CommandCounters {
   std::atomic<uint64_t> failed_calls{0};
 };
 
+// A subcommand of a container command. Like Redis, the dispatcher checks its
+// arity (and refuses an unknown subcommand) before the command runs or MULTI
+// queues it; arity 0 marks a subcommand Redis does not list (DEBUG's), which
+// its handler checks.
+struct SubcommandSpec {
+  std::string name;  // "config|get"
+  int arity;         // >0 exact count, <0 minimum count (including the command's name), 0 unchecked
+};
+
 struct CommandSpec {
   const char* name;
   int arity;  // >0 exact count, <0 minimum count (including the name)
@@ -81,7 +90,7 @@ struct CommandSpec {
   const char* summary;  // for COMMAND DOCS
   const char* since;
   ExtraLockKeys extra_keys = nullptr;
-  std::vector<std::string> subcommands = {};  // "config|get" ... for COMMAND output
+  std::vector<SubcommandSpec> subcommands = {};
   std::shared_ptr<CommandCounters> counters = std::make_shared<CommandCounters>();
 };
 
@@ -97,6 +106,11 @@ class CommandTable {
   bool Rename(const std::string& from, const std::string& to);
   // Argument indexes of the keys of a call.
   static std::vector<size_t> KeyIndexes(const CommandSpec& spec, size_t argc);
+  // Whether a call of a container command names a subcommand Redis knows, with
+  // that subcommand's number of arguments (kOk for commands without listed
+  // subcommands, and for DEBUG, whose subcommands Redis does not list).
+  enum class SubcommandCheck { kOk, kUnknown, kWrongArity };
+  static SubcommandCheck CheckSubcommand(const CommandSpec& spec, const std::vector<std::string>& args);
 
  private:
   CommandTable();

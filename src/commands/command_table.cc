@@ -1,5 +1,7 @@
 #include "commands/command.h"
 
+#include <algorithm>
+
 #include "common/string_util.h"
 
 namespace kvrocks {
@@ -62,6 +64,22 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
   }
   auto it = commands_.find(std::string_view(lower, name.size()));
   return it == commands_.end() ? nullptr : &it->second;
+}
+
+CommandTable::SubcommandCheck CommandTable::CheckSubcommand(const CommandSpec& spec,
+                                                            const std::vector<std::string>& args) {
+  bool container = std::any_of(spec.subcommands.begin(), spec.subcommands.end(),
+                               [](const SubcommandSpec& s) { return s.arity != 0; });
+  if (!container || args.size() < 2) return SubcommandCheck::kOk;
+  // By the part after '|': rename-command changes the command's name, not its subcommands'.
+  std::string sub = ToLower(args[1]);
+  for (const auto& s : spec.subcommands) {
+    if (std::string_view(s.name).substr(s.name.find('|') + 1) != sub) continue;
+    auto argc = static_cast<int>(args.size());
+    bool ok = s.arity > 0 ? argc == s.arity : argc >= -s.arity;
+    return ok ? SubcommandCheck::kOk : SubcommandCheck::kWrongArity;
+  }
+  return SubcommandCheck::kUnknown;
 }
 
 std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec, size_t argc) {

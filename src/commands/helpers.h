@@ -37,6 +37,13 @@ inline void ReplyUnknownSubcommand(CommandCall& call, const std::string& cmd) {
   ReplyError(call, "ERR unknown subcommand '" + call.args[1].substr(0, 128) + "'. Try " + cmd + " HELP.");
 }
 
+// Redis' addReplySubcommandSyntaxError: "ERR unknown subcommand or wrong number
+// of arguments for 'x'. Try NAME HELP." (NAME: the command as called, upper case).
+inline void ReplySubcommandSyntaxError(CommandCall& call) {
+  ReplyError(call, "ERR unknown subcommand or wrong number of arguments for '" + call.args[1].substr(0, 128) +
+                       "'. Try " + ToUpper(call.args[0]) + " HELP.");
+}
+
 // A HELP subcommand's reply: its lines as simple strings.
 inline void ReplyHelp(CommandCall& call, const std::vector<std::string>& lines) {
   reply::ArrayHeader(call.out, lines.size());

@@ -21,7 +21,12 @@ class CommandScriptHost : public scripting::ScriptHost {
     const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
     if (spec == nullptr) return Fail(reply, "ERR Unknown Redis command called from script");
     int argc = static_cast<int>(args.size());
-    if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
+    auto sub = CommandTable::CheckSubcommand(*spec, args);
+    if (sub == CommandTable::SubcommandCheck::kUnknown) {
+      return Fail(reply, "ERR Unknown Redis command called from script");
+    }
+    if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity) ||
+        sub == CommandTable::SubcommandCheck::kWrongArity) {
       return Fail(reply, "ERR Wrong number of args calling Redis command from script");
     }
     if (spec->flags & kCmdNoScript) return Fail(reply, "ERR This Redis command is not allowed from script");

@@ -9,6 +9,7 @@
 namespace kvrocks {
 
 std::string ToLower(std::string_view s);
+std::string ToUpper(std::string_view s);
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 // Parses a decimal int64 as Redis' string2ll does: no spaces, no '+', no

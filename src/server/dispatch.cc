@@ -3,24 +3,23 @@
 // statistics, SLOWLOG and MONITOR.
 #include "server/dispatch.h"
 
-#include "replication/replica.h"
+#include <functional>
 
+#include <event2/event.h>
 #include <glog/logging.h>
 
 #include "commands/command.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
+#include "replication/replica.h"
+#include "scripting/lua_engine.h"
 #include "server/connection.h"
-#include <event2/event.h>
 #include "server/notify.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/worker.h"
-#include "scripting/lua_engine.h"
 #include "server/write_batcher.h"
 #include "storage/context.h"
-
-#include <functional>
 
 namespace kvrocks {
 
@@ -111,10 +110,23 @@ std::string FullName(const CommandSpec& spec, const std::vector<std::string>& ar
   if (!spec.subcommands.empty() && args.size() > 1) {
     std::string full = std::string(spec.name) + "|" + ToLower(args[1]);
     for (const auto& s : spec.subcommands) {
-      if (s == full) return full;
+      if (s.name == full) return full;
     }
   }
   return spec.name;
+}
+
+// Redis' refusal of a container command's call before it runs (or is queued
+// by MULTI); "" if none.
+std::string SubcommandError(const CommandSpec& spec, const std::vector<std::string>& args) {
+  switch (CommandTable::CheckSubcommand(spec, args)) {
+    case CommandTable::SubcommandCheck::kWrongArity:
+      return "ERR wrong number of arguments for '" + ToLower(args[0]) + "|" + ToLower(args[1]) + "' command";
+    case CommandTable::SubcommandCheck::kUnknown:
+      return "ERR unknown subcommand '" + args[1].substr(0, 128) + "'. Try " + ToUpper(args[0]) + " HELP.";
+    default:
+      return "";
+  }
 }
 
 // Publishes the events of what just ran once its writes are durable: at once
@@ -313,6 +325,8 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
              (spec->arity < 0 && static_cast<int>(args.size()) < -spec->arity)) {
     err = "ERR wrong number of arguments for '" + std::string(spec->name) + "' command";
+  } else if (std::string sub_err = SubcommandError(*spec, args); !sub_err.empty()) {
+    err = std::move(sub_err);
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
   } else if (!(spec->flags & kCmdNoAuth)) {

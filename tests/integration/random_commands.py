@@ -15,15 +15,33 @@ SCORES = ["0", "1", "-1", "2.5", "3", "-0.5", "10", "inf", "-inf", "+inf", "1e3"
 INTS = ["0", "1", "-1", "2", "3", "5", "-3", "10", "100", "x", "1.5", "", "9223372036854775807",
         "-9223372036854775808", "99999999999999999999"]
 FLOATS = ["0", "1.5", "-2.25", "3", "1e2", "x", "inf", "", "5.0e3", "0.1"]
-VALUES = ["", "v", "hello", "10", "-5", "3.5", "abc\x00def", "x" * 40, "12345678901234567890", "foo bar"]
+VALUES = ["", "v", "hello", "10", "-5", "3.5", "abc\x00def", "x" * 40, "12345678901234567890", "foo bar",
+          "y" * 70]  # longer than the 64 bytes of a listpack element: changes collection encodings
 LEX_KEY = "zlex"
 LEX = ["-", "+", "[a", "(a", "[m3", "(m5", "[", "a", "[c", "(m0"]
+
+
+GROUPS = ["g1", "g2"]
+CONSUMERS = ["c1", "c2"]
+SCRIPTS = [
+    "return redis.call('GET', KEYS[1])",
+    "return redis.pcall('INCR', KEYS[1])",
+    "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('STRLEN', KEYS[1])",
+    "return redis.call('LRANGE', KEYS[1], 0, -1)",
+    "return {1, 2.5, 'x', false, true, {err='custom'}}",
+    "return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')",
+    "return redis.call('HINCRBY', KEYS[1], 'f0', ARGV[1])",
+    "return redis.call('NOSUCHCOMMAND')",
+]
+FAR_FUTURE_S = 4102444800  # 2100-01-01: absolute expiries that stay in the future
+PAST_S = 1000000000
 
 
 class Gen:
     def __init__(self, seed):
         self.rnd = random.Random(seed)
         self.stream_id = 0
+        self.in_multi = False
 
     def pick(self, seq):
         return self.rnd.choice(seq)
@@ -55,9 +73,56 @@ class Gen:
         return str(self.rnd.randint(-2, 8))
 
     def command(self):
+        if self.in_multi and self.rnd.random() < 0.2:
+            self.in_multi = False
+            return [self.pick(["EXEC", "EXEC", "EXEC", "DISCARD"])]
+        if not self.in_multi and self.rnd.random() < 0.01:
+            self.in_multi = True
+            return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
-                            self.bitmap, self.stream, self.hll])
+                            self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script])
         return family()
+
+    # --- many elements at once: collections change encoding past 128 entries
+    def bulk(self):
+        k = self.key()
+        n = self.rnd.choice([3, 60, 130])
+        c = self.rnd.randint(0, 4)
+        if c == 0:
+            return ["SADD", k] + [str(i * 3) for i in range(n)]
+        if c == 1:
+            return ["HSET", k] + [x for i in range(n) for x in (f"f{i}", str(i))]
+        if c == 2:
+            return ["ZADD", k] + [x for i in range(n) for x in (str(i % 7), f"m{i}")]
+        if c == 3:
+            return ["RPUSH", k] + [f"e{i}" for i in range(n)]
+        return ["SREM", k] + [str(i * 3) for i in range(0, n, 2)]
+
+    # --- EVAL of a few scripts: replies converted from Lua, errors from inside
+    def script(self):
+        return ["EVAL", self.pick(SCRIPTS), "1", self.key(), self.pick(VALUES[:6])]
+
+    # --- geo (sorted sets underneath)
+    def geo(self):
+        k = self.key()
+        c = self.rnd.randint(0, 5)
+        places = [("13.361389", "38.115556", "Palermo"), ("15.087269", "37.502669", "Catania"),
+                  ("2.349014", "48.864716", "Paris"), ("200", "10", "bad")]
+        if c in (0, 1):
+            args = ["GEOADD", k] + self.rnd.sample(["NX", "XX", "CH"], self.rnd.choice([0, 0, 1]))
+            for p in self.rnd.sample(places, self.rnd.randint(1, 3)):
+                args += list(p)
+            return args
+        if c == 2:
+            return ["GEODIST", k, "Palermo", self.pick(["Catania", "Paris", "nowhere"])] + (
+                [self.pick(["km", "m", "mi", "ft", "parsec"])] if self.rnd.random() < 0.5 else [])
+        if c == 3:
+            return ["GEOPOS", k, "Palermo", "nowhere", "Paris"]
+        if c == 4:
+            return ["GEOHASH", k, "Catania", "nowhere"]
+        args = ["GEOSEARCH", k, "FROMLONLAT", "15", "37", "BYRADIUS", self.pick(["200", "500", "x"]), "km",
+                self.pick(["ASC", "DESC"])]
+        return args + self.rnd.sample(["WITHCOORD", "WITHDIST", "WITHHASH"], self.rnd.randint(0, 2))
 
     # --- strings
     def string(self):
@@ -143,6 +208,11 @@ class Gen:
         if c == 8:
             return [self.pick(["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"]), k]
         if c == 9:
+            if self.rnd.random() < 0.7:
+                at = self.pick([FAR_FUTURE_S, FAR_FUTURE_S + 100, PAST_S])
+                if self.rnd.random() < 0.5:
+                    return ["EXPIREAT", k, str(at)] + self.some(["NX", "XX", "GT", "LT"], 0, 1)
+                return ["PEXPIREAT", k, str(at * 1000)] + self.some(["NX", "XX", "GT", "LT"], 0, 1)
             return ["DBSIZE"]
         if c == 10:
             return ["KEYS", self.pick(["*", "k*", "{t}*", "k[0-2]", "?0"])]
@@ -400,7 +470,16 @@ class Gen:
     # --- streams (explicit ids only: automatic ids depend on the clock)
     def stream(self):
         k = self.key()
-        c = self.rnd.randint(0, 6)
+        if self.rnd.random() < 0.35:
+            return self.stream_group(k)
+        c = self.rnd.randint(0, 8)
+        if c == 7:
+            return ["XREVRANGE", k, self.pick(["+", "5", "10-0"]), self.pick(["-", "0", "2"])] + (
+                ["COUNT", self.int_arg(0, 3)] if self.rnd.random() < 0.3 else [])
+        if c == 8:
+            self.stream_id += 1
+            return ["XADD", k] + self.pick([["NOMKSTREAM"], ["MAXLEN", "2"], ["MAXLEN", "=", "3"], []]) + [
+                f"{self.stream_id}-0", self.pick(FIELDS), self.pick(VALUES)]
         if c in (0, 1, 2):
             self.stream_id += self.rnd.randint(0, 2)
             return ["XADD", k, f"{self.stream_id}-{self.rnd.randint(0, 2)}", self.pick(FIELDS), self.pick(VALUES)]
@@ -412,6 +491,26 @@ class Gen:
         if c == 5:
             return ["XDEL", k] + [f"{self.rnd.randint(0, self.stream_id + 1)}-{self.rnd.randint(0, 2)}"]
         return ["XTRIM", k, "MAXLEN", self.int_arg(0, 4)]
+
+    def stream_group(self, k):
+        g, c = self.pick(GROUPS), self.pick(CONSUMERS)
+        r = self.rnd.randint(0, 7)
+        if r == 0:
+            return ["XGROUP", "CREATE", k, g, self.pick(["0", "$", "1-0"])] + (
+                ["MKSTREAM"] if self.rnd.random() < 0.5 else [])
+        if r == 1:
+            return ["XGROUP", self.pick(["DESTROY", "DELCONSUMER", "CREATECONSUMER"]), k, g] + (
+                [c] if self.rnd.random() < 0.8 else [])
+        if r in (2, 3):
+            return ["XREADGROUP", "GROUP", g, c, "COUNT", self.int_arg(1, 3), "STREAMS", k,
+                    self.pick([">", ">", "0"])]
+        if r == 4:
+            return ["XACK", k, g] + [f"{self.rnd.randint(0, self.stream_id + 1)}-{self.rnd.randint(0, 2)}"]
+        if r == 5:
+            return ["XPENDING", k, g]
+        if r == 6:
+            return ["XGROUP", "SETID", k, g, self.pick(["0", "$", "2-0"])]
+        return ["XCLAIM", k, g, c, "0", f"{self.rnd.randint(0, self.stream_id + 1)}-0", "JUSTID"]
 
     # --- HyperLogLog
     def hll(self):
@@ -506,18 +605,31 @@ def run(kv, ref, seed, count, max_mismatches=5):
     kv.call("FLUSHALL")
     ref.call("FLUSHALL")
     gen = Gen(seed)
-    history, mismatches = [], []
+    history, mismatches, queued = [], [], None
     for i in range(count):
         cmd = gen.command()
         a, b = kv.call(*cmd), ref.call(*cmd)
         history.append(cmd)
-        if normalize(cmd, parse(a)) != normalize(cmd, parse(b)):
+        name = cmd[0].upper()
+        if name == "MULTI":
+            queued = []
+        elif queued is not None and name not in ("EXEC", "DISCARD") and a == b"+QUEUED\r\n":
+            queued.append(cmd)
+        pa, pb = parse(a), parse(b)
+        if name == "EXEC" and queued is not None and isinstance(pa, list) and isinstance(pb, list):
+            na = [normalize(q, x) for q, x in zip(queued, pa)]
+            nb = [normalize(q, x) for q, x in zip(queued, pb)]
+        else:
+            na, nb = normalize(cmd, pa), normalize(cmd, pb)
+        if name in ("EXEC", "DISCARD"):
+            queued = None
+        if na != nb:
             related = [h for h in history[:-1] if set(h[1:]) & set(cmd[1:])][-6:]
             mismatches.append(f"seed {seed} command {i}: {cmd!r}\n  kvrocks {a[:200]!r}\n  redis   {b[:200]!r}\n"
                               + "".join(f"    after {h!r}\n" for h in related))
             if len(mismatches) >= max_mismatches:
                 break
-        if a != b or a.startswith(b"-INVALIDOBJ"):
+        if (a != b or a.startswith(b"-INVALIDOBJ")) and queued is None:
             # Start again from empty data sets: after a reply that may differ
             # (TTLs) nothing is lost, and what a corrupted HyperLogLog holds
             # after a failed write is Redis' implementation detail.

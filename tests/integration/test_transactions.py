@@ -108,6 +108,32 @@ def test_multi_exec_resp3_diff(diff):
     """)
 
 
+def test_subcommands_are_checked_before_queueing_diff(diff):
+    # Redis refuses an unknown subcommand or a subcommand's wrong argument count
+    # when MULTI queues it (EXECABORT), and before any command runs.
+    diff.run("""
+    MULTI
+    SET k v
+    XGROUP DESTROY s g extra
+    EXEC
+    MULTI
+    CONFIG NOSUCH
+    EXEC
+    MULTI
+    CONFIG GET
+    OBJECT ENCODING
+    EXEC
+    GET k
+    XGROUP DESTROY s g extra
+    CLIENT NOSUCH x
+    OBJECT FREQ
+    COMMAND COUNT x
+    DEBUG NOSUCH
+    EVAL "return redis.pcall('config','nosuch')" 0
+    EVAL "return redis.pcall('object','encoding')" 0
+    """)
+
+
 def test_watch_aborts_on_change_from_other_client(kvrocks_server):
     a = RawClient(kvrocks_server.port)
     b = RawClient(kvrocks_server.port)
