@@ -80,8 +80,24 @@ class Gen:
             self.in_multi = True
             return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
-                            self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script])
+                            self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases])
         return family()
+
+    # --- logical databases (the connection's SELECT carries over to later commands)
+    def databases(self):
+        c = self.rnd.randint(0, 9)
+        if c < 3:
+            return ["SELECT", self.pick(["0", "0", "1", "16", "x"])]
+        if c < 5:
+            return ["MOVE", self.key(), self.pick(["0", "1", "x"])]
+        if c == 5:
+            return ["COPY", self.key(), self.key(), "DB", self.pick(["0", "1"])] + (
+                ["REPLACE"] if self.rnd.random() < 0.5 else [])
+        if c == 6:
+            return ["SWAPDB", "0", self.pick(["1", "1", "0", "16"])]
+        if c == 7 and self.rnd.random() < 0.2:
+            return ["FLUSHDB"]
+        return ["DBSIZE"]
 
     # --- many elements at once: collections change encoding past 128 entries
     def bulk(self):
@@ -130,8 +146,16 @@ class Gen:
         c = self.rnd.randint(0, 20)
         if c == 0:
             args = ["SET", k, self.pick(VALUES)]
-            for opt in self.rnd.sample(["NX", "XX", "GET", "KEEPTTL", "EX", "PX"], self.rnd.randint(0, 2)):
-                args += [opt, str(self.rnd.randint(100, 1000))] if opt in ("EX", "PX") else [opt]
+            for opt in self.rnd.sample(["NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT"],
+                                       self.rnd.randint(0, 2)):
+                if opt in ("EX", "PX"):
+                    args += [opt, str(self.rnd.randint(100, 1000))]
+                elif opt in ("EXAT", "PXAT"):
+                    # Not in the past: Redis keeps such a key until it expires it, so
+                    # DBSIZE would depend on its expire cycle (EXPIREAT deletes at once).
+                    args += [opt, str(FAR_FUTURE_S if opt == "EXAT" else FAR_FUTURE_S * 1000)]
+                else:
+                    args.append(opt)
             return args
         if c == 1:
             return ["GET", k]
@@ -602,8 +626,10 @@ def run(kv, ref, seed, count, max_mismatches=5):
     """Sends count random commands of seed to both RawClients (kvrocks, Redis),
     starting from empty data sets; returns the mismatches as text, each with
     the commands that last touched its keys."""
-    kv.call("FLUSHALL")
-    ref.call("FLUSHALL")
+    for c in (kv, ref):
+        c.call("DISCARD")  # a MULTI the previous run left open (else an error, ignored)
+        c.call("SELECT", "0")
+        c.call("FLUSHALL")
     gen = Gen(seed)
     history, mismatches, queued = [], [], None
     for i in range(count):
@@ -629,10 +655,10 @@ def run(kv, ref, seed, count, max_mismatches=5):
                               + "".join(f"    after {h!r}\n" for h in related))
             if len(mismatches) >= max_mismatches:
                 break
-        if (a != b or a.startswith(b"-INVALIDOBJ")) and queued is None:
-            # Start again from empty data sets: after a reply that may differ
-            # (TTLs) nothing is lost, and what a corrupted HyperLogLog holds
-            # after a failed write is Redis' implementation detail.
+        if (na != nb or a.startswith(b"-INVALIDOBJ")) and queued is None:
+            # Start again from empty data sets, so that one difference is
+            # reported once; what a corrupted HyperLogLog holds after a failed
+            # write is Redis' implementation detail.
             kv.call("FLUSHALL")
             ref.call("FLUSHALL")
     return mismatches
