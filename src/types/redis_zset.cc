@@ -1,5 +1,6 @@
 #include "types/redis_zset.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -8,6 +9,10 @@
 namespace kvrocks {
 
 static constexpr uint8_t kSkiplistFlag = 1;  // payload[0]: reported as skiplist
+// payload[0]: some member was given the score -0. The score index sorts it as 0
+// (Redis compares the two equal); the member's own record keeps the sign that
+// Redis replies with, and walks read it from there for zero scores.
+static constexpr uint8_t kNegativeZeroFlag = 2;
 
 std::string EncodeScore(double score) {
   if (score == 0) score = 0;  // -0 and 0 are equal scores
@@ -75,11 +80,20 @@ void RedisZSet::PutMember(std::string_view key, Metadata* meta, std::string_view
   } else {
     meta->size++;
   }
-  db_->ctx()->Put(ColumnFamily::kSubkey, prefix + std::string(member), RawScore(score));
-  db_->ctx()->Put(ColumnFamily::kZSetScore, prefix + EncodeScore(score) + std::string(member), "");
+  // Redis converts to a skiplist before it inserts the element that overflows the listpack.
   if (member.size() > kListpackMaxValue || meta->size > kListpackMaxEntries) {
     meta->payload[0] = static_cast<char>(meta->payload[0] | kSkiplistFlag);
   }
+  if (score == 0 && std::signbit(score)) {
+    // A listpack stores -0 as the integer 0; only a skiplist keeps the sign.
+    if (std::string_view(Encoding(*meta)) == "listpack") {
+      score = 0.0;
+    } else {
+      meta->payload[0] = static_cast<char>(meta->payload[0] | kNegativeZeroFlag);
+    }
+  }
+  db_->ctx()->Put(ColumnFamily::kSubkey, prefix + std::string(member), RawScore(score));
+  db_->ctx()->Put(ColumnFamily::kZSetScore, prefix + EncodeScore(score) + std::string(member), "");
 }
 
 void RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, std::string_view member, double score) {
@@ -112,7 +126,7 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
     if (old ? f.nx : f.xx) continue;
     double score = m.score;
     if (f.incr) {
-      score = (old ? *old : 0) + m.score;
+      score = old ? *old + m.score : m.score;  // a new member takes the increment as is (-0 too)
       if (std::isnan(score)) return Status::RedisError("ERR resulting score is not a number (NaN)");
     }
     if (old && ((f.gt && !(score > *old)) || (f.lt && !(score < *old)))) continue;
@@ -216,11 +230,18 @@ Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<doubl
       it->SeekToLast();
     }
   }
+  bool negative_zeros = !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kNegativeZeroFlag);
+  std::string raw;
   for (; it->Valid(); rev ? it->Prev() : it->Next()) {
     rocksdb::Slice k = it->key();
     if (!k.starts_with(prefix) || k.size() < prefix.size() + 8) break;
     ZMember m{std::string(k.data() + prefix.size() + 8, k.size() - prefix.size() - 8),
               DecodeScore(k.data() + prefix.size())};
+    if (m.score == 0 && negative_zeros) {
+      s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + m.member, &raw);
+      if (!s.ok()) return s;
+      m.score = ParseRawScore(raw);
+    }
     if (!fn(m)) break;
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
@@ -338,6 +359,11 @@ Status RedisZSet::Store(std::string_view dst, const std::vector<ZMember>& member
   Status s = db_->Load(dst, &lk);
   if (!s.ok()) return s;
   Metadata meta = NewZSet();
+  // Redis builds the result as a skiplist and converts it to a listpack only if small enough.
+  bool big = members.size() > kListpackMaxEntries ||
+             std::any_of(members.begin(), members.end(),
+                         [](const ZMember& m) { return m.member.size() > kListpackMaxValue; });
+  if (big) meta.payload[0] = static_cast<char>(meta.payload[0] | kSkiplistFlag);
   for (const auto& m : members) PutMember(dst, &meta, m.member, m.score, std::nullopt);
   db_->StoreCollection(dst, &lk, meta);
   return Status::OK();

@@ -80,8 +80,32 @@ class Gen:
             self.in_multi = True
             return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
-                            self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases])
+                            self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases,
+                            self.whole])
         return family()
+
+    # --- random picks and scans that return a whole collection: a count above any
+    # size (and a SCAN COUNT that covers everything in one call) leaves no chance
+    def whole(self):
+        k = self.key()
+        c = self.rnd.randint(0, 7)
+        if c == 0:
+            return ["SRANDMEMBER", k, "1000"]
+        if c == 1:
+            return ["SPOP", k, "1000"]
+        if c == 2:
+            return ["HRANDFIELD", k, "1000"] + (["WITHVALUES"] if self.rnd.random() < 0.5 else [])
+        if c == 3:
+            return ["ZRANDMEMBER", k, "1000"] + (["WITHSCORES"] if self.rnd.random() < 0.5 else [])
+        if c == 4:
+            args = ["SCAN", "0", "COUNT", "1000"]
+            if self.rnd.random() < 0.4:
+                args += ["MATCH", self.pick(["k*", "*b", "zz*"])]
+            if self.rnd.random() < 0.4:
+                args += ["TYPE", self.pick(["string", "hash", "zset", "list", "set", "stream", "nosuch"])]
+            return args
+        return [self.pick(["HSCAN", "SSCAN", "ZSCAN"]), k, "0", "COUNT", "1000"] + (
+            ["MATCH", self.pick(["f*", "m*", "*1"])] if self.rnd.random() < 0.4 else [])
 
     # --- logical databases (the connection's SELECT carries over to later commands)
     def databases(self):
@@ -149,7 +173,10 @@ class Gen:
             for opt in self.rnd.sample(["NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT"],
                                        self.rnd.randint(0, 2)):
                 if opt in ("EX", "PX"):
-                    args += [opt, str(self.rnd.randint(100, 1000))]
+                    # TTLs far longer than a run: Redis counts an expired key in DBSIZE
+                    # until its expire cycle finds it, so expiring during a run is timing.
+                    ttl = self.rnd.randint(100, 1000)
+                    args += [opt, str(ttl if opt == "EX" else ttl * 1000)]
                 elif opt in ("EXAT", "PXAT"):
                     # Not in the past: Redis keeps such a key until it expires it, so
                     # DBSIZE would depend on its expire cycle (EXPIREAT deletes at once).
@@ -223,7 +250,11 @@ class Gen:
         if c == 5:
             return ["COPY", k, self.key()] + (["REPLACE"] if self.rnd.random() < 0.5 else [])
         if c == 6:
-            args = [self.pick(["EXPIRE", "PEXPIRE"]), k, self.pick(["1000", "2000", "500000", "x", "-5", "0"])]
+            cmd = self.pick(["EXPIRE", "PEXPIRE"])
+            ttl = self.pick(["1000", "2000", "500000", "x", "-5", "0"])
+            if cmd == "PEXPIRE" and ttl.isdigit() and ttl != "0":
+                ttl += "000"  # as long as EXPIRE's (see SET above)
+            args = [cmd, k, ttl]
             if self.rnd.random() < 0.5:
                 args.append(self.pick(["NX", "XX", "GT", "LT", "BAD"]))
             return args
@@ -605,13 +636,27 @@ def _parse(data, pos):
     raise ValueError(f"unknown reply type {t!r}")
 
 
+PICK_ALL = {"SRANDMEMBER", "SPOP", "HRANDFIELD", "ZRANDMEMBER"}
+SCANS = {"SCAN", "HSCAN", "SSCAN", "ZSCAN"}
 UNORDERED = {"SMEMBERS", "SINTER", "SUNION", "SDIFF", "HKEYS", "HVALS", "KEYS"}
 TIME_DEPENDENT = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
+
+
+def _sorted_pairs(items):
+    if items and isinstance(items[0], list):  # RESP3 pairs
+        return sorted(items, key=repr)
+    return sorted(zip(items[::2], items[1::2]), key=repr)
 
 
 def normalize(args, reply):
     """What of a reply must match exactly between two servers."""
     name = args[0].upper()
+    if isinstance(reply, list) and name in PICK_ALL:
+        with_pairs = len(args) > 3
+        return _sorted_pairs(reply) if with_pairs else sorted(reply, key=repr)
+    if isinstance(reply, list) and name in SCANS and len(reply) == 2 and isinstance(reply[1], list):
+        items = reply[1]
+        return [reply[0], _sorted_pairs(items) if name in ("HSCAN", "ZSCAN") else sorted(items, key=repr)]
     if isinstance(reply, list) and name in UNORDERED:
         return sorted(reply, key=repr)
     if name == "HGETALL" and isinstance(reply, list):

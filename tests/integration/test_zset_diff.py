@@ -282,3 +282,31 @@ def test_resp3_zset_replies(diff):
     ZINCRBY z 1 c
     ZMSCORE z c nothere
     """)
+
+
+def test_negative_zero_scores(diff):
+    # A listpack stores -0 as 0; a skiplist keeps the sign, and Redis replies "-0".
+    big = " ".join(f"{i} m{i}" for i in range(130))
+    long_member = "x" * 70
+    diff.run(f"""
+    ZADD small -0 a
+    ZSCORE small a
+    ZADD small INCR -0 b
+    ZRANGE small 0 -1 WITHSCORES
+    ZADD big {big}
+    ZADD big -0 neg
+    ZSCORE big neg
+    ZRANGE big 0 2 WITHSCORES
+    ZADD big 0 neg
+    ZSCORE big neg
+    ZPOPMIN big 2
+    ZADD long 0 {long_member}
+    ZADD long -0 neg
+    ZRANGEBYSCORE long -1 1 WITHSCORES
+    ZADD src 0 a 1 b
+    ZUNIONSTORE dst 1 src WEIGHTS -1
+    ZRANGE dst 0 -1 WITHSCORES
+    ZUNION 1 src WEIGHTS -1 WITHSCORES
+    ZUNIONSTORE dstbig 2 big src WEIGHTS -1 -1
+    ZRANGEBYSCORE dstbig -1 0 WITHSCORES
+    """)
