@@ -335,6 +335,19 @@ void GetRange(CommandCall& call) {
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]
 void Lcs(CommandCall& call) {
   const auto& a = call.args;
+  // As Redis, the keys' types are checked before the options.
+  Context::SnapshotScope snapshot(call.ctx);
+  Database db = CurrentDb(call);
+  RedisString str(&db);
+  std::string sa, sb;
+  Status s1 = str.Get(a[1], &sa);
+  Status s2 = str.Get(a[2], &sb);
+  if ((!s1.ok() && !s1.IsNotFound()) || (!s2.ok() && !s2.IsNotFound())) {
+    if (s1.IsRedisError() || s2.IsRedisError()) {
+      return ReplyError(call, "ERR The specified keys must contain string values");
+    }
+    return ReplyStatusError(call, s1.ok() ? s2 : s1);
+  }
   bool get_len = false, get_idx = false, with_match_len = false;
   int64_t min_match_len = 0;
   for (size_t i = 3; i < a.size(); i++) {
@@ -352,18 +365,6 @@ void Lcs(CommandCall& call) {
     } else {
       return ReplyError(call, kSyntaxError);
     }
-  }
-  Context::SnapshotScope snapshot(call.ctx);
-  Database db = CurrentDb(call);
-  RedisString str(&db);
-  std::string sa, sb;
-  Status s1 = str.Get(a[1], &sa);
-  Status s2 = str.Get(a[2], &sb);
-  if ((!s1.ok() && !s1.IsNotFound()) || (!s2.ok() && !s2.IsNotFound())) {
-    if (s1.IsRedisError() || s2.IsRedisError()) {
-      return ReplyError(call, "ERR The specified keys must contain string values");
-    }
-    return ReplyStatusError(call, s1.ok() ? s2 : s1);
   }
   if (get_idx && get_len) {
     return ReplyError(call, "ERR If you want both the length and indexes, please just use IDX.");

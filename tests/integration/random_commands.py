@@ -81,8 +81,56 @@ class Gen:
             return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
                             self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases,
-                            self.whole])
+                            self.whole, self.more])
         return family()
+
+    # --- stream introspection, bit fields, SORT patterns, blocking pops that time out
+    # at once, HELP texts
+    def more(self):
+        k = self.key()
+        c = self.rnd.randint(0, 11)
+        if c == 0:
+            return ["XINFO", "STREAM", k] + (["FULL"] if self.rnd.random() < 0.3 else [])
+        if c == 1:
+            return ["XINFO", "GROUPS", k]
+        if c == 2:
+            return ["XAUTOCLAIM", k, self.pick(GROUPS), self.pick(CONSUMERS), "0", self.pick(["0", "0-0", "3-0"]),
+                    "COUNT", self.int_arg(1, 5)] + (["JUSTID"] if self.rnd.random() < 0.5 else [])
+        if c == 3:
+            return ["XSETID", k, f"{self.stream_id + self.rnd.randint(-2, 3)}-0"]
+        if c == 4:
+            args = ["BITFIELD", k]
+            for _ in range(self.rnd.randint(1, 3)):
+                op = self.pick(["GET", "SET", "INCRBY", "OVERFLOW"])
+                if op == "OVERFLOW":
+                    args += [op, self.pick(["WRAP", "SAT", "FAIL", "BAD"])]
+                else:
+                    args += [op, self.pick(["u8", "i8", "u1", "i16", "u63", "i64", "u64", "x8"]),
+                             self.pick(["0", "#1", "7", "100", "-1"])]
+                    if op != "GET":
+                        args.append(self.int_arg(-300, 300))
+            return args
+        if c == 5:
+            return ["BITFIELD_RO", k, "GET", self.pick(["u8", "i4"]), self.pick(["0", "3", "#2"])]
+        if c == 6:
+            by = self.pick(["nosort", "k*", "{t}*->f0", "w_*"])
+            args = ["SORT", k, "BY", by]
+            for _ in range(self.rnd.randint(0, 2)):
+                args += ["GET", self.pick(["#", "k*", "*->f1", "{t}a"])]
+            # ALPHA by weights leaves ties (missing weights) in qsort's order; numeric ties
+            # fall back to comparing the elements.
+            return args + self.some(["ALPHA", "DESC"] if by == "nosort" else ["DESC"], 0, 1)
+        if c == 7:
+            return [self.pick(["BLPOP", "BRPOP"]), k, self.key(), "0.01"]
+        if c == 8:
+            return ["BLMOVE", k, self.key(), "LEFT", "RIGHT", "0.01"]
+        if c == 9:
+            return ["BZPOPMIN", k, "0.01"]
+        if c == 10:
+            return ["LCS", k, self.key(), "IDX", "MINMATCHLEN", self.int_arg(0, 3)] + (
+                ["WITHMATCHLEN"] if self.rnd.random() < 0.5 else [])
+        # (OBJECT, CLIENT, COMMAND, SCRIPT, MEMORY and LATENCY list only the subcommands kvrocks has)
+        return [self.pick(["XINFO", "XGROUP", "CONFIG", "FUNCTION", "PUBSUB", "SLOWLOG", "ACL"]), "HELP"]
 
     # --- random picks and scans that return a whole collection: a count above any
     # size (and a SCAN COUNT that covers everything in one call) leaves no chance
@@ -662,6 +710,8 @@ def normalize(args, reply):
     if name == "HGETALL" and isinstance(reply, list):
         pairs = reply if isinstance(reply, Map) else list(zip(reply[::2], reply[1::2]))
         return sorted(pairs, key=repr)
+    if name == "SORT" and isinstance(reply, list) and "nosort" in [str(a).lower() for a in args]:
+        return sorted(reply, key=repr)  # a set's own order is unspecified
     if name in TIME_DEPENDENT and isinstance(reply, int) and reply >= 0:
         return "positive"
     return reply

@@ -315,3 +315,13 @@ def test_big_values_stored_out_of_line(diff):
     diff("MSET", "m1", big, "m2", "x", "m1", big + b"2")
     diff("MGET", "m1", "m2")
     diff("DBSIZE")
+
+
+def test_lcs_checks_key_types_before_options(diff):
+    diff.run("""
+    RPUSH list a
+    SET s ohmytext
+    LCS list s IDX MINMATCHLEN x
+    LCS s s IDX MINMATCHLEN x
+    LCS s nosuch FOO
+    """)
