@@ -33,6 +33,8 @@ SCRIPTS = [
     "return redis.call('HINCRBY', KEYS[1], 'f0', ARGV[1])",
     "return redis.call('NOSUCHCOMMAND')",
 ]
+RESTORE_FROM_REDIS = "restore-from-redis"  # [it, src, dst]: RESTORE dst from Redis' DUMP of src
+RESTORE_FROM_KVROCKS = "restore-from-kvrocks"  # the same with kvrocks' DUMP
 FAR_FUTURE_S = 4102444800  # 2100-01-01: absolute expiries that stay in the future
 PAST_S = 1000000000
 
@@ -129,6 +131,10 @@ class Gen:
         if c == 10:
             return ["LCS", k, self.key(), "IDX", "MINMATCHLEN", self.int_arg(0, 3)] + (
                 ["WITHMATCHLEN"] if self.rnd.random() < 0.5 else [])
+        if self.rnd.random() < 0.5:
+            # RESTORE, into both, of what one of them DUMPs (run() fills it in). The payloads
+            # themselves differ (kvrocks picks its own valid encodings), so they are not compared.
+            return [self.pick([RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS]), k, self.key()]
         # (OBJECT, CLIENT, COMMAND, SCRIPT, MEMORY and LATENCY list only the subcommands kvrocks has)
         return [self.pick(["XINFO", "XGROUP", "CONFIG", "FUNCTION", "PUBSUB", "SLOWLOG", "ACL"]), "HELP"]
 
@@ -729,6 +735,12 @@ def run(kv, ref, seed, count, max_mismatches=5):
     history, mismatches, queued = [], [], None
     for i in range(count):
         cmd = gen.command()
+        if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
+            source = ref if cmd[0] == RESTORE_FROM_REDIS else kv
+            payload = parse(source.call("DUMP", cmd[1])) if queued is None else None
+            if not isinstance(payload, bytes):
+                continue
+            cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
         a, b = kv.call(*cmd), ref.call(*cmd)
         history.append(cmd)
         name = cmd[0].upper()
