@@ -1,5 +1,6 @@
 // Sorted set commands.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <random>
@@ -762,7 +763,14 @@ void ZScan(CommandCall& call) {
   reply::ArrayHeader(call.out, matched.size() * 2);
   for (auto& m : matched) {
     reply::Bulk(call.out, m.member);
-    reply::Double(call.out, m.score, 2);
+    // A listpack holds a score that is a whole number as an integer (Redis' d2string),
+    // and ZSCAN returns it as stored: 759051314427530240, not 7.5905131442753024e+17.
+    constexpr double kLimit = static_cast<double>(LLONG_MAX / 2);
+    if (whole && m.score >= -kLimit && m.score <= kLimit && m.score == std::floor(m.score)) {
+      reply::Bulk(call.out, std::to_string(static_cast<long long>(m.score)));
+    } else {
+      reply::Double(call.out, m.score, 2);
+    }
   }
 }
 

@@ -83,8 +83,43 @@ class Gen:
             return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
                             self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases,
-                            self.whole, self.more])
+                            self.whole, self.more, self.numbers])
         return family()
+
+    def number(self):
+        """A number as a client might write it: integers, decimals of every magnitude,
+        exponents, the limits of doubles."""
+        r = self.rnd.random()
+        if r < 0.2:
+            return str(self.rnd.randint(-10**6, 10**6))
+        if r < 0.5:
+            return repr(self.rnd.uniform(-1000, 1000))
+        if r < 0.75:
+            return f"{self.rnd.uniform(1, 10):.{self.rnd.randint(1, 17)}g}e{self.rnd.randint(-300, 300)}"
+        if r < 0.85:
+            # (no subnormals: their strtod leaves errno at ERANGE, which a later SORT in Redis
+            # mistakes for its own failure)
+            return self.pick(["0.1", "0.2", "0.3", "1.7976931348623157e308", "2.2250738585072014e-308",
+                              "-0.0", "1e16", "123456789012345678", "3.0"])
+        return repr(self.rnd.random() * 10 ** self.rnd.randint(-20, 20))
+
+    # --- number parsing and formatting: scores, float increments, geo distances
+    def numbers(self):
+        k = self.key()
+        c = self.rnd.randint(0, 6)
+        if c == 0:
+            return ["ZADD", k, self.number(), self.pick(MEMBERS)]
+        if c == 1:
+            return ["ZINCRBY", k, self.number(), self.pick(MEMBERS)]
+        if c == 2:
+            return ["ZSCORE", k, self.pick(MEMBERS)]
+        if c == 3:
+            return ["INCRBYFLOAT", k, self.number()]
+        if c == 4:
+            return ["HINCRBYFLOAT", k, self.pick(FIELDS), self.number()]
+        if c == 5:
+            return ["ZRANGEBYSCORE", k, self.number(), self.number(), "WITHSCORES"]
+        return ["GET", k]
 
     # --- stream introspection, bit fields, SORT patterns, blocking pops that time out
     # at once, HELP texts

@@ -310,3 +310,14 @@ def test_negative_zero_scores(diff):
     ZUNIONSTORE dstbig 2 big src WEIGHTS -1 -1
     ZRANGEBYSCORE dstbig -1 0 WITHSCORES
     """)
+
+
+def test_zscan_of_a_listpack_returns_whole_number_scores_as_integers(diff):
+    big = " ".join(f"{i} m{i}" for i in range(130))
+    diff.run(f"""
+    ZADD small 759051314427530240 a 1e17 b 2.5 c 1e300 d -4.6e18 e
+    ZSCAN small 0
+    ZADD big {big}
+    ZADD big 759051314427530240 a
+    ZSCAN big 0 COUNT 1000 MATCH a
+    """)
