@@ -34,7 +34,7 @@ enum class RedisType : uint8_t {
 // subkey CF under its version), so that writes need not read big values.
 inline constexpr uint8_t kOutOfLineFlag = 0x10;
 // Set in the type byte of an inline string that Redis would report as "raw"
-// (written by APPEND or SETRANGE), for OBJECT ENCODING.
+// (written by APPEND, SETRANGE, SETBIT, BITFIELD, BITOP, PFADD ...), for OBJECT ENCODING.
 inline constexpr uint8_t kRawEncodingFlag = 0x20;
 // Set in the type byte of an inline string that Redis would report as "embstr"
 // (or "raw" past 44 bytes) even if it reads as an integer: INCRBYFLOAT's results.
