@@ -145,7 +145,9 @@ Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint
       for (const auto& [m, score] : obj.zset) members.push_back(ZMember{m, score});
       int64_t result;
       std::optional<double> incr;
-      s = RedisZSet(db).Add(key, members, RedisZSet::AddFlags{}, &result, &incr);
+      RedisZSet::AddFlags flags;
+      flags.whole_set = true;
+      s = RedisZSet(db).Add(key, members, flags, &result, &incr);
       break;
     }
     default:

@@ -60,6 +60,14 @@ Status RedisZSet::MarkSkiplist(std::string_view key) {
   return Status::OK();
 }
 
+// Sets the skiplist flag of a new set's metadata if members make it too big for a listpack.
+static void MarkSkiplistIfBig(Metadata* meta, const std::vector<ZMember>& members) {
+  bool big = members.size() > RedisZSet::kListpackMaxEntries ||
+             std::any_of(members.begin(), members.end(),
+                         [](const ZMember& m) { return m.member.size() > RedisZSet::kListpackMaxValue; });
+  if (big) meta->payload[0] = static_cast<char>(meta->payload[0] | kSkiplistFlag);
+}
+
 Metadata RedisZSet::NewZSet() const {
   Metadata meta;
   meta.type = RedisType::kZSet;
@@ -114,6 +122,7 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
   if (!exists) {
     if (f.xx) return Status::OK();
     meta = NewZSet();
+    if (f.whole_set) MarkSkiplistIfBig(&meta, members);
   }
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   bool changed_meta = false;
@@ -360,10 +369,7 @@ Status RedisZSet::Store(std::string_view dst, const std::vector<ZMember>& member
   if (!s.ok()) return s;
   Metadata meta = NewZSet();
   // Redis builds the result as a skiplist and converts it to a listpack only if small enough.
-  bool big = members.size() > kListpackMaxEntries ||
-             std::any_of(members.begin(), members.end(),
-                         [](const ZMember& m) { return m.member.size() > kListpackMaxValue; });
-  if (big) meta.payload[0] = static_cast<char>(meta.payload[0] | kSkiplistFlag);
+  MarkSkiplistIfBig(&meta, members);
   for (const auto& m : members) PutMember(dst, &meta, m.member, m.score, std::nullopt);
   db_->StoreCollection(dst, &lk, meta);
   return Status::OK();

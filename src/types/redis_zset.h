@@ -49,6 +49,9 @@ class RedisZSet {
 
   struct AddFlags {
     bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
+    // The members of a whole set being created (RDB load, RESTORE): as in Redis'
+    // loader, the final size decides the encoding, not the order of insertion.
+    bool whole_set = false;
   };
   // ZADD. *result: added (or changed with CH) count; with INCR *incr_score is the
   // new score, or empty if the member was not updated (NX/XX/GT/LT).

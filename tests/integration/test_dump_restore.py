@@ -106,3 +106,20 @@ def test_restore_options_and_errors(diff):
     diff("SET", "k", "other")
     diff("RESTORE", "k", "1", payload, "ABSTTL", "REPLACE")
     diff("EXISTS", "k")
+
+
+def test_restore_of_a_big_sorted_set_keeps_negative_zero_scores(diff):
+    # Redis' loader decides a sorted set's encoding by its final size: a skiplist
+    # keeps every -0, whatever position the member had in the payload.
+    members = " ".join(f"0 m{i}" for i in range(130))
+    diff.run(f"""
+    ZADD big {members}
+    ZUNIONSTORE negative 1 big WEIGHTS -1
+    ZRANGE negative 0 2 WITHSCORES
+    """)
+    payload = diff.ref.call("DUMP", "negative")
+    size = int(payload[1:payload.index(b"\r\n")])
+    raw = payload[payload.index(b"\r\n") + 2:][:size]
+    diff("RESTORE", "restored", "0", raw)
+    diff("ZRANGE", "restored", "0", "2", "WITHSCORES")
+    diff("ZSCORE", "restored", "m0")
