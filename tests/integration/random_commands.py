@@ -83,8 +83,35 @@ class Gen:
             return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
                             self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases,
-                            self.whole, self.more, self.numbers])
+                            self.whole, self.more, self.numbers, self.big_strings])
         return family()
+
+    # --- strings past 1 KiB, which bit writes keep in fragments: bits and ranges across them
+    def big_strings(self):
+        k = self.key()
+        c = self.rnd.randint(0, 9)
+        offset = str(self.rnd.choice([0, 7, 1023, 1024, 8191, 8192, 9000, 20000, 65535]) + self.rnd.randint(0, 16))
+        if c in (0, 1):
+            return ["SETBIT", k, offset, self.pick(["0", "1", "1"])]
+        if c == 2:
+            return ["SETRANGE", k, str(self.rnd.choice([0, 1000, 1023, 2047, 3000])), self.pick(VALUES[1:])]
+        if c == 3:
+            return ["GETRANGE", k, str(self.rnd.randint(-3000, 3000)), str(self.rnd.randint(-3000, 3000))]
+        if c == 4:
+            args = ["BITCOUNT", k, str(self.rnd.randint(-3000, 3000)), str(self.rnd.randint(-3000, 3000))]
+            return args + self.some(["BYTE", "BIT"], 0, 1)
+        if c == 5:
+            args = ["BITPOS", k, self.pick(["0", "1"]), str(self.rnd.randint(-2000, 2000))]
+            if self.rnd.random() < 0.6:
+                args += [str(self.rnd.randint(-2000, 20000))] + self.some(["BYTE", "BIT"], 0, 1)
+            return args
+        if c == 6:
+            return ["APPEND", k, self.pick(VALUES)]
+        if c == 7:
+            return ["STRLEN", k]
+        if c == 8:
+            return ["BITOP", self.pick(["AND", "OR", "XOR"]), self.key(), k, self.key()]
+        return ["GET", k]
 
     def number(self):
         """A number as a client might write it: integers, decimals of every magnitude,
