@@ -87,7 +87,7 @@ void SortGeneric(CommandCall& call, bool read_only) {
     } else if (lk.type == RedisType::kZSet) {
       std::vector<ZMember> ms;
       s = RedisZSet(&db).All(a[1], &ms);
-      if (s.ok()) s = RedisZSet(&db).MarkSkiplist(a[1]);
+      if (s.ok()) s = RedisZSet(&db).MarkSkiplist(lk);
       for (auto& m : ms) elems.push_back(std::move(m.member));
       natural_order = true;
     } else {

@@ -49,12 +49,10 @@ const char* RedisZSet::Encoding(const Metadata& meta) {
   return skiplist ? "skiplist" : "listpack";
 }
 
-Status RedisZSet::MarkSkiplist(std::string_view key) {
-  LoadedKey lk;
+Status RedisZSet::MarkSkiplist(const LoadedKey& lk) {
   Metadata meta;
-  bool exists;
-  Status s = LoadZSet(key, &lk, &meta, &exists);
-  if (!s.ok() || !exists || std::string_view(Encoding(meta)) == "skiplist") return s;
+  Status s = meta.Decode(lk.raw);
+  if (!s.ok() || meta.payload.empty() || std::string_view(Encoding(meta)) == "skiplist") return s;
   meta.payload[0] = static_cast<char>(meta.payload[0] | kSkiplistFlag);
   db_->ctx()->Put(ColumnFamily::kMetadata, lk.meta_key, meta.Encode());
   return Status::OK();

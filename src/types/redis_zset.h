@@ -43,9 +43,10 @@ class RedisZSet {
   static constexpr uint64_t kListpackMaxEntries = 128;  // zset-max-listpack-entries
   static constexpr size_t kListpackMaxValue = 64;       // zset-max-listpack-value
   static const char* Encoding(const Metadata& meta);
-  // Reports key as "skiplist" from now on, as Redis' SORT converts a sorted set
-  // it reads. Not a modification: no WATCH or keyspace event.
-  Status MarkSkiplist(std::string_view key);
+  // Reports the sorted set lk (as the caller loaded it) as "skiplist" from now
+  // on, as Redis' SORT converts a sorted set it reads. Not a modification: no
+  // WATCH or keyspace event.
+  Status MarkSkiplist(const LoadedKey& lk);
 
   struct AddFlags {
     bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;

@@ -45,3 +45,16 @@ def test_sort(diff):
     SORT_RO l STORE x
     SORT l LIMIT 1
     """)
+
+
+def test_sort_converts_a_sorted_set_to_skiplist(diff):
+    diff.run("""
+    ZADD z 1 a 2 b
+    OBJECT ENCODING z
+    SORT z
+    OBJECT ENCODING z
+    ZADD r 3 c
+    SORT_RO r DESC
+    OBJECT ENCODING r
+    ZRANGE r 0 -1 WITHSCORES
+    """)
