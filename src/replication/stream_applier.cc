@@ -137,6 +137,7 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
     }
     CommandCall call{server_, master_, args, ctx, &out, in_exec, 2, true};
     size_t touched_before = ctx->touched().size();
+    ctx->set_unread_replace_ok(!NeedsCreatedKeys(server_));
     try {
       spec->handler(call);
     } catch (const std::exception& e) {

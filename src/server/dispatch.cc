@@ -29,6 +29,7 @@ namespace {
 // (a bug, or std::bad_alloc) is turned into an error reply instead of ending
 // the server.
 void Invoke(const CommandSpec& spec, CommandCall& call) {
+  call.ctx->set_unread_replace_ok(!NeedsCreatedKeys(call.server));
   try {
     spec.handler(call);
   } catch (const std::exception& e) {

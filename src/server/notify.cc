@@ -315,6 +315,11 @@ void Publish(Server* srv, uint32_t flags, const Event& e) {
 
 }  // namespace
 
+bool NeedsCreatedKeys(Server* srv) {
+  uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
+  return (flags & kNotifyNew) && (flags & (kNotifyKeyspace | kNotifyKeyevent));
+}
+
 void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
                           Context& ctx, size_t from) {
   std::vector<Context::NotedEvent> noted = ctx.TakeNotedEvents();

@@ -32,6 +32,10 @@ struct KeyspaceEvent {
 // that a subscriber reading the key sees them: see TakePendingEvents.
 void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
                           Context& ctx, size_t from);
+// Whether the configured events need to know if a write created its key
+// ("new"): if not, writes that replace a key may skip reading it
+// (Context::set_unread_replace_ok).
+bool NeedsCreatedKeys(Server* srv);
 // This thread's pending events (and dropping those added after a point, for
 // a script that is undone).
 size_t PendingEventCount();

@@ -1,5 +1,12 @@
 #include "storage/context.h"
 
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "storage/key_encoding.h"
+
 namespace kvrocks {
 
 Context::~Context() {
@@ -95,14 +102,81 @@ std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb
   return std::unique_ptr<rocksdb::Iterator>(base);
 }
 
+size_t Context::MetaHash(const rocksdb::Slice& key) {
+  return std::hash<std::string_view>()(std::string_view(key.data(), key.size()));
+}
+
 void Context::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
   used_cfs_ |= 1u << static_cast<int>(cf);
+  if (cf == ColumnFamily::kMetadata) written_meta_.insert(MetaHash(key));
   batch()->Put(storage_->cf(cf), key, value);
 }
 
 void Context::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   used_cfs_ |= 1u << static_cast<int>(cf);
+  if (cf == ColumnFamily::kMetadata) written_meta_.insert(MetaHash(key));
   batch()->Delete(storage_->cf(cf), key);
+}
+
+bool Context::HasPendingWrite(ColumnFamily cf, const rocksdb::Slice& key) {
+  if (!HasWrites() || !(used_cfs_ & (1u << static_cast<int>(cf)))) return false;
+  if (cf == ColumnFamily::kMetadata && written_meta_.count(MetaHash(key)) == 0) return false;
+  std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(cf)));
+  it->Seek(key);
+  return it->Valid() && it->Entry().key == key;
+}
+
+bool Context::HasPendingPut(ColumnFamily cf, const rocksdb::Slice& key) {
+  if (!HasWrites() || !(used_cfs_ & (1u << static_cast<int>(cf)))) return false;
+  std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(cf)));
+  it->Seek(key);
+  return it->Valid() && it->Entry().key == key && it->Entry().type == rocksdb::kPutRecord;
+}
+
+void Context::PutUnread(uint8_t db, std::string_view key, const std::string& meta_key, const rocksdb::Slice& meta_value,
+                        uint64_t expire_ms) {
+  Put(ColumnFamily::kMetadata, meta_key, meta_value);
+  if (expire_ms != 0) {
+    Put(ColumnFamily::kExpire, EncodeExpireKey(db, expire_ms, key), "");
+    NoteExpire(db, expire_ms);
+  }
+  unread_.push_back(UnreadWrite{db, expire_ms, std::string(key), meta_key});
+}
+
+Status Context::SettleUnread() {
+  if (unread_.empty()) return Status::OK();
+  std::vector<size_t> order(unread_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return unread_[a].meta_key < unread_[b].meta_key; });
+  std::vector<rocksdb::Slice> keys;
+  keys.reserve(order.size());
+  for (size_t i : order) keys.emplace_back(unread_[i].meta_key);
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  // The batch is not applied yet: the database shows each key as it was before its write.
+  storage_->db()->MultiGet(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kMetadata), keys.size(), keys.data(),
+                           values.data(), statuses.data(), true);
+  for (size_t j = 0; j < order.size(); j++) {
+    const UnreadWrite& u = unread_[order[j]];
+    uint64_t old_expire = 0;
+    if (statuses[j].IsNotFound()) {
+      AddKeyCount(u.db, 1);
+    } else if (!statuses[j].ok()) {
+      return Status::IOError(statuses[j].ToString());
+    } else {
+      RedisType type;
+      Status s = PeekMetadata(std::string_view(values[j].data(), values[j].size()), &type, &old_expire);
+      if (!s.ok()) return s;
+    }
+    if (old_expire == u.expire_ms) continue;
+    AddExpireCount(u.db, (u.expire_ms != 0) - (old_expire != 0));
+    if (old_expire == 0) continue;
+    // A later command of the batch may have given the key that same expiry again.
+    std::string old_entry = EncodeExpireKey(u.db, old_expire, u.key);
+    if (!HasPendingPut(ColumnFamily::kExpire, old_entry)) Delete(ColumnFamily::kExpire, old_entry);
+  }
+  unread_.clear();
+  return Status::OK();
 }
 
 void Context::AddCounts(uint8_t db, int64_t keys, int64_t expires) {
@@ -120,6 +194,11 @@ Status Context::Commit() {
   if (!HasWrites()) {
     Rollback();
     return Status::OK();
+  }
+  Status settled = SettleUnread();
+  if (!settled.ok()) {
+    Rollback();
+    return settled;
   }
   // Write the batch in key order: memtable inserts of sorted keys reuse their
   // skiplist search position (see Storage::Open: no concurrent memtable writes).
@@ -147,14 +226,18 @@ Status Context::Commit() {
   }
   batch_->Clear();
   used_cfs_ = 0;
+  written_meta_.clear();
   deltas_.clear();
   expires_.clear();
+  savepoints_.clear();
   return s;
 }
 
 void Context::MovePendingTo(PendingWrites* out,
                             std::map<uint8_t, std::pair<int64_t, int64_t>>* counts) {
   if (!HasWrites()) return Rollback();
+  Status settled = SettleUnread();
+  if (!settled.ok()) LOG(ERROR) << "Bulk write: " << settled.message();
   for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
     if (!(used_cfs_ & (1u << c))) continue;
     std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(static_cast<ColumnFamily>(c))));
@@ -175,7 +258,7 @@ void Context::MovePendingTo(PendingWrites* out,
 
 void Context::SetSavePoint() {
   batch()->SetSavePoint();
-  savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size()});
+  savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size(), unread_.size()});
 }
 
 void Context::RollbackToSavePoint() {
@@ -184,6 +267,7 @@ void Context::RollbackToSavePoint() {
   SavePoint& sp = savepoints_.back();
   deltas_ = std::move(sp.deltas);
   expires_.resize(sp.expires);
+  unread_.resize(std::min(unread_.size(), sp.unread));
   touched_.resize(sp.touched);
   touch_kinds_.resize(sp.touched);
   if (noted_events_.size() > sp.noted) noted_events_.resize(sp.noted, NotedEvent{0, "", ""});
@@ -202,8 +286,10 @@ void Context::Rollback() {
   noted_events_.clear();
   if (batch_) batch_->Clear();
   used_cfs_ = 0;
+  written_meta_.clear();
   deltas_.clear();
   expires_.clear();
+  unread_.clear();
   touched_.clear();
 }
 

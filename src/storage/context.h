@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,23 @@ class Context {
 
   void Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);
   void Delete(ColumnFamily cf, const rocksdb::Slice& key);
+  // Whether this context's pending writes hold an entry (put or delete) for key.
+  bool HasPendingWrite(ColumnFamily cf, const rocksdb::Slice& key);
+
+  // Writes that replace a key without reading what it held (a plain SET):
+  // puts meta_value under meta_key (the metadata key of key in db) and the
+  // expire-index entry of expire_ms (0: none). What depends on the previous
+  // state, the key and expire counters and the removal of the old expire
+  // entry, is settled at Commit by one batched lookup of all such keys: much
+  // cheaper than a lookup per write. The caller holds the key's lock until
+  // the commit and has checked that the batch holds no write of meta_key
+  // (HasPendingWrite), so the database still shows the key's previous state.
+  bool unread_replace_ok() const { return unread_replace_ok_; }
+  // Allows PutUnread; off when the caller must know whether a write created its
+  // key (keyspace "new" events). Off by default.
+  void set_unread_replace_ok(bool v) { unread_replace_ok_ = v; }
+  void PutUnread(uint8_t db, std::string_view key, const std::string& meta_key, const rocksdb::Slice& meta_value,
+                 uint64_t expire_ms);
 
   // Records that a key was created (+1) or removed (-1) in a physical database,
   // and that a key gained (+1) or lost (-1) an expiry.
@@ -159,12 +177,27 @@ class Context {
   rocksdb::WriteBatchWithIndex* batch();
   void AddCounts(uint8_t db, int64_t keys, int64_t expires);
   rocksdb::ReadOptions ReadOpts() const;
+  // Looks up the previous state of the PutUnread keys and records their
+  // counter deltas and old expire-entry deletions in the batch.
+  Status SettleUnread();
+  bool HasPendingPut(ColumnFamily cf, const rocksdb::Slice& key);
+  static size_t MetaHash(const rocksdb::Slice& key);
 
   Storage* storage_;
   std::unique_ptr<rocksdb::WriteBatchWithIndex> batch_;
   uint32_t used_cfs_ = 0;  // bit per ColumnFamily written in this batch
   bool without_wal_ = false;
   bool batch_only_ = false;
+  bool unread_replace_ok_ = false;
+  struct UnreadWrite {
+    uint8_t db;
+    uint64_t expire_ms;
+    std::string key, meta_key;
+  };
+  std::vector<UnreadWrite> unread_;
+  // Hashes of the metadata keys this batch wrote: most keys are not among
+  // them, which spares HasPendingWrite a search of the batch.
+  std::unordered_set<size_t> written_meta_;
   const rocksdb::Snapshot* snapshot_ = nullptr;
   struct CountDelta {
     uint8_t db;
@@ -178,7 +211,7 @@ class Context {
   std::vector<NotedEvent> noted_events_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
-    size_t expires, touched, noted;
+    size_t expires, touched, noted, unread;
   };
   std::vector<SavePoint> savepoints_;
 };

@@ -27,6 +27,15 @@ Status Database::Load(std::string_view key, LoadedKey* lk) {
   return Status::OK();
 }
 
+Status Database::LoadForReplace(std::string_view key, LoadedKey* lk) {
+  if (!ctx_->unread_replace_ok()) return Load(key, lk);
+  lk->meta_key = EncodeMetaKey(db_, key);
+  // A write of this batch to the key hides its previous state from the database.
+  if (ctx_->HasPendingWrite(ColumnFamily::kMetadata, lk->meta_key)) return Load(key, lk);
+  lk->unread = true;
+  return Status::OK();
+}
+
 Status Database::LoadCollection(std::string_view key, RedisType type, LoadedKey* lk, Metadata* meta,
                                 bool* exists) {
   Status s = Load(key, lk);
@@ -40,16 +49,22 @@ Status Database::LoadCollection(std::string_view key, RedisType type, LoadedKey*
 }
 
 void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms) {
-  ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
   bool created = !lk->on_disk || !lk->live;
-  if (!lk->on_disk) ctx_->AddKeyCount(db_, 1);
-  uint64_t old_expire = lk->on_disk ? lk->expire_ms : 0;
-  if (old_expire != new_expire_ms) {
-    ctx_->AddExpireCount(db_, (new_expire_ms != 0) - (old_expire != 0));
-    if (old_expire != 0) ctx_->Delete(ColumnFamily::kExpire, EncodeExpireKey(db_, old_expire, key));
-    if (new_expire_ms != 0) {
-      ctx_->Put(ColumnFamily::kExpire, EncodeExpireKey(db_, new_expire_ms, key), "");
-      ctx_->NoteExpire(db_, new_expire_ms);
+  if (lk->unread) {
+    // The previous state is settled at commit; for the events the key is modified.
+    ctx_->PutUnread(db_, key, lk->meta_key, encoded, new_expire_ms);
+    created = lk->unread = false;
+  } else {
+    ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
+    if (!lk->on_disk) ctx_->AddKeyCount(db_, 1);
+    uint64_t old_expire = lk->on_disk ? lk->expire_ms : 0;
+    if (old_expire != new_expire_ms) {
+      ctx_->AddExpireCount(db_, (new_expire_ms != 0) - (old_expire != 0));
+      if (old_expire != 0) ctx_->Delete(ColumnFamily::kExpire, EncodeExpireKey(db_, old_expire, key));
+      if (new_expire_ms != 0) {
+        ctx_->Put(ColumnFamily::kExpire, EncodeExpireKey(db_, new_expire_ms, key), "");
+        ctx_->NoteExpire(db_, new_expire_ms);
+      }
     }
   }
   ctx_->Touch(db_, key, created ? Context::TouchKind::kCreated : Context::TouchKind::kModified);

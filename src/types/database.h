@@ -27,6 +27,8 @@ struct LoadedKey {
   uint64_t expire_ms = 0;
   RedisType type = RedisType::kNone;
   std::string raw;  // encoded metadata value when on_disk
+  // Not read at all (Database::LoadForReplace): only meta_key is set.
+  bool unread = false;
 };
 
 // ReadOptions bounded to the subkeys of one version of a key, so that seeks
@@ -67,6 +69,10 @@ class Database {
   // key is absent, WRONGTYPE if it holds another type. An empty payload gets one
   // zero flags byte (the encoding flags of hashes, sets and sorted sets).
   Status LoadCollection(std::string_view key, RedisType type, LoadedKey* lk, Metadata* meta, bool* exists);
+  // For a write that replaces key whatever it holds (a plain SET): prepares lk
+  // for Store without reading the key when the context can settle the counters
+  // at commit (Context::PutUnread), else loads it as Load does.
+  Status LoadForReplace(std::string_view key, LoadedKey* lk);
   // Writes key's new encoded metadata with expiry new_expire_ms.
   void Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms);
   // Deletes key's metadata (its subkeys become garbage for compaction).

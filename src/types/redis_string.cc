@@ -160,7 +160,11 @@ Status RedisString::Set(std::string_view key, std::string_view value, const SetO
                         std::optional<std::string>* old) {
   *done = false;
   LoadedKey lk;
-  Status s = db_->Load(key, &lk);
+  // A plain SET replaces whatever the key holds: it need not read it.
+  const uint64_t now = NowMs();
+  bool replaces = !opts.get && opts.cond == SetOptions::kAlways && !opts.keep_ttl &&
+                  (opts.expire_ms == 0 || opts.expire_ms > now);
+  Status s = replaces ? db_->LoadForReplace(key, &lk) : db_->Load(key, &lk);
   if (!s.ok()) return s;
   if (opts.get && lk.live) {
     if (lk.type != RedisType::kString) return Status::RedisError(kWrongTypeError);
@@ -173,7 +177,7 @@ Status RedisString::Set(std::string_view key, std::string_view value, const SetO
   if (opts.cond == SetOptions::kXX && !lk.live) return Status::OK();
   uint64_t expire = opts.keep_ttl && lk.live ? lk.expire_ms : opts.expire_ms;
   *done = true;
-  if (expire != 0 && expire <= NowMs()) {
+  if (expire != 0 && expire <= now) {
     // An absolute time in the past: the new value is expired at once, as in Redis.
     db_->Remove(key, &lk);
     return Status::OK();
@@ -288,10 +292,10 @@ Status RedisString::MSet(const std::vector<std::pair<std::string_view, std::stri
       if (lk.live) return Status::OK();
     }
   }
-  // Each Load sees the writes of the previous pairs, so a repeated key is counted once.
+  // Each load sees the writes of the previous pairs, so a repeated key is counted once.
   for (const auto& [key, value] : pairs) {
     LoadedKey lk;
-    Status s = db_->Load(key, &lk);
+    Status s = db_->LoadForReplace(key, &lk);
     if (!s.ok()) return s;
     WriteValue(key, &lk, value, 0);
   }
