@@ -8,6 +8,8 @@ KEYS, TTLs); everything else must match exactly.
 """
 import random
 
+from conftest import encode
+
 KEYS = [f"k{i}" for i in range(6)] + ["{t}a", "{t}b"]
 FIELDS = [f"f{i}" for i in range(5)]
 MEMBERS = [f"m{i}" for i in range(8)] + ["a", "b", "c", ""]
@@ -44,6 +46,11 @@ class Gen:
         self.rnd = random.Random(seed)
         self.stream_id = 0
         self.in_multi = False
+        self.pending = None
+
+    def pushback(self, cmd):
+        """Makes cmd the next command() again."""
+        self.pending = cmd
 
     def pick(self, seq):
         return self.rnd.choice(seq)
@@ -75,6 +82,9 @@ class Gen:
         return str(self.rnd.randint(-2, 8))
 
     def command(self):
+        if self.pending is not None:
+            cmd, self.pending = self.pending, None
+            return cmd
         if self.in_multi and self.rnd.random() < 0.2:
             self.in_multi = False
             return [self.pick(["EXEC", "EXEC", "EXEC", "DISCARD"])]
@@ -785,25 +795,23 @@ def normalize(args, reply):
     return reply
 
 
-def run(kv, ref, seed, count, max_mismatches=5):
+def run(kv, ref, seed, count, max_mismatches=5, pipeline=False):
     """Sends count random commands of seed to both RawClients (kvrocks, Redis),
     starting from empty data sets; returns the mismatches as text, each with
-    the commands that last touched its keys."""
+    the commands that last touched its keys. With pipeline, commands go in
+    pipelines of 1 to 20, so that many land in one write batch of kvrocks."""
     for c in (kv, ref):
         c.call("DISCARD")  # a MULTI the previous run left open (else an error, ignored)
         c.call("SELECT", "0")
         c.call("FLUSHALL")
     gen = Gen(seed)
-    history, mismatches, queued = [], [], None
-    for i in range(count):
-        cmd = gen.command()
-        if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
-            source = ref if cmd[0] == RESTORE_FROM_REDIS else kv
-            payload = parse(source.call("DUMP", cmd[1])) if queued is None else None
-            if not isinstance(payload, bytes):
-                continue
-            cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
-        a, b = kv.call(*cmd), ref.call(*cmd)
+    rnd = random.Random(seed)
+    history, mismatches = [], []
+    queued = None
+
+    def check(i, cmd, a, b):
+        """Compares one pair of replies; True when they differ."""
+        nonlocal queued
         history.append(cmd)
         name = cmd[0].upper()
         if name == "MULTI":
@@ -822,15 +830,45 @@ def run(kv, ref, seed, count, max_mismatches=5):
             related = [h for h in history[:-1] if set(h[1:]) & set(cmd[1:])][-6:]
             mismatches.append(f"seed {seed} command {i}: {cmd!r}\n  kvrocks {a[:200]!r}\n  redis   {b[:200]!r}\n"
                               + "".join(f"    after {h!r}\n" for h in related))
-            if len(mismatches) >= max_mismatches:
+        return na != nb or a.startswith(b"-INVALIDOBJ")
+
+    i = 0
+    while i < count and len(mismatches) < max_mismatches:
+        batch = []
+        size = rnd.randrange(1, 21) if pipeline else 1
+        while len(batch) < size and i < count:
+            cmd = gen.command()
+            i += 1
+            if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
+                if batch:
+                    # Needs the DUMP of the state after the pipeline so far: takes it next time.
+                    i -= 1
+                    gen.pushback(cmd)
+                    break
+                source = ref if cmd[0] == RESTORE_FROM_REDIS else kv
+                payload = parse(source.call("DUMP", cmd[1])) if queued is None else None
+                if not isinstance(payload, bytes):
+                    continue
+                cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
+                batch.append(cmd)
                 break
-        if (na != nb or a.startswith(b"-INVALIDOBJ")) and queued is None:
+            batch.append(cmd)
+        if not batch:
+            continue
+        data = b"".join(encode(c) for c in batch)
+        kv.send_raw(data)
+        ref.send_raw(data)
+        replies = [(kv.read_reply(), ref.read_reply()) for _ in batch]
+        differed = False
+        for n, (cmd, (a, b)) in enumerate(zip(batch, replies)):
+            differed |= check(i - len(batch) + n, cmd, a, b)
+        if differed and queued is None:
             # Start again from empty data sets, so that one difference is
             # reported once; what a corrupted HyperLogLog holds after a failed
             # write is Redis' implementation detail.
             kv.call("FLUSHALL")
             ref.call("FLUSHALL")
-    return mismatches
+    return mismatches[:max_mismatches]
 
 
 if __name__ == "__main__":
@@ -841,11 +879,11 @@ if __name__ == "__main__":
     kv_server, ref_server = Kvrocks().start(), RealRedis()
     try:
         kv_client, ref_client = RawClient(kv_server.port), RawClient(ref_server.port)
-        if sys.argv[4:] == ["resp3"]:
+        if "resp3" in sys.argv[4:]:
             kv_client.call("HELLO", "3")
             ref_client.call("HELLO", "3")
         for s in range(int(sys.argv[1]), int(sys.argv[2])):
-            for m in run(kv_client, ref_client, s, int(sys.argv[3]), 2):
+            for m in run(kv_client, ref_client, s, int(sys.argv[3]), 2, pipeline="pipeline" in sys.argv[4:]):
                 print(m)
     finally:
         kv_server.cleanup()

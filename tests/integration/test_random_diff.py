@@ -1,6 +1,7 @@
 """Random command sequences over every data type, sent to kvrocks and to
 redis-server: replies must match (random_commands.py says what is normalized).
-Bounded here; `python3 tests/integration/random_commands.py 0 1000 5000` hunts longer."""
+Bounded here; `python3 tests/integration/random_commands.py 0 1000 5000 [resp3] [pipeline]`
+hunts longer."""
 import pytest
 
 from conftest import RawClient
@@ -24,4 +25,12 @@ def clients(request, kvrocks_server, redis_ref):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_commands_match_redis(clients, seed):
     mismatches = run(*clients, seed, COMMANDS)
+    assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.parametrize("seed", range(100, 104))
+def test_pipelined_random_commands_match_redis(clients, seed):
+    # Pipelines of up to 20 commands: kvrocks runs them in one write batch
+    # (read-your-writes within the batch, counters settled at its commit).
+    mismatches = run(*clients, seed, COMMANDS, pipeline=True)
     assert not mismatches, "\n".join(mismatches)
