@@ -102,25 +102,25 @@ std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb
   return std::unique_ptr<rocksdb::Iterator>(base);
 }
 
-size_t Context::MetaHash(const rocksdb::Slice& key) {
-  return std::hash<std::string_view>()(std::string_view(key.data(), key.size()));
+size_t Context::MetaBit(const rocksdb::Slice& key) {
+  return std::hash<std::string_view>()(std::string_view(key.data(), key.size())) % kWrittenMetaBits;
 }
 
 void Context::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
   used_cfs_ |= 1u << static_cast<int>(cf);
-  if (cf == ColumnFamily::kMetadata) written_meta_.insert(MetaHash(key));
+  if (cf == ColumnFamily::kMetadata) written_meta_.set(MetaBit(key));
   batch()->Put(storage_->cf(cf), key, value);
 }
 
 void Context::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   used_cfs_ |= 1u << static_cast<int>(cf);
-  if (cf == ColumnFamily::kMetadata) written_meta_.insert(MetaHash(key));
+  if (cf == ColumnFamily::kMetadata) written_meta_.set(MetaBit(key));
   batch()->Delete(storage_->cf(cf), key);
 }
 
 bool Context::HasPendingWrite(ColumnFamily cf, const rocksdb::Slice& key) {
   if (!HasWrites() || !(used_cfs_ & (1u << static_cast<int>(cf)))) return false;
-  if (cf == ColumnFamily::kMetadata && written_meta_.count(MetaHash(key)) == 0) return false;
+  if (cf == ColumnFamily::kMetadata && !written_meta_.test(MetaBit(key))) return false;
   std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(cf)));
   it->Seek(key);
   return it->Valid() && it->Entry().key == key;
@@ -140,27 +140,32 @@ void Context::PutUnread(uint8_t db, std::string_view key, const std::string& met
     Put(ColumnFamily::kExpire, EncodeExpireKey(db, expire_ms, key), "");
     NoteExpire(db, expire_ms);
   }
-  unread_.push_back(UnreadWrite{db, expire_ms, std::string(key), meta_key});
+  unread_.push_back(UnreadWrite{unread_keys_.size(), meta_key.size(), expire_ms});
+  unread_keys_.append(meta_key);
 }
 
 Status Context::SettleUnread() {
   if (unread_.empty()) return Status::OK();
-  std::vector<size_t> order(unread_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return unread_[a].meta_key < unread_[b].meta_key; });
+  auto meta_key = [&](const UnreadWrite& u) { return rocksdb::Slice(unread_keys_.data() + u.offset, u.size); };
+  std::sort(unread_.begin(), unread_.end(),
+            [&](const UnreadWrite& a, const UnreadWrite& b) { return meta_key(a).compare(meta_key(b)) < 0; });
   std::vector<rocksdb::Slice> keys;
-  keys.reserve(order.size());
-  for (size_t i : order) keys.emplace_back(unread_[i].meta_key);
+  keys.reserve(unread_.size());
+  for (const UnreadWrite& u : unread_) keys.push_back(meta_key(u));
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
   // The batch is not applied yet: the database shows each key as it was before its write.
   storage_->db()->MultiGet(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kMetadata), keys.size(), keys.data(),
                            values.data(), statuses.data(), true);
-  for (size_t j = 0; j < order.size(); j++) {
-    const UnreadWrite& u = unread_[order[j]];
+  for (size_t j = 0; j < unread_.size(); j++) {
+    uint8_t db;
+    std::string_view key;
+    if (!DecodeMetaKey(std::string_view(keys[j].data(), keys[j].size()), &db, &key)) {
+      return Status::Corruption("bad metadata key");
+    }
     uint64_t old_expire = 0;
     if (statuses[j].IsNotFound()) {
-      AddKeyCount(u.db, 1);
+      AddKeyCount(db, 1);
     } else if (!statuses[j].ok()) {
       return Status::IOError(statuses[j].ToString());
     } else {
@@ -168,14 +173,16 @@ Status Context::SettleUnread() {
       Status s = PeekMetadata(std::string_view(values[j].data(), values[j].size()), &type, &old_expire);
       if (!s.ok()) return s;
     }
-    if (old_expire == u.expire_ms) continue;
-    AddExpireCount(u.db, (u.expire_ms != 0) - (old_expire != 0));
+    const uint64_t new_expire = unread_[j].expire_ms;
+    if (old_expire == new_expire) continue;
+    AddExpireCount(db, (new_expire != 0) - (old_expire != 0));
     if (old_expire == 0) continue;
     // A later command of the batch may have given the key that same expiry again.
-    std::string old_entry = EncodeExpireKey(u.db, old_expire, u.key);
+    std::string old_entry = EncodeExpireKey(db, old_expire, key);
     if (!HasPendingPut(ColumnFamily::kExpire, old_entry)) Delete(ColumnFamily::kExpire, old_entry);
   }
   unread_.clear();
+  unread_keys_.clear();
   return Status::OK();
 }
 
@@ -226,7 +233,7 @@ Status Context::Commit() {
   }
   batch_->Clear();
   used_cfs_ = 0;
-  written_meta_.clear();
+  written_meta_.reset();
   deltas_.clear();
   expires_.clear();
   savepoints_.clear();
@@ -267,7 +274,10 @@ void Context::RollbackToSavePoint() {
   SavePoint& sp = savepoints_.back();
   deltas_ = std::move(sp.deltas);
   expires_.resize(sp.expires);
-  unread_.resize(std::min(unread_.size(), sp.unread));
+  if (unread_.size() > sp.unread) {
+    unread_keys_.resize(unread_[sp.unread].offset);
+    unread_.resize(sp.unread);
+  }
   touched_.resize(sp.touched);
   touch_kinds_.resize(sp.touched);
   if (noted_events_.size() > sp.noted) noted_events_.resize(sp.noted, NotedEvent{0, "", ""});
@@ -286,10 +296,11 @@ void Context::Rollback() {
   noted_events_.clear();
   if (batch_) batch_->Clear();
   used_cfs_ = 0;
-  written_meta_.clear();
+  written_meta_.reset();
   deltas_.clear();
   expires_.clear();
   unread_.clear();
+  unread_keys_.clear();
   touched_.clear();
 }
 

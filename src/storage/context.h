@@ -11,10 +11,10 @@
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
+#include <bitset>
 #include <map>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -181,7 +181,7 @@ class Context {
   // counter deltas and old expire-entry deletions in the batch.
   Status SettleUnread();
   bool HasPendingPut(ColumnFamily cf, const rocksdb::Slice& key);
-  static size_t MetaHash(const rocksdb::Slice& key);
+  static size_t MetaBit(const rocksdb::Slice& key);
 
   Storage* storage_;
   std::unique_ptr<rocksdb::WriteBatchWithIndex> batch_;
@@ -189,15 +189,17 @@ class Context {
   bool without_wal_ = false;
   bool batch_only_ = false;
   bool unread_replace_ok_ = false;
+  // PutUnread's writes: their metadata keys, one after another in unread_keys_.
   struct UnreadWrite {
-    uint8_t db;
+    size_t offset, size;
     uint64_t expire_ms;
-    std::string key, meta_key;
   };
   std::vector<UnreadWrite> unread_;
-  // Hashes of the metadata keys this batch wrote: most keys are not among
-  // them, which spares HasPendingWrite a search of the batch.
-  std::unordered_set<size_t> written_meta_;
+  std::string unread_keys_;
+  // A bit per hash of the metadata keys this batch wrote: most keys find
+  // theirs clear, which spares HasPendingWrite a search of the batch.
+  static constexpr size_t kWrittenMetaBits = 16384;
+  std::bitset<kWrittenMetaBits> written_meta_;
   const rocksdb::Snapshot* snapshot_ = nullptr;
   struct CountDelta {
     uint8_t db;
