@@ -210,3 +210,66 @@ TEST_F(StringTypeTest, HashFieldsAndEncoding) {
   ASSERT_TRUE(ctx.Commit().ok());
   EXPECT_EQ(storage_->KeyCount(0), 0);
 }
+
+// A plain SET does not read the key it replaces when the context allows it:
+// the counters and the old expire entry are settled by Commit.
+TEST_F(StringTypeTest, ReplacingSetSettlesCountsAtCommit) {
+  const uint64_t t1 = NowMs() + 100000, t2 = NowMs() + 200000;
+  auto set = [](RedisString& s, const char* key, uint64_t expire_ms) {
+    bool done;
+    std::optional<std::string> old;
+    RedisString::SetOptions o;
+    o.expire_ms = expire_ms;
+    ASSERT_TRUE(s.Set(key, "v", o, &done, &old).ok());
+    ASSERT_TRUE(done);
+  };
+  auto expire_entry = [&](const char* key, uint64_t at) {
+    std::string v;
+    return storage_->db()
+        ->Get(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kExpire), EncodeExpireKey(0, at, key), &v)
+        .ok();
+  };
+  Run([&](Database&, RedisString& s) {
+    set(s, "a", t1);
+    set(s, "b", 0);
+  });
+  ASSERT_EQ(storage_->KeyCount(0), 2);
+  ASSERT_EQ(storage_->ExpireCount(0), 1);
+
+  Context ctx(storage_.get());
+  ctx.set_unread_replace_ok(true);
+  Database db(&ctx, 0);
+  RedisString s(&db);
+  set(s, "a", 0);   // had an expiry: its entry goes at commit
+  set(s, "b", t2);  // gains one
+  set(s, "c", 0);   // new
+  set(s, "c", 0);   // written by this batch already: read from the batch
+  bool done;
+  ASSERT_TRUE(s.MSet({{"d", "1"}, {"d", "2"}}, false, &done).ok());
+  EXPECT_EQ(storage_->KeyCount(0), 2);  // nothing settled before the commit
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(storage_->KeyCount(0), 4);
+  EXPECT_EQ(storage_->ExpireCount(0), 1);
+  EXPECT_FALSE(expire_entry("a", t1));
+  EXPECT_TRUE(expire_entry("b", t2));
+
+  // b loses its expiry to a replacing SET, then gets the same time back in the
+  // same batch: the entry must survive the settling.
+  set(s, "b", 0);
+  set(s, "b", t2);
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(storage_->KeyCount(0), 4);
+  EXPECT_EQ(storage_->ExpireCount(0), 1);
+  EXPECT_TRUE(expire_entry("b", t2));
+
+  // A savepoint rolled back takes its unread writes along.
+  ctx.SetSavePoint();
+  set(s, "e", 0);
+  ctx.RollbackToSavePoint();
+  set(s, "f", t1);
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(storage_->KeyCount(0), 5);
+  EXPECT_EQ(storage_->ExpireCount(0), 2);
+  std::string v;
+  EXPECT_TRUE(RedisString(&db).Get("e", &v).IsNotFound());
+}
