@@ -53,7 +53,8 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
   if (lk->unread) {
     // The previous state is settled at commit; for the events the key is modified.
     ctx_->PutUnread(db_, key, lk->meta_key, encoded, new_expire_ms);
-    created = lk->unread = false;
+    lk->unread = false;
+    created = false;
   } else {
     ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
     if (!lk->on_disk) ctx_->AddKeyCount(db_, 1);
