@@ -237,8 +237,6 @@ std::string InfoRocksdb(Server* srv) {
   auto cache = st->block_cache();
   Line(&s, "block_cache_capacity", static_cast<int64_t>(cache->GetCapacity()));
   Line(&s, "block_cache_usage", static_cast<int64_t>(cache->GetUsage()));
-  Line(&s, "blob_cache_capacity", static_cast<int64_t>(st->blob_cache()->GetCapacity()));
-  Line(&s, "blob_cache_usage", static_cast<int64_t>(st->blob_cache()->GetUsage()));
   Line(&s, "estimate_num_keys_metadata", st->GetProperty("rocksdb.estimate-num-keys"));
   Line(&s, "memtables_size", static_cast<int64_t>(st->GetIntProperty("rocksdb.cur-size-all-mem-tables")));
   Line(&s, "table_readers_memory", static_cast<int64_t>(st->GetIntProperty("rocksdb.estimate-table-readers-mem")));

@@ -128,7 +128,7 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
       o.enable_blob_garbage_collection = config_->rocksdb_blob_gc_age_cutoff > 0;
       o.blob_garbage_collection_age_cutoff = config_->rocksdb_blob_gc_age_cutoff / 100.0;
       // Hot big values are served from the shared block cache, not by a file read each.
-      o.blob_cache = blob_cache_;
+      o.blob_cache = block_cache_;
       o.compaction_filter_factory = g_subkey_filter;
       break;
     case ColumnFamily::kZSetScore:
@@ -156,11 +156,17 @@ Status Storage::Open() {
   // SST files a bulk load was writing when the process died (IngestSorted).
   std::error_code ec;
   std::filesystem::remove_all(config_->dir + "/ingest", ec);
-  // A quarter of the cache budget holds big values (blobs), apart from the
-  // blocks of keys and small values so that streams of big values cannot evict them.
-  size_t budget = static_cast<size_t>(config_->rocksdb_block_cache_size);
-  block_cache_ = rocksdb::NewLRUCache(budget - budget / 4, 6);
-  blob_cache_ = rocksdb::NewLRUCache(budget / 4, 6);
+  // One cache for blocks and big values (blobs). RocksDB inserts index and
+  // filter blocks at high priority, data blocks at low and blobs at bottom
+  // priority: blobs use whatever the blocks leave free and are evicted first, so
+  // a stream of big values cannot push out the blocks of the keys, and no part
+  // of the budget sits idle when there are no big values.
+  rocksdb::LRUCacheOptions cache_options;
+  cache_options.capacity = static_cast<size_t>(config_->rocksdb_block_cache_size);
+  cache_options.num_shard_bits = 6;
+  cache_options.high_pri_pool_ratio = 0.1;
+  cache_options.low_pri_pool_ratio = 0.6;
+  block_cache_ = rocksdb::NewLRUCache(cache_options);
 
   rocksdb::DBOptions dbo;
   dbo.create_if_missing = true;
@@ -468,8 +474,7 @@ uint64_t Storage::GetIntProperty(const std::string& name) {
 }
 
 rocksdb::Status Storage::SetBlockCacheCapacity(size_t bytes) {
-  block_cache_->SetCapacity(bytes - bytes / 4);
-  blob_cache_->SetCapacity(bytes / 4);
+  block_cache_->SetCapacity(bytes);
   return rocksdb::Status::OK();
 }
 

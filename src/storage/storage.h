@@ -124,7 +124,6 @@ class Storage {
   std::string GetProperty(const std::string& name, ColumnFamily c = ColumnFamily::kMetadata);
   uint64_t GetIntProperty(const std::string& name);
   std::shared_ptr<rocksdb::Cache> block_cache() { return block_cache_; }
-  std::shared_ptr<rocksdb::Cache> blob_cache() { return blob_cache_; }
   rocksdb::Status SetBlockCacheCapacity(size_t bytes);
 
  private:
@@ -135,7 +134,6 @@ class Storage {
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::shared_ptr<rocksdb::Cache> block_cache_;
-  std::shared_ptr<rocksdb::Cache> blob_cache_;
   rocksdb::WriteOptions write_options_;
   LockManager locks_;
   std::atomic<uint64_t> last_version_{0};
