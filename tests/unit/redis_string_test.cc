@@ -273,3 +273,27 @@ TEST_F(StringTypeTest, ReplacingSetSettlesCountsAtCommit) {
   std::string v;
   EXPECT_TRUE(RedisString(&db).Get("e", &v).IsNotFound());
 }
+
+// Blocks and big values share one cache of the configured size: a big value
+// read from its blob file is kept there, and the next read is a cache hit.
+TEST_F(StringTypeTest, BigValuesShareTheBlockCache) {
+  auto cache = storage_->block_cache();
+  EXPECT_EQ(cache->GetCapacity(), static_cast<size_t>(cfg_.rocksdb_block_cache_size));
+  std::string big(64 * 1024, 'b');
+  for (size_t i = 0; i < big.size(); i++) big[i] = static_cast<char>('a' + (i * 7919 % 26));
+  Run([&](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    ASSERT_TRUE(s.Set("big", big, {}, &done, &old).ok());
+  });
+  ASSERT_TRUE(storage_->FlushMemTables().ok());  // the value now lives in a blob file
+  size_t before = cache->GetUsage();
+  Run([&](Database&, RedisString& s) {
+    std::string v;
+    ASSERT_TRUE(s.Get("big", &v).ok());
+    EXPECT_EQ(v, big);
+  });
+  EXPECT_GE(cache->GetUsage(), before + big.size());
+  ASSERT_TRUE(storage_->SetBlockCacheCapacity(16 << 20).ok());
+  EXPECT_EQ(cache->GetCapacity(), static_cast<size_t>(16 << 20));
+}
