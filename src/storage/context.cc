@@ -118,19 +118,19 @@ void Context::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   batch()->Delete(storage_->cf(cf), key);
 }
 
-bool Context::HasPendingWrite(ColumnFamily cf, const rocksdb::Slice& key) {
+bool Context::FindPending(ColumnFamily cf, const rocksdb::Slice& key, rocksdb::WriteType* type) {
   if (!HasWrites() || !(used_cfs_ & (1u << static_cast<int>(cf)))) return false;
   if (cf == ColumnFamily::kMetadata && !written_meta_.test(MetaBit(key))) return false;
   std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(cf)));
   it->Seek(key);
-  return it->Valid() && it->Entry().key == key;
+  if (!it->Valid() || it->Entry().key != key) return false;
+  *type = it->Entry().type;
+  return true;
 }
 
-bool Context::HasPendingPut(ColumnFamily cf, const rocksdb::Slice& key) {
-  if (!HasWrites() || !(used_cfs_ & (1u << static_cast<int>(cf)))) return false;
-  std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(cf)));
-  it->Seek(key);
-  return it->Valid() && it->Entry().key == key && it->Entry().type == rocksdb::kPutRecord;
+bool Context::HasPendingWrite(ColumnFamily cf, const rocksdb::Slice& key) {
+  rocksdb::WriteType type;
+  return FindPending(cf, key, &type);
 }
 
 void Context::PutUnread(uint8_t db, std::string_view key, const std::string& meta_key, const rocksdb::Slice& meta_value,
@@ -179,7 +179,10 @@ Status Context::SettleUnread() {
     if (old_expire == 0) continue;
     // A later command of the batch may have given the key that same expiry again.
     std::string old_entry = EncodeExpireKey(db, old_expire, key);
-    if (!HasPendingPut(ColumnFamily::kExpire, old_entry)) Delete(ColumnFamily::kExpire, old_entry);
+    rocksdb::WriteType pending;
+    if (!FindPending(ColumnFamily::kExpire, old_entry, &pending) || pending != rocksdb::kPutRecord) {
+      Delete(ColumnFamily::kExpire, old_entry);
+    }
   }
   unread_.clear();
   unread_keys_.clear();

@@ -180,7 +180,8 @@ class Context {
   // Looks up the previous state of the PutUnread keys and records their
   // counter deltas and old expire-entry deletions in the batch.
   Status SettleUnread();
-  bool HasPendingPut(ColumnFamily cf, const rocksdb::Slice& key);
+  // Whether the pending writes hold an entry for key, and its type.
+  bool FindPending(ColumnFamily cf, const rocksdb::Slice& key, rocksdb::WriteType* type);
   static size_t MetaBit(const rocksdb::Slice& key);
 
   Storage* storage_;
