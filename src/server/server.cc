@@ -79,13 +79,14 @@ Status Server::Start() {
       cur.push_back(c);
     }
   }
-  for (int i = 0; i < config_->workers; i++) {
-    auto w = std::make_unique<Worker>(this, i);
-    for (const auto& h : hosts) {
-      Status s = w->Listen(h, config_->port);
-      if (!s.ok()) return s;
-    }
-    workers_.push_back(std::move(w));
+  for (int i = 0; i < config_->workers; i++) workers_.push_back(std::make_unique<Worker>(this, i));
+  // The first worker accepts and deals the connections out to all workers. One
+  // listening socket per address, without SO_REUSEPORT: a second server started
+  // on the same port fails to bind, as redis-server does, instead of silently
+  // taking a share of the connections.
+  for (const auto& h : hosts) {
+    Status s = workers_[0]->Listen(h, config_->port);
+    if (!s.ok()) return s;
   }
   for (auto& w : workers_) w->Start();
   replica_ = std::make_unique<Replica>(this);

@@ -61,7 +61,7 @@ Status Worker::Listen(const std::string& host, int port) {
   }
   evconnlistener* l = evconnlistener_new_bind(
       base_, &Worker::OnAccept, this,
-      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT | LEV_OPT_CLOSE_ON_EXEC, 511,
+      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 511,
       reinterpret_cast<sockaddr*>(&ss), len);
   if (l == nullptr) return Status::IOError("could not bind " + spec + ": " + strerror(errno));
   listeners_.push_back(l);

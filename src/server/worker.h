@@ -1,5 +1,5 @@
-// A worker thread: one libevent loop serving a set of connections, with its
-// own SO_REUSEPORT listening socket(s) so the kernel spreads new connections.
+// A worker thread: one libevent loop serving a set of connections. The first
+// worker also owns the listening sockets and deals new connections round-robin.
 #pragma once
 
 #include <event2/event.h>

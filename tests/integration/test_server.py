@@ -1,12 +1,13 @@
 """Server and connection commands."""
 import glob
 import os
+import subprocess
 import time
 
 import pytest
 import redis
 
-from conftest import Kvrocks, RawClient
+from conftest import KVROCKS_BIN, Kvrocks, RawClient
 
 
 def test_ping_echo_time(r):
@@ -170,3 +171,23 @@ def test_blob_gc_age_cutoff_reaches_rocksdb():
             assert f"blob_garbage_collection_age_cutoff={cutoff}" in subkey
         finally:
             srv.cleanup()
+
+
+def test_second_server_on_the_same_port_fails_to_start():
+    """As with redis-server: the port is taken, the second server exits with an
+    error (no shared listening port), and the first keeps every connection."""
+    first = Kvrocks().start()
+    second = Kvrocks()
+    second.port = first.port
+    try:
+        first.client().set("k", "first")
+        with open(second.log_path, "wb") as log:
+            proc = subprocess.run([KVROCKS_BIN, "--port", str(first.port), "--dir", second.dir, "--bind", "127.0.0.1"],
+                                  stdout=log, stderr=log, timeout=30)
+        assert proc.returncode != 0
+        assert b"Address already in use" in open(second.log_path, "rb").read()
+        for _ in range(20):
+            assert first.client().get("k") == b"first"
+    finally:
+        second.cleanup()
+        first.cleanup()
