@@ -1,0 +1,28 @@
+// CRC32C (Castagnoli), computed with the CPU's crc32 instruction.
+//
+// Debian builds librocksdb portable, without SSE4.2, so RocksDB's own CRC32C
+// runs table-driven at about 1.4 GB/s here, and it checksums every WAL record
+// and every blob (a third of the background CPU of big-value writes, see
+// docs/design.md). crc32c.cc defines rocksdb::crc32c::Extend in the server
+// binary; the dynamic linker binds librocksdb's calls (they go through its
+// PLT) to that definition, so RocksDB computes the same checksums, bit for bit,
+// with the hardware instruction. Without SSE4.2 (or off x86-64) the software
+// version below runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kvrocks {
+
+// Returns the CRC32C of A followed by data[0, n), given crc = CRC32C(A)
+// (0 for the empty string), as rocksdb::crc32c::Extend defines it.
+uint32_t Crc32cExtend(uint32_t crc, const char* data, size_t n);
+
+// Same result, always the byte-at-a-time table version (for tests).
+uint32_t Crc32cExtendPortable(uint32_t crc, const char* data, size_t n);
+
+// True when Crc32cExtend uses the crc32 instruction.
+bool Crc32cIsHardware();
+
+}  // namespace kvrocks
