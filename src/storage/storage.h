@@ -86,7 +86,9 @@ class Storage {
     expire_counts_[physical_db].fetch_add(expires, std::memory_order_relaxed);
   }
 
-  // Deletes every key of a physical db (range deletes in every CF). Caller holds all key stripes.
+  // Deletes every key of a physical db: a range delete in each column family
+  // that holds any of its keys, then a flush of those memtables (see the .cc).
+  // The caller keeps writers of the db out (global lock, or a db no one maps).
   Status FlushDb(uint8_t physical_db);
 
   // Physical dbs that no logical db in [0, databases) maps to (a bulk load

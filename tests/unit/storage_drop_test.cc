@@ -2,7 +2,11 @@
 // that a bulk load (or the switch after it) cut short by a crash leaves nothing.
 #include <gtest/gtest.h>
 
+#include <rocksdb/perf_context.h>
+#include <rocksdb/perf_level.h>
+
 #include <string>
+#include <vector>
 
 #include "storage/key_encoding.h"
 #include "storage/storage.h"
@@ -56,6 +60,49 @@ TEST_F(StorageDropTest, ReplaceDatabasesLeavesNoMark) {
   std::string v;
   EXPECT_TRUE(storage_->db()->Get(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kState), "dbs-to-drop", &v)
                   .IsNotFound());
+}
+
+// After FLUSHDB the memtables must not keep a range tombstone: RocksDB turns the
+// memtable bloom filter off for MultiGet while one is there, and every write's
+// key lookup would search the skiplist.
+TEST_F(StorageDropTest, FlushDbLeavesMemtableBloomOn) {
+  rocksdb::ColumnFamilyHandle* meta = storage_->cf(ColumnFamily::kMetadata);
+  auto wait_flushed = [&] {
+    for (int i = 0; i < 500; i++) {
+      uint64_t imm = 1, pending = 1;
+      storage_->db()->GetIntProperty(meta, "rocksdb.num-immutable-mem-table", &imm);
+      storage_->db()->GetIntProperty(meta, "rocksdb.mem-table-flush-pending", &pending);
+      if (imm == 0 && pending == 0) return;
+      usleep(10000);
+    }
+    FAIL() << "memtable flush did not finish";
+  };
+  // Lookups of absent keys in a non-empty active memtable, as SettleUnread does.
+  auto memtable_bloom_misses = [&] {
+    PutKey(0, "present");
+    std::vector<std::string> names = {EncodeMetaKey(0, "absent1"), EncodeMetaKey(0, "absent2")};
+    std::vector<rocksdb::Slice> keys(names.begin(), names.end());
+    std::vector<rocksdb::PinnableSlice> values(keys.size());
+    std::vector<rocksdb::Status> statuses(keys.size());
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+    rocksdb::get_perf_context()->Reset();
+    storage_->db()->MultiGet(rocksdb::ReadOptions(), meta, keys.size(), keys.data(), values.data(), statuses.data());
+    uint64_t misses = rocksdb::get_perf_context()->bloom_memtable_miss_count;
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+    return misses;
+  };
+  PutKey(0, "a");
+  ASSERT_TRUE(storage_->FlushDb(0).ok());
+  EXPECT_FALSE(HasKey(0, "a"));
+  wait_flushed();
+  EXPECT_EQ(memtable_bloom_misses(), 2u);
+  // An empty database gets no range tombstone (nor a flush) at all.
+  uint64_t entries_before = 0, entries_after = 0;
+  storage_->db()->GetIntProperty(meta, "rocksdb.num-entries-active-mem-table", &entries_before);
+  ASSERT_TRUE(storage_->FlushDb(7).ok());
+  storage_->db()->GetIntProperty(meta, "rocksdb.num-entries-active-mem-table", &entries_after);
+  EXPECT_GT(entries_before, 0u);
+  EXPECT_EQ(entries_after, entries_before);
 }
 
 }  // namespace
