@@ -29,18 +29,137 @@ rocksdb::ReadOptions Context::ReadOpts() const {
   return ro;
 }
 
-rocksdb::WriteBatchWithIndex* Context::batch() {
-  if (!batch_) batch_ = std::make_unique<rocksdb::WriteBatchWithIndex>(rocksdb::BytewiseComparator(), 0, true);
-  return batch_.get();
+namespace {
+
+uint64_t KeyHash(ColumnFamily cf, const rocksdb::Slice& key) {
+  uint64_t h = std::hash<std::string_view>()(std::string_view(key.data(), key.size()));
+  h ^= (static_cast<uint64_t>(cf) + 1) * 0x9e3779b97f4a7c15ull;
+  return h == 0 ? 1 : h;
+}
+
+// Calls on(cf, type, key, value) for each write of a batch, in order.
+template <typename On>
+class WriteVisitor : public rocksdb::WriteBatch::Handler {
+ public:
+  WriteVisitor(Storage* storage, On on) : storage_(storage), on_(std::move(on)) {}
+  rocksdb::Status PutCF(uint32_t id, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+    return Visit(id, rocksdb::kPutRecord, key, value);
+  }
+  rocksdb::Status DeleteCF(uint32_t id, const rocksdb::Slice& key) override {
+    return Visit(id, rocksdb::kDeleteRecord, key, rocksdb::Slice());
+  }
+  rocksdb::Status SingleDeleteCF(uint32_t id, const rocksdb::Slice& key) override {
+    return Visit(id, rocksdb::kSingleDeleteRecord, key, rocksdb::Slice());
+  }
+  rocksdb::Status MergeCF(uint32_t id, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+    return Visit(id, rocksdb::kMergeRecord, key, value);
+  }
+
+ private:
+  rocksdb::Status Visit(uint32_t id, rocksdb::WriteType type, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+    for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
+      if (storage_->cf(static_cast<ColumnFamily>(c))->GetID() == id) {
+        on_(c, type, key, value);
+        return rocksdb::Status::OK();
+      }
+    }
+    return rocksdb::Status::Corruption("write to an unknown column family");
+  }
+  Storage* storage_;
+  On on_;
+};
+
+template <typename On>
+rocksdb::Status VisitWrites(Storage* storage, const rocksdb::WriteBatch& batch, On on) {
+  WriteVisitor<On> visitor(storage, std::move(on));
+  return batch.Iterate(&visitor);
+}
+
+}  // namespace
+
+void HashSet::Insert(uint64_t h) {
+  if ((size_ + 1) * 2 > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    if (slots_[i] == h) return;
+    if (slots_[i] == 0) {
+      slots_[i] = h;
+      size_++;
+      return;
+    }
+  }
+}
+
+bool HashSet::Contains(uint64_t h) const {
+  if (size_ == 0) return false;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    if (slots_[i] == h) return true;
+    if (slots_[i] == 0) return false;
+  }
+}
+
+void HashSet::Clear() {
+  if (size_ == 0) return;
+  size_ = 0;
+  // One huge batch must not make every later clear expensive.
+  if (slots_.size() > (1u << 16)) {
+    slots_ = std::vector<uint64_t>();
+  } else {
+    std::fill(slots_.begin(), slots_.end(), 0);
+  }
+}
+
+void HashSet::Grow() {
+  std::vector<uint64_t> old;
+  old.swap(slots_);
+  slots_.assign(std::max<size_t>(64, old.size() * 2), 0);
+  size_ = 0;
+  for (uint64_t h : old) {
+    if (h != 0) Insert(h);
+  }
+}
+
+rocksdb::WriteBatchWithIndex* Context::Indexed() {
+  if (indexed_) return index_.get();
+  if (!index_) index_ = std::make_unique<rocksdb::WriteBatchWithIndex>(rocksdb::BytewiseComparator(), 0, true);
+  // Replay the writes, re-creating each savepoint where it was set.
+  size_t n = 0, sp = 0;
+  auto savepoints_up_to_here = [&] {
+    for (; sp < savepoints_.size() && savepoints_[sp].writes == n; sp++) index_->SetSavePoint();
+  };
+  rocksdb::Status s = VisitWrites(
+      storage_, plain_, [&](int c, rocksdb::WriteType type, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+        savepoints_up_to_here();
+        rocksdb::ColumnFamilyHandle* h = storage_->cf(static_cast<ColumnFamily>(c));
+        switch (type) {
+          case rocksdb::kPutRecord: index_->Put(h, key, value); break;
+          case rocksdb::kDeleteRecord: index_->Delete(h, key); break;
+          case rocksdb::kSingleDeleteRecord: index_->SingleDelete(h, key); break;
+          case rocksdb::kMergeRecord: index_->Merge(h, key, value); break;
+          default: break;
+        }
+        n++;
+      });
+  CHECK(s.ok()) << "replaying a context's own batch: " << s.ToString();
+  savepoints_up_to_here();
+  plain_.Clear();
+  indexed_ = true;
+  return index_.get();
+}
+
+bool Context::MayHaveWritten(ColumnFamily cf, const rocksdb::Slice& key) const {
+  return (used_cfs_ & (1u << static_cast<int>(cf))) && written_.Contains(KeyHash(cf, key));
 }
 
 Status Context::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
   rocksdb::Status s;
+  const bool written = MayHaveWritten(cf, key);
   if (batch_only_) {
-    if (batch_ == nullptr) return Status::NotFound();
-    s = batch_->GetFromBatch(storage_->cf(cf), rocksdb::DBOptions(), key, value);
-  } else if (batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0) {
-    s = batch_->GetFromBatchAndDB(storage_->db(), ReadOpts(), storage_->cf(cf), key, value);
+    if (!written) return Status::NotFound();
+    s = Indexed()->GetFromBatch(storage_->cf(cf), rocksdb::DBOptions(), key, value);
+  } else if (written) {
+    s = Indexed()->GetFromBatchAndDB(storage_->db(), ReadOpts(), storage_->cf(cf), key, value);
   } else {
     s = storage_->db()->Get(ReadOpts(), storage_->cf(cf), key, value);
   }
@@ -96,32 +215,35 @@ class BoundedIterator : public rocksdb::Iterator {
 std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb::ReadOptions ro) {
   ro.snapshot = snapshot_;
   rocksdb::Iterator* base = storage_->db()->NewIterator(ro, storage_->cf(cf));
-  if (batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0) {
-    return std::make_unique<BoundedIterator>(batch_->NewIteratorWithBase(storage_->cf(cf), base, &ro), ro);
+  if (HasWrites() && (used_cfs_ & (1u << static_cast<int>(cf)))) {
+    return std::make_unique<BoundedIterator>(Indexed()->NewIteratorWithBase(storage_->cf(cf), base, &ro), ro);
   }
   return std::unique_ptr<rocksdb::Iterator>(base);
 }
 
-size_t Context::MetaBit(const rocksdb::Slice& key) {
-  return std::hash<std::string_view>()(std::string_view(key.data(), key.size())) % kWrittenMetaBits;
-}
-
 void Context::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
   used_cfs_ |= 1u << static_cast<int>(cf);
-  if (cf == ColumnFamily::kMetadata) written_meta_.set(MetaBit(key));
-  batch()->Put(storage_->cf(cf), key, value);
+  written_.Insert(KeyHash(cf, key));
+  if (indexed_) {
+    index_->Put(storage_->cf(cf), key, value);
+  } else {
+    plain_.Put(storage_->cf(cf), key, value);
+  }
 }
 
 void Context::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   used_cfs_ |= 1u << static_cast<int>(cf);
-  if (cf == ColumnFamily::kMetadata) written_meta_.set(MetaBit(key));
-  batch()->Delete(storage_->cf(cf), key);
+  written_.Insert(KeyHash(cf, key));
+  if (indexed_) {
+    index_->Delete(storage_->cf(cf), key);
+  } else {
+    plain_.Delete(storage_->cf(cf), key);
+  }
 }
 
 bool Context::FindPending(ColumnFamily cf, const rocksdb::Slice& key, rocksdb::WriteType* type) {
-  if (!HasWrites() || !(used_cfs_ & (1u << static_cast<int>(cf)))) return false;
-  if (cf == ColumnFamily::kMetadata && !written_meta_.test(MetaBit(key))) return false;
-  std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(cf)));
+  if (!MayHaveWritten(cf, key)) return false;
+  std::unique_ptr<rocksdb::WBWIIterator> it(Indexed()->NewIterator(storage_->cf(cf)));
   it->Seek(key);
   if (!it->Valid() || it->Entry().key != key) return false;
   *type = it->Entry().type;
@@ -213,34 +335,75 @@ Status Context::Commit() {
   // Write the batch in key order: memtable inserts of sorted keys reuse their
   // skiplist search position (see Storage::Open: no concurrent memtable writes).
   rocksdb::WriteBatch sorted;
-  for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
-    if (!(used_cfs_ & (1u << c))) continue;
-    rocksdb::ColumnFamilyHandle* h = storage_->cf(static_cast<ColumnFamily>(c));
-    std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(h));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      rocksdb::WriteEntry e = it->Entry();
-      switch (e.type) {
-        case rocksdb::kPutRecord: sorted.Put(h, e.key, e.value); break;
-        case rocksdb::kDeleteRecord: sorted.Delete(h, e.key); break;
-        case rocksdb::kSingleDeleteRecord: sorted.SingleDelete(h, e.key); break;
-        case rocksdb::kMergeRecord: sorted.Merge(h, e.key, e.value); break;
+  rocksdb::WriteBatch* out = &sorted;
+  if (OrderWrites()) {
+    out = &plain_;
+  } else {
+    for (const Write& w : ordered_) {
+      rocksdb::ColumnFamilyHandle* h = storage_->cf(static_cast<ColumnFamily>(w.cf));
+      switch (w.type) {
+        case rocksdb::kPutRecord: sorted.Put(h, w.key, w.value); break;
+        case rocksdb::kDeleteRecord: sorted.Delete(h, w.key); break;
+        case rocksdb::kSingleDeleteRecord: sorted.SingleDelete(h, w.key); break;
+        case rocksdb::kMergeRecord: sorted.Merge(h, w.key, w.value); break;
         default: break;
       }
     }
   }
-  for (auto& d : deltas_) storage_->AddCountMerges(&sorted, d.db, d.keys, d.expires);
-  Status s = storage_->Write(&sorted, without_wal_);
+  for (auto& d : deltas_) storage_->AddCountMerges(out, d.db, d.keys, d.expires);
+  Status s = storage_->Write(out, without_wal_);
   if (s.ok()) {
     for (auto& d : deltas_) storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
     for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
   }
-  batch_->Clear();
-  used_cfs_ = 0;
-  written_meta_.reset();
+  ClearWrites();
   deltas_.clear();
   expires_.clear();
   savepoints_.clear();
   return s;
+}
+
+bool Context::OrderWrites() {
+  ordered_.clear();
+  if (indexed_) {
+    // The index holds the last write of each key, in order.
+    for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
+      if (!(used_cfs_ & (1u << c))) continue;
+      std::unique_ptr<rocksdb::WBWIIterator> it(index_->NewIterator(storage_->cf(static_cast<ColumnFamily>(c))));
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        rocksdb::WriteEntry e = it->Entry();
+        ordered_.push_back(Write{c, e.type, e.key, e.value});
+      }
+    }
+    return false;
+  }
+  rocksdb::Status s = VisitWrites(
+      storage_, plain_, [&](int c, rocksdb::WriteType type, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+        ordered_.push_back(Write{c, type, key, value});
+      });
+  CHECK(s.ok()) << "reading a context's own batch: " << s.ToString();
+  auto before = [](const Write& a, const Write& b) { return a.cf != b.cf ? a.cf < b.cf : a.key.compare(b.key) < 0; };
+  bool in_order = true;
+  for (size_t i = 1; i < ordered_.size() && in_order; i++) in_order = before(ordered_[i - 1], ordered_[i]);
+  if (in_order) return true;
+  // Stable: of several writes of one key, the last stays last, and is kept.
+  std::stable_sort(ordered_.begin(), ordered_.end(), before);
+  size_t kept = 0;
+  for (size_t i = 0; i < ordered_.size(); i++) {
+    if (i + 1 < ordered_.size() && !before(ordered_[i], ordered_[i + 1])) continue;
+    ordered_[kept++] = ordered_[i];
+  }
+  ordered_.resize(kept);
+  return false;
+}
+
+void Context::ClearWrites() {
+  plain_.Clear();
+  if (index_) index_->Clear();
+  indexed_ = false;
+  used_cfs_ = 0;
+  written_.Clear();
+  ordered_.clear();
 }
 
 void Context::MovePendingTo(PendingWrites* out,
@@ -248,14 +411,8 @@ void Context::MovePendingTo(PendingWrites* out,
   if (!HasWrites()) return Rollback();
   Status settled = SettleUnread();
   if (!settled.ok()) LOG(ERROR) << "Bulk write: " << settled.message();
-  for (int c = 0; c < static_cast<int>(ColumnFamily::kCount); c++) {
-    if (!(used_cfs_ & (1u << c))) continue;
-    std::unique_ptr<rocksdb::WBWIIterator> it(batch_->NewIterator(storage_->cf(static_cast<ColumnFamily>(c))));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      rocksdb::WriteEntry e = it->Entry();
-      out->Add(c, e.type, e.key, e.value);
-    }
-  }
+  OrderWrites();
+  for (const Write& w : ordered_) out->Add(w.cf, w.type, w.key, w.value);
   for (auto& d : deltas_) {
     auto& acc = (*counts)[d.db];
     acc.first += d.keys;
@@ -267,13 +424,19 @@ void Context::MovePendingTo(PendingWrites* out,
 }
 
 void Context::SetSavePoint() {
-  batch()->SetSavePoint();
-  savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size(), unread_.size()});
+  if (indexed_) {
+    index_->SetSavePoint();
+  } else {
+    plain_.SetSavePoint();
+  }
+  savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size(), unread_.size(),
+                                  static_cast<size_t>(pending()->Count())});
 }
 
 void Context::RollbackToSavePoint() {
   if (savepoints_.empty()) return;
-  batch_->RollbackToSavePoint();
+  rocksdb::Status s = indexed_ ? index_->RollbackToSavePoint() : plain_.RollbackToSavePoint();
+  CHECK(s.ok()) << "rollback to a savepoint: " << s.ToString();
   SavePoint& sp = savepoints_.back();
   deltas_ = std::move(sp.deltas);
   expires_.resize(sp.expires);
@@ -289,7 +452,8 @@ void Context::RollbackToSavePoint() {
 
 void Context::PopSavePoint() {
   if (savepoints_.empty()) return;
-  batch_->PopSavePoint();
+  rocksdb::Status s = indexed_ ? index_->PopSavePoint() : plain_.PopSavePoint();
+  CHECK(s.ok()) << "pop a savepoint: " << s.ToString();
   savepoints_.pop_back();
 }
 
@@ -297,9 +461,7 @@ void Context::Rollback() {
   savepoints_.clear();
   touch_kinds_.clear();
   noted_events_.clear();
-  if (batch_) batch_->Clear();
-  used_cfs_ = 0;
-  written_meta_.reset();
+  ClearWrites();
   deltas_.clear();
   expires_.clear();
   unread_.clear();

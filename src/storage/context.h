@@ -1,17 +1,20 @@
 // Context: one command's (or one MULTI/EXEC's) view of the storage.
 //
-// Writes are collected in a WriteBatchWithIndex and become visible to the
-// context's own reads at once (read-your-writes inside EXEC); Commit() writes
-// them to RocksDB as a single atomic batch through the WAL. Reads of a
-// context with no pending writes go straight to RocksDB (optionally from a
-// snapshot, for commands that read several keys). A context does no locking:
-// the command layer holds the key locks around it.
+// Writes become visible to the context's own reads at once (read-your-writes
+// inside EXEC); Commit() writes them to RocksDB as a single atomic batch
+// through the WAL. Pending writes are kept in a plain WriteBatch plus a set of
+// the hashes of their keys; only when a read needs a key the batch may hold
+// (or an iterator a column family it wrote) are they indexed, in a
+// WriteBatchWithIndex, for the rest of the batch. Most batches (runs of SETs,
+// a replica's stream, a bulk load) never need the index, which costs more than
+// the write itself. Reads of keys the batch did not write go straight to
+// RocksDB (optionally from a snapshot, for commands that read several keys).
+// A context does no locking: the command layer holds the key locks around it.
 #pragma once
 
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
-#include <bitset>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +25,20 @@
 #include "storage/storage.h"
 
 namespace kvrocks {
+
+// A set of 64-bit hashes with open addressing, cleared in time proportional to
+// its size: a batch's written keys, without an allocation per key.
+class HashSet {
+ public:
+  void Insert(uint64_t h);
+  bool Contains(uint64_t h) const;
+  void Clear();
+
+ private:
+  void Grow();
+  std::vector<uint64_t> slots_;  // 0 = empty (hashes are never 0)
+  size_t size_ = 0;
+};
 
 class Context {
  public:
@@ -115,9 +132,9 @@ class Context {
   // batch (the RDB loader), which saves a RocksDB lookup per element.
   void set_batch_only_reads(bool v) { batch_only_ = v; }
   // Bytes of pending writes.
-  size_t PendingBytes() const { return batch_ ? batch_->GetWriteBatch()->GetDataSize() : 0; }
+  size_t PendingBytes() const { return pending()->GetDataSize(); }
 
-  bool HasWrites() const { return batch_ != nullptr && batch_->GetWriteBatch()->Count() > 0; }
+  bool HasWrites() const { return pending()->Count() > 0; }
   // Writes everything pending as one batch, then applies counter deltas. The
   // context can be reused afterwards.
   Status Commit();
@@ -174,7 +191,23 @@ class Context {
   void MovePendingTo(PendingWrites* out, std::map<uint8_t, std::pair<int64_t, int64_t>>* counts);
 
  private:
-  rocksdb::WriteBatchWithIndex* batch();
+  // The pending writes in order, whichever form holds them.
+  const rocksdb::WriteBatch* pending() const { return indexed_ ? index_->GetWriteBatch() : &plain_; }
+  // Moves the pending writes into the index (once per batch), savepoints included.
+  rocksdb::WriteBatchWithIndex* Indexed();
+  // Whether the batch may hold a write of key in cf (false: it surely does not).
+  bool MayHaveWritten(ColumnFamily cf, const rocksdb::Slice& key) const;
+  // One pending write, pointing into the batch's buffer.
+  struct Write {
+    int cf;  // ColumnFamily
+    rocksdb::WriteType type;
+    rocksdb::Slice key, value;
+  };
+  // Fills ordered_ with the last write of each key, in (cf, key) order. Returns
+  // true when the pending batch already holds exactly that, in that order.
+  bool OrderWrites();
+  // Forgets the pending writes (not the counters and savepoints).
+  void ClearWrites();
   void AddCounts(uint8_t db, int64_t keys, int64_t expires);
   rocksdb::ReadOptions ReadOpts() const;
   // Looks up the previous state of the PutUnread keys and records their
@@ -182,10 +215,11 @@ class Context {
   Status SettleUnread();
   // Whether the pending writes hold an entry for key, and its type.
   bool FindPending(ColumnFamily cf, const rocksdb::Slice& key, rocksdb::WriteType* type);
-  static size_t MetaBit(const rocksdb::Slice& key);
 
   Storage* storage_;
-  std::unique_ptr<rocksdb::WriteBatchWithIndex> batch_;
+  rocksdb::WriteBatch plain_;
+  std::unique_ptr<rocksdb::WriteBatchWithIndex> index_;
+  bool indexed_ = false;  // the pending writes are in index_, not plain_
   uint32_t used_cfs_ = 0;  // bit per ColumnFamily written in this batch
   bool without_wal_ = false;
   bool batch_only_ = false;
@@ -197,10 +231,10 @@ class Context {
   };
   std::vector<UnreadWrite> unread_;
   std::string unread_keys_;
-  // A bit per hash of the metadata keys this batch wrote: most keys find
-  // theirs clear, which spares HasPendingWrite a search of the batch.
-  static constexpr size_t kWrittenMetaBits = 16384;
-  std::bitset<kWrittenMetaBits> written_meta_;
+  // Hashes of the (cf, key) pairs this batch wrote: a key whose hash is not
+  // there was surely not written, and its read needs neither index nor batch.
+  HashSet written_;
+  std::vector<Write> ordered_;  // OrderWrites' result, reused between batches
   const rocksdb::Snapshot* snapshot_ = nullptr;
   struct CountDelta {
     uint8_t db;
@@ -214,7 +248,7 @@ class Context {
   std::vector<NotedEvent> noted_events_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
-    size_t expires, touched, noted, unread;
+    size_t expires, touched, noted, unread, writes;
   };
   std::vector<SavePoint> savepoints_;
 };

@@ -1,0 +1,134 @@
+// Context keeps its pending writes in a plain batch until a read needs them
+// indexed; both forms must behave the same.
+#include "storage/context.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "temp_storage.h"
+
+namespace kvrocks {
+namespace {
+
+class ContextTest : public TempStorageTest {
+ protected:
+  std::string Stored(ColumnFamily cf, const std::string& key) {
+    std::string v;
+    rocksdb::Status s = storage_->db()->Get(rocksdb::ReadOptions(), storage_->cf(cf), key, &v);
+    return s.ok() ? v : "<none>";
+  }
+  static std::string Read(Context& ctx, ColumnFamily cf, const std::string& key) {
+    std::string v;
+    Status s = ctx.Get(cf, key, &v);
+    return s.ok() ? v : "<none>";
+  }
+  static std::vector<std::string> Scan(Context& ctx, ColumnFamily cf) {
+    std::vector<std::string> out;
+    auto it = ctx.NewIterator(cf, rocksdb::ReadOptions());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) out.push_back(it->key().ToString() + "=" + it->value().ToString());
+    return out;
+  }
+};
+
+TEST_F(ContextTest, LastWriteOfAKeyWinsAndCommitsInOrder) {
+  Context ctx(storage_.get());
+  ctx.Put(ColumnFamily::kSubkey, "b", "1");
+  ctx.Put(ColumnFamily::kSubkey, "a", "1");
+  ctx.Put(ColumnFamily::kSubkey, "b", "2");
+  ctx.Delete(ColumnFamily::kSubkey, "a");
+  ctx.Put(ColumnFamily::kMetadata, "a", "m");
+  ctx.Put(ColumnFamily::kSubkey, "c", "1");
+  ctx.Delete(ColumnFamily::kSubkey, "c");
+  ctx.Put(ColumnFamily::kSubkey, "c", "3");
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "a"), "<none>");
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "b"), "2");
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "c"), "3");
+  EXPECT_EQ(Stored(ColumnFamily::kMetadata, "a"), "m");
+  EXPECT_FALSE(ctx.HasWrites());
+}
+
+TEST_F(ContextTest, ReadsSeeEarlierWritesOfTheBatch) {
+  ASSERT_TRUE(storage_->db()->Put(rocksdb::WriteOptions(), storage_->cf(ColumnFamily::kSubkey), "old", "db").ok());
+  Context ctx(storage_.get());
+  ctx.Put(ColumnFamily::kSubkey, "x", "1");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "old"), "db");      // not written: straight from RocksDB
+  EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "x"), "<none>");  // same key, other column family
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "x"), "1");         // indexes the batch
+  ctx.Put(ColumnFamily::kSubkey, "y", "2");                      // into the index from now on
+  ctx.Delete(ColumnFamily::kSubkey, "old");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "old"), "<none>");
+  EXPECT_EQ(Scan(ctx, ColumnFamily::kSubkey), (std::vector<std::string>{"x=1", "y=2"}));
+  ASSERT_TRUE(ctx.Commit().ok());
+  // The next batch starts plain again, and an iterator alone indexes it.
+  ctx.Put(ColumnFamily::kSubkey, "z", "3");
+  EXPECT_EQ(Scan(ctx, ColumnFamily::kSubkey), (std::vector<std::string>{"x=1", "y=2", "z=3"}));
+  ctx.Rollback();
+  EXPECT_EQ(Scan(ctx, ColumnFamily::kSubkey), (std::vector<std::string>{"x=1", "y=2"}));
+  EXPECT_FALSE(ctx.HasPendingWrite(ColumnFamily::kSubkey, "x"));
+}
+
+TEST_F(ContextTest, BatchOnlyReadsSeeOnlyTheBatch) {
+  ASSERT_TRUE(storage_->db()->Put(rocksdb::WriteOptions(), storage_->cf(ColumnFamily::kSubkey), "k", "db").ok());
+  Context ctx(storage_.get());
+  ctx.set_batch_only_reads(true);
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "k"), "<none>");
+  ctx.Put(ColumnFamily::kSubkey, "k", "batch");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "k"), "batch");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "other"), "<none>");
+}
+
+// Savepoints set while the batch is plain survive its indexing, nested.
+TEST_F(ContextTest, SavepointsAcrossIndexing) {
+  Context ctx(storage_.get());
+  ctx.Put(ColumnFamily::kSubkey, "a", "1");
+  ctx.SetSavePoint();
+  ctx.Put(ColumnFamily::kSubkey, "b", "1");
+  ctx.SetSavePoint();
+  ctx.SetSavePoint();  // two marks at one position
+  ctx.Put(ColumnFamily::kSubkey, "c", "1");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "c"), "1");  // indexes the batch
+  ctx.Put(ColumnFamily::kSubkey, "d", "1");
+  ctx.RollbackToSavePoint();
+  EXPECT_EQ(Scan(ctx, ColumnFamily::kSubkey), (std::vector<std::string>{"a=1", "b=1"}));
+  ctx.Put(ColumnFamily::kSubkey, "e", "1");
+  ctx.RollbackToSavePoint();
+  EXPECT_EQ(Scan(ctx, ColumnFamily::kSubkey), (std::vector<std::string>{"a=1", "b=1"}));
+  ctx.RollbackToSavePoint();
+  EXPECT_EQ(Scan(ctx, ColumnFamily::kSubkey), (std::vector<std::string>{"a=1"}));
+
+  // The same in a batch that stays plain, with PopSavePoint.
+  ctx.Rollback();
+  ctx.Put(ColumnFamily::kSubkey, "p", "1");
+  ctx.SetSavePoint();
+  ctx.Put(ColumnFamily::kSubkey, "q", "1");
+  ctx.SetSavePoint();
+  ctx.Put(ColumnFamily::kSubkey, "r", "1");
+  ctx.PopSavePoint();
+  ctx.RollbackToSavePoint();
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "p"), "1");
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "q"), "<none>");
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "r"), "<none>");
+}
+
+TEST_F(ContextTest, MovedWritesAreSortedWithTheLastOfEachKey) {
+  Context ctx(storage_.get());
+  ctx.Put(ColumnFamily::kSubkey, "b", "1");
+  ctx.Put(ColumnFamily::kMetadata, "z", "m");
+  ctx.Put(ColumnFamily::kSubkey, "a", "1");
+  ctx.Put(ColumnFamily::kSubkey, "b", "2");
+  Context::PendingWrites out;
+  std::map<uint8_t, std::pair<int64_t, int64_t>> counts;
+  ctx.MovePendingTo(&out, &counts);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out.key(out[0]).ToString() + out.value(out[0]).ToString(), "a1");
+  EXPECT_EQ(out.key(out[1]).ToString() + out.value(out[1]).ToString(), "b2");
+  EXPECT_EQ(out[2].cf, static_cast<uint8_t>(ColumnFamily::kMetadata));
+  EXPECT_FALSE(ctx.HasWrites());
+}
+
+}  // namespace
+}  // namespace kvrocks
