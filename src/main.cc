@@ -22,6 +22,7 @@
 #include "replication/rdb_loader.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
+#include "server/fd_limit.h"
 #include "server/server.h"
 #include "storage/storage.h"
 
@@ -110,6 +111,33 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
+
+  kvrocks::FdBudget fds;
+  s = kvrocks::AdjustOpenFilesLimit(cfg.maxclients, cfg.rocksdb_max_open_files, &fds);
+  if (!s.ok()) {
+    LOG(ERROR) << s.message();
+    return 1;
+  }
+  if (!fds.warning.empty()) LOG(WARNING) << fds.warning;
+  if (fds.limit > fds.original_limit) {
+    LOG(INFO) << "Increased maximum number of open files to " << fds.limit << " (it was originally set to "
+              << fds.original_limit << ").";
+  }
+  cfg.maxclients = fds.maxclients;
+  cfg.rocksdb_max_open_files = fds.rocksdb_open_files;
+  cfg.OnSet("maxclients", [](const Config& c) {
+    // RocksDB's share is fixed once it is open: the clients get what the limit leaves.
+    kvrocks::FdBudget now;
+    Status st = kvrocks::AdjustOpenFilesLimit(c.maxclients, c.rocksdb_max_open_files, &now);
+    if (!st.ok()) return st;
+    const int fit = now.limit - kvrocks::kReservedFds - c.rocksdb_max_open_files;
+    if (fit < c.maxclients) {
+      return Status::InvalidArgument(
+          "The operating system is not able to handle the specified number of clients, try with " +
+          std::to_string(std::max(fit, 1)));
+    }
+    return Status::OK();
+  });
 
   kvrocks::Storage storage(&cfg);
   s = storage.Open();

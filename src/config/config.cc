@@ -252,6 +252,7 @@ Config::Config() {
   Add(Int64Option("rocksdb.write-buffer-size", &rocksdb_write_buffer_size, 1024 * 1024, true, false));
   Add(IntOption("rocksdb.max-write-buffer-number", &rocksdb_max_write_buffer_number, 2, 64, false));
   Add(IntOption("rocksdb.max-background-jobs", &rocksdb_max_background_jobs, 1, 64, false));
+  Add(IntOption("rocksdb.max-open-files", &rocksdb_max_open_files, 64, 1000000, false));
   Add(IntOption("rocksdb.bloom-filter-bits", &rocksdb_bloom_filter_bits, 0, 64, false));
   Add(StringOption("rocksdb.compression", &rocksdb_compression, false));
   Add(BoolOption("rocksdb.enable-blob-files", &rocksdb_enable_blob_files, false));

@@ -98,6 +98,7 @@ struct Config {
   int64_t rocksdb_write_buffer_size = 64LL * 1024 * 1024;
   int rocksdb_max_write_buffer_number = 4;
   int rocksdb_max_background_jobs = 4;
+  int rocksdb_max_open_files = 4096;
   int rocksdb_bloom_filter_bits = 10;
   std::string rocksdb_compression = "no:no:lz4:lz4:lz4:zstd:zstd";
   bool rocksdb_enable_blob_files = true;

@@ -172,7 +172,7 @@ Status Storage::Open() {
   dbo.create_if_missing = true;
   dbo.create_missing_column_families = true;
   dbo.max_background_jobs = config_->rocksdb_max_background_jobs;
-  dbo.max_open_files = 4096;
+  dbo.max_open_files = config_->rocksdb_max_open_files;
   dbo.use_direct_reads = config_->rocksdb_use_direct_reads;
   dbo.use_direct_io_for_flush_and_compaction = config_->rocksdb_use_direct_io_for_flush_and_compaction;
   dbo.bytes_per_sync = 1024 * 1024;

@@ -51,7 +51,7 @@ class Kvrocks:
         self.proc = None
         self.log_path = os.path.join(self.dir, "kvrocks.log")
 
-    def start(self):
+    def start(self, preexec_fn=None):
         cmd = [KVROCKS_BIN]
         if self.conf:
             cmd += ["--conf", self.conf]
@@ -59,7 +59,7 @@ class Kvrocks:
                 "--rocksdb.block-cache-size", "32mb", "--rocksdb.write-buffer-size", "8mb",
                 "--enable-debug-command", "yes"] + self.extra
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, preexec_fn=preexec_fn)
         wait_ready(self.port, self.proc)
         return self
 

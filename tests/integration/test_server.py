@@ -1,6 +1,8 @@
 """Server and connection commands."""
 import glob
 import os
+import resource
+import socket
 import subprocess
 import time
 
@@ -191,3 +193,44 @@ def test_second_server_on_the_same_port_fails_to_start():
     finally:
         second.cleanup()
         first.cleanup()
+
+
+def test_maxclients_fits_the_open_files_limit():
+    """As redis-server does: when 'ulimit -n' cannot hold maxclients (and here
+    RocksDB's open files) and the server may not raise it, both are cut to fit,
+    with a warning; clients over the cut get Redis' error, and CONFIG SET
+    maxclients beyond what fits is refused with Redis' text."""
+    srv = Kvrocks(extra=["--maxclients", "10000"])
+    srv.start(preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (600, 600)))
+    socks = []
+    try:
+        c = srv.client()
+        maxclients = int(c.config_get("maxclients")["maxclients"])
+        files = int(c.config_get("rocksdb.max-open-files")["rocksdb.max-open-files"])
+        soft = resource.prlimit(srv.proc.pid, resource.RLIMIT_NOFILE)[0]
+        if soft >= 10000 + 4096 + 128:  # the server was allowed to raise it
+            assert (maxclients, files) == (10000, 4096)
+            return
+        assert soft == 600, soft
+        assert 1 <= maxclients and maxclients + files + 128 <= soft
+        assert b"maxclients has been reduced to %d" % maxclients in open(srv.log_path, "rb").read()
+        with pytest.raises(redis.ResponseError, match="not able to handle the specified number of clients, "
+                                                      f"try with {maxclients}$"):
+            c.config_set("maxclients", 100000)
+        for _ in range(maxclients - 1):  # c holds one connection
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"PING\r\n")
+            assert s.recv(64) == b"+PONG\r\n"
+            socks.append(s)
+        extra = socket.create_connection(("127.0.0.1", srv.port))
+        assert extra.recv(64) == b"-ERR max number of clients reached\r\n"
+        extra.close()
+        for s in socks[: maxclients // 2]:
+            s.close()
+        socks = socks[maxclients // 2:]
+        c.config_set("maxclients", maxclients // 2)
+        assert c.ping()
+    finally:
+        for s in socks:
+            s.close()
+        srv.cleanup()
