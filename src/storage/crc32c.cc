@@ -38,7 +38,12 @@ __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const char*
   return l32 ^ 0xffffffffu;
 }
 
-const bool kHasSse42 = __builtin_cpu_supports("sse4.2");
+bool DetectSse42() {
+  __builtin_cpu_init();  // this may run before libgcc's own initialization
+  return __builtin_cpu_supports("sse4.2");
+}
+
+const bool kHasSse42 = DetectSse42();
 #else
 const bool kHasSse42 = false;
 #endif
