@@ -64,6 +64,7 @@ Status Worker::Listen(const std::string& host, int port) {
       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 511,
       reinterpret_cast<sockaddr*>(&ss), len);
   if (l == nullptr) return Status::IOError("could not bind " + spec + ": " + strerror(errno));
+  evconnlistener_set_error_cb(l, &Worker::OnAcceptError);
   listeners_.push_back(l);
   return Status::OK();
 }
@@ -192,6 +193,17 @@ void Worker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int, 
   } else {
     target->AdoptLater(fd, std::move(peer), std::move(laddr));
   }
+}
+
+void Worker::OnAcceptError(evconnlistener* l, void* arg) {
+  // Out of descriptors (EMFILE, ENFILE) or memory: the socket stays readable, and
+  // accepting again at once would spin. Pause this listener briefly; pending
+  // connections wait in the backlog.
+  auto* self = static_cast<Worker*>(arg);
+  int err = EVUTIL_SOCKET_ERROR();
+  LOG_EVERY_N(WARNING, 100) << "Accepting client connection: " << evutil_socket_error_to_string(err);
+  evconnlistener_disable(l);
+  self->RunAfter(100, [l] { evconnlistener_enable(l); });
 }
 
 void Worker::Adopt(int fd, std::string peer, std::string local) {

@@ -63,6 +63,7 @@ class Worker {
 
  private:
   static void OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
+  static void OnAcceptError(evconnlistener* l, void* arg);
   static void OnPosted(evutil_socket_t, short, void* arg);
   static void OnTimer(evutil_socket_t, short, void* arg);
 

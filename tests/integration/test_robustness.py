@@ -1,8 +1,11 @@
 """Random commands and random bytes never crash the server (bounded in count)."""
+import os
 import random
+import resource
 import socket
+import time
 
-from conftest import RawClient, encode
+from conftest import Kvrocks, RawClient, encode
 
 EXCLUDED = {"shutdown", "monitor", "quit", "client", "save", "bgsave", "config", "swapdb", "flushall",
             "blpop", "brpop", "brpoplpush", "blmove", "blmpop", "bzpopmin", "bzpopmax", "bzmpop"}  # blocking: would wait for the socket timeout
@@ -59,3 +62,35 @@ def test_pipelines_from_many_clients_keep_order(kvrocks_server):
             assert c.read_reply() == b"+OK\r\n"
             assert c.read_reply() == b"$%d\r\n%s\r\n" % (len(str(i)), str(i).encode())
             assert c.read_reply() == b":%d\r\n" % (i + 1)
+
+
+def test_out_of_descriptors_pauses_accepting_and_recovers():
+    """When accept() fails for want of descriptors, the server keeps serving its
+    clients, does not spin on the listening socket (one warning, not a flood),
+    and accepts the waiting connections once descriptors are free again."""
+    srv = Kvrocks().start()
+    socks = []
+    try:
+        pid = srv.proc.pid
+        soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+        in_use = len(os.listdir(f"/proc/{pid}/fd"))
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (in_use + 3, hard))
+        for _ in range(8):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            s.sendall(b"PING\r\n")
+            socks.append(s)
+        served = socks[:3]
+        for s in served:
+            assert s.recv(64) == b"+PONG\r\n"
+        time.sleep(1)  # the rest wait in the backlog while accept() fails
+        log = open(srv.log_path, "rb").read()
+        assert b"Accepting client connection: Too many open files" in log
+        assert log.count(b"Too many open files") < 20
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+        for s in socks[3:]:
+            assert s.recv(64) == b"+PONG\r\n"
+        assert srv.client().ping()
+    finally:
+        for s in socks:
+            s.close()
+        srv.cleanup()
