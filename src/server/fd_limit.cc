@@ -10,19 +10,18 @@ namespace kvrocks {
 
 namespace {
 
-// Tries limits from wanted down to current in steps, as redis-server does.
+// Sets the soft limit to wanted (raising the hard one if this process may); if
+// that is refused, to the hard limit, which is always allowed.
 rlim_t RaiseLimit(rlim_t current, rlim_t hard, rlim_t wanted, int* error) {
-  constexpr rlim_t kStep = 16;
-  for (rlim_t best = wanted; best > current;) {
-    rlimit l{};
-    l.rlim_cur = best;
-    l.rlim_max = std::max(best, hard);
-    if (setrlimit(RLIMIT_NOFILE, &l) == 0) return best;
-    *error = errno;
-    if (best < current + kStep) break;
-    best -= kStep;
-  }
-  return current;
+  rlimit l{};
+  l.rlim_cur = wanted;
+  l.rlim_max = std::max(wanted, hard);
+  if (setrlimit(RLIMIT_NOFILE, &l) == 0) return wanted;
+  *error = errno;
+  if (hard == RLIM_INFINITY || hard <= current) return current;
+  l.rlim_cur = hard;
+  l.rlim_max = hard;
+  return setrlimit(RLIMIT_NOFILE, &l) == 0 ? hard : current;
 }
 
 }  // namespace
