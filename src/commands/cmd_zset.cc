@@ -632,16 +632,28 @@ bool ComputeSetOp(CommandCall& call, SetOp op, size_t idx, bool allow_withscores
       return false;
     }
   }
-  std::map<std::string, double> acc;
+  std::vector<std::vector<ZMember>> sources(keys.size());
   for (size_t k = 0; k < keys.size(); k++) {
-    std::vector<ZMember> src;
-    Status s = LoadSource(call, keys[k], &src);
+    Status s = LoadSource(call, keys[k], &sources[k]);
     if (!s.ok()) {
       ReplyStatusError(call, s);
       return false;
     }
+  }
+  // Redis combines the sources from the smallest to the largest (a stable sort
+  // of them with their weights), and sums of doubles depend on that order.
+  std::vector<size_t> order(keys.size());
+  for (size_t k = 0; k < order.size(); k++) order[k] = k;
+  if (op != SetOp::kDiff) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return sources[x].size() < sources[y].size(); });
+  }
+  std::map<std::string, double> acc;
+  for (size_t n = 0; n < order.size(); n++) {
+    const size_t k = order[n];
+    std::vector<ZMember>& src = sources[k];
     if (op == SetOp::kDiff) {
-      if (k == 0) {
+      if (n == 0) {
         for (auto& m : src) acc[m.member] = m.score;
       } else {
         for (auto& m : src) acc.erase(m.member);
@@ -651,11 +663,13 @@ bool ComputeSetOp(CommandCall& call, SetOp op, size_t idx, bool allow_withscores
     std::map<std::string, double> next;
     for (auto& m : src) {
       double w = m.score * weights[k];
-      if (std::isnan(w)) w = 0;
+      // inf * 0: Redis counts it as 0, except for the later sources of an
+      // intersection, whose NaN goes into the aggregate as it is.
+      if (std::isnan(w) && (op == SetOp::kUnion || n == 0)) w = 0;
       if (op == SetOp::kUnion) {
         auto it = acc.find(m.member);
         acc[m.member] = it == acc.end() ? w : Combine(it->second, w, agg);
-      } else if (k == 0) {
+      } else if (n == 0) {
         next[m.member] = w;
       } else {
         auto it = acc.find(m.member);
@@ -663,6 +677,7 @@ bool ComputeSetOp(CommandCall& call, SetOp op, size_t idx, bool allow_withscores
       }
     }
     if (op == SetOp::kInter) acc.swap(next);
+    src.clear();
   }
   result->clear();
   for (auto& [m, sc] : acc) result->push_back({m, sc});

@@ -188,6 +188,30 @@ def test_set_operations(diff):
     """)
 
 
+def test_set_operations_combine_the_smallest_source_first(diff):
+    # Redis adds the scores up from the smallest source to the largest, and
+    # (0.1 + 0.2) + 0.3 is not (0.3 + 0.2) + 0.1 in doubles. inf * weight 0 is
+    # NaN: 0 for the first source of an intersection, into the aggregate after.
+    diff.run("""
+    ZADD big 0.1 m 1 p 2 q
+    ZADD mid 0.2 m 1 p
+    ZADD small 0.3 m
+    ZUNION 3 big mid small WITHSCORES
+    ZINTER 3 big mid small WITHSCORES
+    ZINTER 3 big small mid WEIGHTS 1 1 1 WITHSCORES
+    ZINTERSTORE out 3 big mid small
+    ZRANGE out 0 -1 WITHSCORES
+    ZUNIONSTORE out 3 big mid small
+    ZRANGE out 0 -1 WITHSCORES
+    ZADD bigi inf m -inf p 1 a 2 b 3 c
+    ZINTER 2 big bigi WEIGHTS 1 0 WITHSCORES
+    ZINTER 2 big bigi WEIGHTS 1 0 AGGREGATE MIN WITHSCORES
+    ZINTER 2 big bigi WEIGHTS 1 0 AGGREGATE MAX WITHSCORES
+    ZINTER 2 bigi small WEIGHTS 0 1 WITHSCORES
+    ZUNION 2 big bigi WEIGHTS 1 0 AGGREGATE MIN WITHSCORES
+    """)
+
+
 def test_zset_encodings_and_errors(diff):
     for i in range(128):
         diff("ZADD", "many", i, f"m{i:03d}")
