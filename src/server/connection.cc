@@ -12,6 +12,8 @@
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/worker.h"
+#include "server/write_batcher.h"
+#include "storage/context.h"
 
 namespace kvrocks {
 
@@ -184,7 +186,11 @@ void Connection::CloseSoon() {
 void Connection::ProcessInput() {
   processing_ = true;
   Config* cfg = server()->config();
+  size_t prefetched_run = 0;  // commands left that a GET prefetch covers
   while (!close_after_reply_ && !closing_ && !block.active && !postponed) {
+    if (prefetched_run == 0) {
+      prefetched_run = PrefetchGets(this, std::string_view(in_).substr(in_pos_));
+    }
     RespParser::Limits limits;
     limits.max_bulk_len = cfg->proto_max_bulk_len;
     limits.authenticated = authenticated;
@@ -198,8 +204,10 @@ void Connection::ProcessInput() {
       break;
     }
     Dispatch(this, args_);
+    if (prefetched_run > 0 && --prefetched_run == 0) worker_->batcher()->ctx()->DropPrefetched();
     if (kill_requested.load()) close_after_reply_ = true;
   }
+  if (prefetched_run > 0) worker_->batcher()->ctx()->DropPrefetched();
   if (in_pos_ > 0) {
     in_.erase(0, in_pos_);
     in_pos_ = 0;

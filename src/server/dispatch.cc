@@ -20,6 +20,7 @@
 #include "server/worker.h"
 #include "server/write_batcher.h"
 #include "storage/context.h"
+#include "storage/key_encoding.h"
 
 namespace kvrocks {
 
@@ -172,6 +173,61 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     conn->Write(err);
   }
   srv->TouchKeys(ctx.touched());
+}
+
+namespace {
+
+// Reads "<prefix><digits>\r\n" at in[*pos]; false if it is not there (yet).
+bool PeekNumber(std::string_view in, size_t* pos, char prefix, uint64_t* n) {
+  if (*pos >= in.size() || in[*pos] != prefix) return false;
+  size_t eol = in.find("\r\n", *pos + 1);
+  if (eol == std::string_view::npos || eol == *pos + 1 || eol - *pos > 19) return false;
+  uint64_t v = 0;
+  for (size_t i = *pos + 1; i < eol; i++) {
+    if (in[i] < '0' || in[i] > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(in[i] - '0');
+  }
+  *n = v;
+  *pos = eol + 2;
+  return true;
+}
+
+bool PeekBulk(std::string_view in, size_t* pos, std::string_view* out) {
+  uint64_t len;
+  if (!PeekNumber(in, pos, '$', &len) || in.size() - *pos < len + 2 || in.compare(*pos + len, 2, "\r\n") != 0) {
+    return false;
+  }
+  *out = in.substr(*pos, len);
+  *pos += len + 2;
+  return true;
+}
+
+}  // namespace
+
+size_t PrefetchGets(Connection* conn, std::string_view input) {
+  constexpr size_t kMaxRun = 1024;
+  if (conn->in_multi) return 0;
+  std::vector<std::string> keys;
+  size_t pos = 0;
+  while (keys.size() < kMaxRun) {
+    uint64_t argc;
+    std::string_view name, key;
+    if (!PeekNumber(input, &pos, '*', &argc) || argc != 2 || !PeekBulk(input, &pos, &name) ||
+        !EqualsIgnoreCase(name, "get") || !PeekBulk(input, &pos, &key)) {
+      break;
+    }
+    keys.emplace_back(key);
+  }
+  if (keys.size() < 2) return 0;
+  // Only when "get" is GET (rename-command).
+  const CommandSpec* spec = CommandTable::Instance().Find("get");
+  if (spec == nullptr || std::string_view(spec->name) != "get") return 0;
+  Server* srv = conn->server();
+  const uint8_t db = srv->storage()->PhysicalDb(conn->db);
+  for (std::string& k : keys) k = EncodeMetaKey(db, k);
+  const size_t run = keys.size();
+  conn->worker()->batcher()->ctx()->Prefetch(ColumnFamily::kMetadata, std::move(keys));
+  return run;
 }
 
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {

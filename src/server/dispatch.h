@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvrocks {
@@ -16,6 +17,11 @@ std::string CheckAcl(Server* srv, Connection* conn, const CommandSpec& spec, con
                      const char* context);
 // Runs (or, inside MULTI, queues) one command and appends its reply.
 void Dispatch(Connection* conn, std::vector<std::string>& args);
+// A run of GET commands (RESP multibulk form) at the front of a connection's
+// unparsed input is read with one MultiGet before the first of them runs; the
+// commands then run as usual and find their keys' metadata prefetched
+// (Context::Prefetch). Returns how many commands the prefetch covers (0: none).
+size_t PrefetchGets(Connection* conn, std::string_view input);
 // Runs one command now: locks its keys if it writes, commits its batch.
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args);
 // Re-runs the command of a blocked connection (a key it waits on got data).

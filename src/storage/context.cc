@@ -152,7 +152,44 @@ bool Context::MayHaveWritten(ColumnFamily cf, const rocksdb::Slice& key) const {
   return (used_cfs_ & (1u << static_cast<int>(cf))) && written_.Contains(KeyHash(cf, key));
 }
 
+void Context::Prefetch(ColumnFamily cf, std::vector<std::string> keys) {
+  prefetched_.clear();
+  prefetch_cf_ = cf;
+  keys.erase(std::remove_if(keys.begin(), keys.end(), [&](const std::string& k) { return MayHaveWritten(cf, k); }),
+             keys.end());
+  prefetch_keys_ = std::move(keys);
+  // The map's keys point into prefetch_keys_, which no longer changes.
+  std::vector<rocksdb::Slice> slices(prefetch_keys_.begin(), prefetch_keys_.end());
+  prefetch_values_.clear();
+  prefetch_values_.resize(slices.size());
+  prefetch_status_.assign(slices.size(), rocksdb::Status());
+  storage_->db()->MultiGet(ReadOpts(), storage_->cf(cf), slices.size(), slices.data(), prefetch_values_.data(),
+                           prefetch_status_.data(), false);
+  for (size_t i = 0; i < prefetch_keys_.size(); i++) {
+    if (prefetch_status_[i].ok() || prefetch_status_[i].IsNotFound()) prefetched_.emplace(prefetch_keys_[i], i);
+  }
+}
+
+void Context::DropPrefetched() {
+  if (prefetch_values_.empty()) return;
+  prefetched_.clear();
+  prefetch_values_.clear();  // unpins their blocks
+  prefetch_keys_.clear();
+}
+
 Status Context::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
+  if (!prefetched_.empty() && cf == prefetch_cf_) {
+    auto it = prefetched_.find(std::string_view(key.data(), key.size()));
+    if (it != prefetched_.end()) {
+      const size_t i = it->second;
+      prefetched_.erase(it);
+      if (!MayHaveWritten(cf, key)) {
+        if (prefetch_status_[i].IsNotFound()) return Status::NotFound();
+        value->assign(prefetch_values_[i].data(), prefetch_values_[i].size());
+        return Status::OK();
+      }
+    }
+  }
   rocksdb::Status s;
   const bool written = MayHaveWritten(cf, key);
   if (batch_only_) {
@@ -398,6 +435,7 @@ bool Context::OrderWrites() {
 }
 
 void Context::ClearWrites() {
+  DropPrefetched();
   plain_.Clear();
   if (index_) index_->Clear();
   indexed_ = false;

@@ -18,6 +18,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -65,6 +67,12 @@ class Context {
 
   // value of key in cf, seeing this context's pending writes. NotFound if absent.
   Status Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value);
+  // Reads keys of cf with one MultiGet for the Get calls that follow (a
+  // pipeline of GETs): a prefetched value serves the next Get of its key, once,
+  // unless this batch has written the key by then. Replaces what an earlier
+  // call prefetched; DropPrefetched and the end of the batch drop it.
+  void Prefetch(ColumnFamily cf, std::vector<std::string> keys);
+  void DropPrefetched();
   // An iterator over cf that sees pending writes. ro's bounds must outlive it.
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf, rocksdb::ReadOptions ro);
 
@@ -235,6 +243,12 @@ class Context {
   // there was surely not written, and its read needs neither index nor batch.
   HashSet written_;
   std::vector<Write> ordered_;  // OrderWrites' result, reused between batches
+  // Prefetch's results: key -> index into prefetch_values_/prefetch_status_.
+  ColumnFamily prefetch_cf_ = ColumnFamily::kMetadata;
+  std::vector<std::string> prefetch_keys_;
+  std::vector<rocksdb::PinnableSlice> prefetch_values_;
+  std::vector<rocksdb::Status> prefetch_status_;
+  std::unordered_map<std::string_view, size_t> prefetched_;
   const rocksdb::Snapshot* snapshot_ = nullptr;
   struct CountDelta {
     uint8_t db;

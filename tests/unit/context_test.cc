@@ -130,5 +130,29 @@ TEST_F(ContextTest, MovedWritesAreSortedWithTheLastOfEachKey) {
   EXPECT_FALSE(ctx.HasWrites());
 }
 
+TEST_F(ContextTest, PrefetchedValuesServeOneReadUnlessWrittenSince) {
+  auto db_put = [&](const std::string& k, const std::string& v) {
+    ASSERT_TRUE(storage_->db()->Put(rocksdb::WriteOptions(), storage_->cf(ColumnFamily::kMetadata), k, v).ok());
+  };
+  db_put("a", "1");
+  db_put("b", "2");
+  db_put("w", "0");
+  Context ctx(storage_.get());
+  ctx.Put(ColumnFamily::kMetadata, "w", "batch");
+  ctx.Prefetch(ColumnFamily::kMetadata, {"a", "b", "c", "w"});
+  db_put("a", "changed");  // after the prefetch: the prefetched value serves the next read
+  ctx.Put(ColumnFamily::kMetadata, "b", "3");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "a"), "1");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "a"), "changed");  // once
+  EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "b"), "3");        // written since
+  EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "c"), "<none>");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "w"), "batch");    // written before: not prefetched
+  EXPECT_EQ(Read(ctx, ColumnFamily::kSubkey, "a"), "<none>");     // another column family
+  ctx.Prefetch(ColumnFamily::kMetadata, {"a"});
+  ASSERT_TRUE(ctx.Commit().ok());  // drops what was prefetched
+  db_put("a", "after");
+  EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "a"), "after");
+}
+
 }  // namespace
 }  // namespace kvrocks
