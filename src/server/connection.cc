@@ -188,7 +188,7 @@ void Connection::ProcessInput() {
   Config* cfg = server()->config();
   size_t prefetched_run = 0;  // commands left that a GET prefetch covers
   while (!close_after_reply_ && !closing_ && !block.active && !postponed) {
-    if (prefetched_run == 0) {
+    if (prefetched_run == 0 && !parser_.in_multibulk()) {  // peek only from the start of a command
       prefetched_run = PrefetchGets(this, std::string_view(in_).substr(in_pos_));
     }
     RespParser::Limits limits;
