@@ -21,19 +21,31 @@ cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack fuzz_co
 mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua build-fuzz/corpus-cmd build-fuzz/corpus-stream
 # Undefined behaviour fails the run like a crash does.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-build-fuzz/fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus 2>&1 | tail -3
+# Runs one fuzzer with its output in build-fuzz/NAME.log: the summary when it passes, the
+# whole report (stack, input) when it fails.
+fuzz() {
+  local name=$1
+  shift
+  if ! "build-fuzz/$name" -artifact_prefix=build-fuzz/ "$@" >"build-fuzz/$name.log" 2>&1; then
+    tail -n 80 "build-fuzz/$name.log"
+    echo "fuzzer $name failed; its log is build-fuzz/$name.log"
+    return 1
+  fi
+  tail -n 3 "build-fuzz/$name.log"
+}
+fuzz fuzz_resp -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 build-fuzz/corpus tests/fuzz/corpus
 # The small RDB fixtures seed the RDB corpus (the fuzzer mutates them).
 cp tests/rdb-fixtures/legacy/*.rdb tests/rdb-fixtures/redis-7.0/l*.rdb tests/rdb-fixtures/redis-7.0/empty.rdb \
   build-fuzz/corpus-rdb/
-build-fuzz/fuzz_rdb -max_total_time="${FUZZ_SECONDS:-60}" -max_len=8192 build-fuzz/corpus-rdb 2>&1 | tail -3
-build-fuzz/fuzz_lua_unpack -max_total_time="${FUZZ_LUA_SECONDS:-30}" -max_len=1024 build-fuzz/corpus-lua 2>&1 | tail -3
+fuzz fuzz_rdb -max_total_time="${FUZZ_SECONDS:-60}" -max_len=8192 build-fuzz/corpus-rdb
+fuzz fuzz_lua_unpack -max_total_time="${FUZZ_LUA_SECONDS:-30}" -max_len=1024 build-fuzz/corpus-lua
 # Whole command lines through the command table on a real RocksDB (as a master's stream is
 # applied); RocksDB's own background threads are left running at exit, hence no leak check.
-build-fuzz/fuzz_commands -detect_leaks=0 -max_total_time="${FUZZ_SECONDS:-60}" -max_len=2048 \
-  -dict=tests/fuzz/commands.dict build-fuzz/corpus-cmd tests/fuzz/corpus-commands 2>&1 | tail -3
+fuzz fuzz_commands -detect_leaks=0 -max_total_time="${FUZZ_SECONDS:-60}" -max_len=2048 \
+  -dict=tests/fuzz/commands.dict build-fuzz/corpus-cmd tests/fuzz/corpus-commands
 # A master's replication stream, split at every point, through the replica's StreamApplier.
-build-fuzz/fuzz_repl_stream -detect_leaks=0 -max_total_time="${FUZZ_STREAM_SECONDS:-45}" -max_len=2048 \
-  -dict=tests/fuzz/commands.dict build-fuzz/corpus-stream tests/fuzz/corpus-stream 2>&1 | tail -3
+fuzz fuzz_repl_stream -detect_leaks=0 -max_total_time="${FUZZ_STREAM_SECONDS:-45}" -max_len=2048 \
+  -dict=tests/fuzz/commands.dict build-fuzz/corpus-stream tests/fuzz/corpus-stream
 rm -rf "${TMPDIR:-/tmp}"/kvrocks-fuzz-*
 
 echo "== integration tests (pytest)"

@@ -74,6 +74,8 @@ class Context {
   void Prefetch(ColumnFamily cf, std::vector<std::string> keys);
   void DropPrefetched();
   // An iterator over cf that sees pending writes. ro's bounds must outlive it.
+  // Its key() and value() may point into the pending writes, which the next
+  // Put or Delete may move: copy them before writing (Next() is safe after).
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf, rocksdb::ReadOptions ro);
 
   void Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);

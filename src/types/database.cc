@@ -183,10 +183,13 @@ Status Database::CopySubkeys(std::string_view src, const LoadedKey& from, Databa
   for (auto cf : {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream}) {
     rocksdb::ReadOptions ro;
     auto it = ctx_->NewIterator(cf, ro);
+    std::string k, v;
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      std::string k = dst_prefix;
+      k.assign(dst_prefix);
       k.append(it->key().data() + prefix.size(), it->key().size() - prefix.size());
-      dst_db->ctx_->Put(cf, k, it->value());
+      // A copy: the value may sit in the pending writes, which this Put may move.
+      v.assign(it->value().data(), it->value().size());
+      dst_db->ctx_->Put(cf, k, v);
     }
     if (!it->status().ok()) return Status::IOError(it->status().ToString());
   }
