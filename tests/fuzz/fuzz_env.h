@@ -3,6 +3,7 @@
 // threads), one worker and a connection flagged as the master client.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -34,6 +35,16 @@ struct FuzzEnv {
     worker = std::make_unique<Worker>(server.get(), 0);
     conn = std::make_unique<Connection>(worker.get(), -1, 1, "fuzz", "");
     conn->is_master = true;
+    // libFuzzer ends a run with exit(): RocksDB's flushes and compactions must
+    // stop before static objects are destroyed under them, or a crash at exit
+    // fails the run with an empty input.
+    Registered() = this;
+    std::atexit([] { Registered()->storage->Close(); });
+  }
+
+  static FuzzEnv*& Registered() {
+    static FuzzEnv* env = nullptr;
+    return env;
   }
 };
 
