@@ -259,6 +259,7 @@ Config::Config() {
   Add(Int64Option("rocksdb.min-blob-size", &rocksdb_min_blob_size, 0, true, false));
   Add(StringOption("rocksdb.blob-compression", &rocksdb_blob_compression, false, {"no", "snappy", "lz4", "zstd"}));
   Add(IntOption("rocksdb.blob-gc-age-cutoff", &rocksdb_blob_gc_age_cutoff, 0, 100, false));
+  Add(IntOption("rocksdb.blob-gc-min-garbage-ratio", &rocksdb_blob_gc_min_garbage_ratio, 0, 100, true));
   Add(StringOption("rocksdb.wal-compression", &rocksdb_wal_compression, false, {"no", "zstd"}));
   Add(Int64Option("rocksdb.rate-limiter-bytes-per-sec", &rocksdb_rate_limiter_bytes_per_sec, 0, true, false));
   Add(BoolOption("rocksdb.use-direct-reads", &rocksdb_use_direct_reads, false));

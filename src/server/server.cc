@@ -452,12 +452,18 @@ bool Server::BgSave() {
 
 void Server::ActiveExpireLoop() {
   pthread_setname_np(pthread_self(), "active-expire");
+  uint64_t last_blob_gc_check_ms = 0;  // this thread also switches blob GC (Storage::AdjustBlobGc)
   while (true) {
     {
       std::unique_lock<std::mutex> g(stop_mu_);
       int hz = std::max(1, config_->hz);
       stop_cv_.wait_for(g, std::chrono::milliseconds(1000 / hz), [this] { return stop_.load(); });
       if (stop_) return;
+    }
+    uint64_t now_ms = MonotonicUs() / 1000;
+    if (now_ms - last_blob_gc_check_ms >= 1000) {
+      storage_->AdjustBlobGc();
+      last_blob_gc_check_ms = now_ms;
     }
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.

@@ -125,7 +125,8 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
       o.enable_blob_files = config_->rocksdb_enable_blob_files;
       o.min_blob_size = static_cast<uint64_t>(config_->rocksdb_min_blob_size);
       o.blob_compression_type = ParseCompression(config_->rocksdb_blob_compression);
-      o.enable_blob_garbage_collection = config_->rocksdb_blob_gc_age_cutoff > 0;
+      // Off until AdjustBlobGc finds enough garbage, unless GC is to run regardless of it.
+      o.enable_blob_garbage_collection = BlobGcUnconditional();
       o.blob_garbage_collection_age_cutoff = config_->rocksdb_blob_gc_age_cutoff / 100.0;
       // Hot big values are served from the shared block cache, not by a file read each.
       o.blob_cache = block_cache_;
@@ -200,6 +201,7 @@ Status Storage::Open() {
   if (!s.ok()) return Status::IOError("open rocksdb at " + path + ": " + s.ToString());
   db_.reset(raw);
   write_options_.sync = config_->rocksdb_sync_writes;
+  blob_gc_on_ = config_->rocksdb_enable_blob_files && BlobGcUnconditional();
   g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata));
   return LoadState();
 }
@@ -468,6 +470,39 @@ void Storage::LowerExpireFloor(uint8_t db, uint64_t expire_ms) {
   uint64_t cur = expire_floor_[db].load(std::memory_order_relaxed);
   while (expire_ms < cur && !expire_floor_[db].compare_exchange_weak(cur, expire_ms)) {
   }
+}
+
+bool Storage::BlobGcUnconditional() const {
+  return config_->rocksdb_blob_gc_age_cutoff > 0 && config_->rocksdb_blob_gc_min_garbage_ratio == 0;
+}
+
+void Storage::AdjustBlobGc() {
+  if (!config_->rocksdb_enable_blob_files || config_->rocksdb_blob_gc_age_cutoff == 0) return;
+  rocksdb::ColumnFamilyHandle* h = cf(ColumnFamily::kSubkey);
+  uint64_t total = 0, garbage = 0;
+  if (!db_->GetIntProperty(h, "rocksdb.live-blob-file-size", &total) ||
+      !db_->GetIntProperty(h, "rocksdb.live-blob-file-garbage-size", &garbage)) {
+    return;
+  }
+  // On at the configured share of garbage, off below half of it: the share falls in
+  // steps, as whole blob files go, and each switch rewrites RocksDB's OPTIONS file.
+  const double percent = total == 0 ? 0 : 100.0 * static_cast<double>(garbage) / static_cast<double>(total);
+  const int min = config_->rocksdb_blob_gc_min_garbage_ratio;
+  bool want = blob_gc_on_;
+  if (percent >= min) {
+    want = true;
+  } else if (percent < min / 2.0) {
+    want = false;
+  }
+  if (want == blob_gc_on_) return;
+  rocksdb::Status s = db_->SetOptions(h, {{"enable_blob_garbage_collection", want ? "true" : "false"}});
+  if (!s.ok()) {
+    LOG(WARNING) << "Cannot switch blob garbage collection: " << s.ToString();
+    return;
+  }
+  blob_gc_on_ = want;
+  LOG(INFO) << "Blob garbage collection " << (want ? "on" : "off") << ": " << garbage << " of " << total
+            << " blob bytes are garbage";
 }
 
 uint64_t Storage::DiskUsage() {

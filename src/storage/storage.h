@@ -121,6 +121,14 @@ class Storage {
     expire_floor_[db].compare_exchange_strong(seen, expire_ms);
   }
 
+  // Blob garbage collection (compactions moving the live values out of the
+  // oldest blob files so that those files can go) rewrites values that are
+  // still live: it runs only while at least rocksdb.blob-gc-min-garbage-ratio
+  // percent of the blob bytes are garbage, and stops below half of that.
+  // Called about once a second; cheap when nothing changes.
+  void AdjustBlobGc();
+  bool blob_gc_on() const { return blob_gc_on_; }
+
   // Approximate on-disk size of all SST and blob files.
   uint64_t DiskUsage();
   std::string GetProperty(const std::string& name, ColumnFamily c = ColumnFamily::kMetadata);
@@ -131,6 +139,8 @@ class Storage {
  private:
   Status LoadState();
   rocksdb::ColumnFamilyOptions CFOptions(ColumnFamily c);
+  // Blob GC runs from the start, whatever the share of garbage.
+  bool BlobGcUnconditional() const;
 
   const Config* config_;
   std::unique_ptr<rocksdb::DB> db_;
@@ -139,6 +149,7 @@ class Storage {
   rocksdb::WriteOptions write_options_;
   LockManager locks_;
   std::atomic<uint64_t> last_version_{0};
+  std::atomic<bool> blob_gc_on_{false};  // what the subkey CF runs with (AdjustBlobGc)
   std::array<std::atomic<uint8_t>, kMaxDatabases> db_map_;
   std::array<std::atomic<int64_t>, kMaxDatabases> key_counts_;
   std::array<std::atomic<int64_t>, kMaxDatabases> expire_counts_;

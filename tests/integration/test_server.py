@@ -159,9 +159,12 @@ def test_select_in_redis_py(kvrocks_server):
 
 
 def test_blob_gc_age_cutoff_reaches_rocksdb():
-    """rocksdb.blob-gc-age-cutoff (percent, 0 = off) is what RocksDB runs with."""
-    for value, enabled, cutoff in (("0", "false", "0.000000"), ("40", "true", "0.400000")):
-        srv = Kvrocks(extra=["--rocksdb.blob-gc-age-cutoff", value]).start()
+    """rocksdb.blob-gc-age-cutoff (percent, 0 = off) is what RocksDB runs with; with the
+    default rocksdb.blob-gc-min-garbage-ratio GC starts off (no garbage yet)."""
+    for value, ratio, enabled, cutoff in (("0", "0", "false", "0.000000"), ("40", "0", "true", "0.400000"),
+                                          ("40", "25", "false", "0.400000")):
+        srv = Kvrocks(extra=["--rocksdb.blob-gc-age-cutoff", value,
+                             "--rocksdb.blob-gc-min-garbage-ratio", ratio]).start()
         try:
             c = srv.client()
             assert c.config_get("rocksdb.blob-gc-age-cutoff") == {"rocksdb.blob-gc-age-cutoff": value}
@@ -173,6 +176,51 @@ def test_blob_gc_age_cutoff_reaches_rocksdb():
             assert f"blob_garbage_collection_age_cutoff={cutoff}" in subkey
         finally:
             srv.cleanup()
+
+
+def blob_gc_state(c):
+    info = c.info("rocksdb")
+    return info["blob_gc_enabled"], info["blob_garbage_size"], info["blob_files_size"]
+
+
+def wait_blob_gc(c, enabled):
+    deadline = time.time() + 15
+    while blob_gc_state(c)[0] != enabled:
+        assert time.time() < deadline, f"blob GC never became {enabled}: {blob_gc_state(c)}"
+        time.sleep(0.1)
+
+
+def test_blob_gc_runs_only_while_blob_files_hold_garbage():
+    """Blob GC moves live values out of old blob files, a rewrite worth doing only to
+    free space: it switches on when rocksdb.blob-gc-min-garbage-ratio percent of the
+    blob bytes are garbage and off again once compaction has removed them."""
+    srv = Kvrocks(extra=["--rocksdb.blob-gc-age-cutoff", "100", "--rocksdb.blob-gc-min-garbage-ratio", "20"]).start()
+    try:
+        c = srv.client()
+        p = c.pipeline(transaction=False)
+        for i in range(3000):
+            p.set(f"k{i}", os.urandom(8192))
+        p.execute()
+        c.execute_command("COMPACT")
+        time.sleep(1.5)  # several checks of the garbage share
+        assert blob_gc_state(c)[:2] == (0, 0)
+        # Overwriting every other value leaves the first blob file half garbage.
+        for i in range(0, 3000, 2):
+            p.set(f"k{i}", os.urandom(8192))
+        p.execute()
+        c.execute_command("COMPACT")
+        wait_blob_gc(c, 1)
+        # With GC on, a compaction moves the live values and the old file goes.
+        c.execute_command("COMPACT")
+        wait_blob_gc(c, 0)
+        enabled, garbage, size = blob_gc_state(c)
+        assert garbage == 0 and size < 3000 * 8192 * 1.1
+        assert all(len(c.get(f"k{i}")) == 8192 for i in range(0, 3000, 7))
+        # 0 runs GC whatever the garbage, from the next check on.
+        assert c.config_set("rocksdb.blob-gc-min-garbage-ratio", 0)
+        wait_blob_gc(c, 1)
+    finally:
+        srv.cleanup()
 
 
 def test_second_server_on_the_same_port_fails_to_start():
