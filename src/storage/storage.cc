@@ -495,7 +495,11 @@ void Storage::AdjustBlobGc() {
     want = false;
   }
   if (want == blob_gc_on_) return;
-  rocksdb::Status s = db_->SetOptions(h, {{"enable_blob_garbage_collection", want ? "true" : "false"}});
+  // While on, old blob files holding that share of garbage also get compactions of
+  // their own, so that space comes back without writes to trigger compactions.
+  std::string force = min > 0 ? std::to_string(min / 100.0) : "1.0";
+  rocksdb::Status s = db_->SetOptions(h, {{"enable_blob_garbage_collection", want ? "true" : "false"},
+                                          {"blob_garbage_collection_force_threshold", force}});
   if (!s.ok()) {
     LOG(WARNING) << "Cannot switch blob garbage collection: " << s.ToString();
     return;
