@@ -40,7 +40,7 @@ cp tests/rdb-fixtures/legacy/*.rdb tests/rdb-fixtures/redis-7.0/l*.rdb tests/rdb
 fuzz fuzz_rdb -max_total_time="${FUZZ_SECONDS:-60}" -max_len=8192 build-fuzz/corpus-rdb
 fuzz fuzz_lua_unpack -max_total_time="${FUZZ_LUA_SECONDS:-30}" -max_len=1024 build-fuzz/corpus-lua
 # Whole command lines through the command table on a real RocksDB (as a master's stream is
-# applied); RocksDB's own background threads are left running at exit, hence no leak check.
+# applied). Its storage lives for the whole run (closed only at exit), hence no leak check.
 fuzz fuzz_commands -detect_leaks=0 -max_total_time="${FUZZ_SECONDS:-60}" -max_len=2048 \
   -dict=tests/fuzz/commands.dict build-fuzz/corpus-cmd tests/fuzz/corpus-commands
 # A master's replication stream, split at every point, through the replica's StreamApplier.
