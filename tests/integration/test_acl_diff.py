@@ -5,7 +5,7 @@ the ACL file."""
 import pytest
 import redis
 
-from conftest import Differ, Kvrocks, RawClient
+from conftest import Differ, Kvrocks, RawClient, encode
 
 
 @pytest.fixture
@@ -123,6 +123,13 @@ def test_requirepass_is_the_default_password(fresh_server):
     assert c.call("AUTH", "wrong") == b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
     assert c.call("AUTH", "secret") == b"+OK\r\n"
     assert c.call("ACL", "WHOAMI") == b"$7\r\ndefault\r\n"
+    # Pipelined GETs (read ahead with one MultiGet once authenticated, dispatch.cc)
+    # before and after AUTH in one write.
+    assert admin.call("SET", "pk", "val") == b"+OK\r\n"
+    p = RawClient(srv.port)
+    p.send_raw(b"".join(encode(a) for a in [("GET", "pk")] * 3 + [("AUTH", "secret")] + [("GET", "pk")] * 3))
+    assert [p.read_reply() for _ in range(7)] == [b"-NOAUTH Authentication required.\r\n"] * 3 + [b"+OK\r\n"] + \
+        [b"$3\r\nval\r\n"] * 3
     assert c.call("AUTH", "default", "secret") == b"+OK\r\n"
     info = c.call("ACL", "GETUSER", "default")
     assert b"2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b" in info  # sha256("secret")
