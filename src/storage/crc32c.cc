@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <string>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -65,12 +66,53 @@ uint32_t Crc32cExtend(uint32_t crc, const char* data, size_t n) {
 
 bool Crc32cIsHardware() { return kHasSse42; }
 
+namespace {
+
+// Product of two polynomials modulo the CRC polynomial, in the reflected bit
+// order (bit 31 is x^0), as zlib's crc32_combine computes it.
+uint32_t MultiplyModPoly(uint32_t a, uint32_t b) {
+  uint32_t product = 0;
+  for (uint32_t m = 1u << 31; m != 0; m >>= 1) {
+    if (a & m) product ^= b;
+    b = (b & 1) ? (b >> 1) ^ kPolyReflected : b >> 1;
+  }
+  return product;
+}
+
+// x^(8n) modulo the polynomial: what appending n zero bytes multiplies a CRC by.
+uint32_t ZeroBytesOperator(uint64_t n) {
+  uint32_t result = 1u << 31;  // x^0
+  uint32_t square = 1u << 23;  // x^8: one byte
+  for (; n != 0; n >>= 1) {
+    if (n & 1) result = MultiplyModPoly(square, result);
+    square = MultiplyModPoly(square, square);
+  }
+  return result;
+}
+
+}  // namespace
+
+uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, size_t len_b) {
+  // The pre- and post-inversions cancel out: CRC(A B) = CRC(A) * x^(8|B|) + CRC(B).
+  return MultiplyModPoly(ZeroBytesOperator(len_b), crc_a) ^ crc_b;
+}
+
 }  // namespace kvrocks
 
-// Interposes librocksdb's exported function of the same signature (see the
-// header). CMakeLists.txt keeps it in the binaries and in their dynamic symbol
-// table.
+// These three are all that librocksdb's util/crc32c.o defines. With them in the
+// binary, the linker never takes that object out of librocksdb.a, and every
+// RocksDB checksum is computed here (see the header).
 namespace rocksdb::crc32c {
+std::string IsFastCrc32Supported();
 uint32_t Extend(uint32_t crc, const char* data, size_t n);
+uint32_t Crc32cCombine(uint32_t crc1, uint32_t crc2, size_t crc2len);
+
+std::string IsFastCrc32Supported() {
+  return kvrocks::Crc32cIsHardware() ? "Supported on x86 (kvrocks' crc32 instruction)"
+                                     : "Not supported (kvrocks' table-driven CRC32C)";
+}
 uint32_t Extend(uint32_t crc, const char* data, size_t n) { return kvrocks::Crc32cExtend(crc, data, n); }
+uint32_t Crc32cCombine(uint32_t crc1, uint32_t crc2, size_t crc2len) {
+  return kvrocks::Crc32cCombine(crc1, crc2, crc2len);
+}
 }  // namespace rocksdb::crc32c
