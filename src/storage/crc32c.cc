@@ -70,7 +70,7 @@ namespace {
 
 // Product of two polynomials modulo the CRC polynomial, in the reflected bit
 // order (bit 31 is x^0), as zlib's crc32_combine computes it.
-uint32_t MultiplyModPoly(uint32_t a, uint32_t b) {
+constexpr uint32_t MultiplyModPoly(uint32_t a, uint32_t b) {
   uint32_t product = 0;
   for (uint32_t m = 1u << 31; m != 0; m >>= 1) {
     if (a & m) product ^= b;
@@ -79,22 +79,25 @@ uint32_t MultiplyModPoly(uint32_t a, uint32_t b) {
   return product;
 }
 
-// x^(8n) modulo the polynomial: what appending n zero bytes multiplies a CRC by.
-uint32_t ZeroBytesOperator(uint64_t n) {
-  uint32_t result = 1u << 31;  // x^0
-  uint32_t square = 1u << 23;  // x^8: one byte
-  for (; n != 0; n >>= 1) {
-    if (n & 1) result = MultiplyModPoly(square, result);
-    square = MultiplyModPoly(square, square);
-  }
-  return result;
+// kByteShifts[k] = x^(8 * 2^k) modulo the polynomial: appending 2^k zero bytes.
+constexpr std::array<uint32_t, 64> MakeByteShifts() {
+  std::array<uint32_t, 64> t{};
+  t[0] = 1u << 23;  // x^8
+  for (size_t k = 1; k < t.size(); k++) t[k] = MultiplyModPoly(t[k - 1], t[k - 1]);
+  return t;
 }
+
+constexpr std::array<uint32_t, 64> kByteShifts = MakeByteShifts();
 
 }  // namespace
 
 uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, size_t len_b) {
   // The pre- and post-inversions cancel out: CRC(A B) = CRC(A) * x^(8|B|) + CRC(B).
-  return MultiplyModPoly(ZeroBytesOperator(len_b), crc_a) ^ crc_b;
+  uint32_t shifted = crc_a;
+  for (size_t k = 0; len_b != 0; len_b >>= 1, k++) {
+    if (len_b & 1) shifted = MultiplyModPoly(kByteShifts[k], shifted);
+  }
+  return shifted ^ crc_b;
 }
 
 }  // namespace kvrocks
