@@ -202,6 +202,7 @@ Status Storage::Open() {
   db_.reset(raw);
   write_options_.sync = config_->rocksdb_sync_writes;
   blob_gc_on_ = config_->rocksdb_enable_blob_files && BlobGcUnconditional();
+  blob_gc_ratio_applied_ = 0;  // RocksDB's default force threshold (1.0) is what ratio 0 sets
   g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata));
   return LoadState();
 }
@@ -494,7 +495,8 @@ void Storage::AdjustBlobGc() {
   } else if (percent < min / 2.0) {
     want = false;
   }
-  if (want == blob_gc_on_) return;
+  // A ratio changed by CONFIG SET while GC stays on still moves the force threshold.
+  if (want == blob_gc_on_ && (!want || min == blob_gc_ratio_applied_)) return;
   // While on, old blob files holding that share of garbage also get compactions of
   // their own, so that space comes back without writes to trigger compactions.
   std::string force = min > 0 ? std::to_string(min / 100.0) : "1.0";
@@ -504,6 +506,8 @@ void Storage::AdjustBlobGc() {
     LOG(WARNING) << "Cannot switch blob garbage collection: " << s.ToString();
     return;
   }
+  blob_gc_ratio_applied_ = min;
+  if (want == blob_gc_on_) return;
   blob_gc_on_ = want;
   LOG(INFO) << "Blob garbage collection " << (want ? "on" : "off") << ": " << garbage << " of " << total
             << " blob bytes are garbage";

@@ -150,6 +150,7 @@ class Storage {
   LockManager locks_;
   std::atomic<uint64_t> last_version_{0};
   std::atomic<bool> blob_gc_on_{false};  // what the subkey CF runs with (AdjustBlobGc)
+  int blob_gc_ratio_applied_ = 0;        // the ratio its force threshold was set from (AdjustBlobGc only)
   std::array<std::atomic<uint8_t>, kMaxDatabases> db_map_;
   std::array<std::atomic<int64_t>, kMaxDatabases> key_counts_;
   std::array<std::atomic<int64_t>, kMaxDatabases> expire_counts_;

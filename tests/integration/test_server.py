@@ -158,6 +158,13 @@ def test_select_in_redis_py(kvrocks_server):
     c.flushdb()
 
 
+def subkey_cf_options(srv):
+    latest = max(glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")))  # zero-padded numbers
+    text = open(latest).read()
+    subkey = text[text.index('[CFOptions "default"]'):]  # the subkey CF is RocksDB's default one
+    return subkey[:subkey.index("[TableOptions")]
+
+
 def test_blob_gc_age_cutoff_reaches_rocksdb():
     """rocksdb.blob-gc-age-cutoff (percent, 0 = off) is what RocksDB runs with; with the
     default rocksdb.blob-gc-min-garbage-ratio GC starts off (no garbage yet)."""
@@ -168,10 +175,7 @@ def test_blob_gc_age_cutoff_reaches_rocksdb():
         try:
             c = srv.client()
             assert c.config_get("rocksdb.blob-gc-age-cutoff") == {"rocksdb.blob-gc-age-cutoff": value}
-            latest = max(glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")))  # zero-padded numbers
-            text = open(latest).read()
-            subkey = text[text.index('[CFOptions "default"]'):]  # the subkey CF is RocksDB's default one
-            subkey = subkey[:subkey.index("[TableOptions")]
+            subkey = subkey_cf_options(srv)
             assert f"enable_blob_garbage_collection={enabled}" in subkey
             assert f"blob_garbage_collection_age_cutoff={cutoff}" in subkey
         finally:
@@ -219,6 +223,30 @@ def test_blob_gc_runs_only_while_blob_files_hold_garbage():
         # 0 runs GC whatever the garbage, from the next check on.
         assert c.config_set("rocksdb.blob-gc-min-garbage-ratio", 0)
         wait_blob_gc(c, 1)
+    finally:
+        srv.cleanup()
+
+
+def test_blob_gc_ratio_set_while_gc_is_on_moves_the_force_threshold():
+    """With an age cutoff of 1% no blob file is old enough for GC to move, so the
+    garbage stays and GC stays on; a new ratio still reaches RocksDB's force threshold."""
+    srv = Kvrocks(extra=["--rocksdb.blob-gc-age-cutoff", "1", "--rocksdb.blob-gc-min-garbage-ratio", "20"]).start()
+    try:
+        c = srv.client()
+        p = c.pipeline(transaction=False)
+        for step in (1, 2):  # the second round turns half of the first blob file into garbage
+            for i in range(0, 2000, step):
+                p.set(f"k{i}", os.urandom(8192))
+            p.execute()
+            c.execute_command("COMPACT")
+        wait_blob_gc(c, 1)
+        assert "blob_garbage_collection_force_threshold=0.200000" in subkey_cf_options(srv)
+        assert c.config_set("rocksdb.blob-gc-min-garbage-ratio", 30)
+        deadline = time.time() + 15
+        while "blob_garbage_collection_force_threshold=0.300000" not in subkey_cf_options(srv):
+            assert time.time() < deadline, subkey_cf_options(srv)
+            time.sleep(0.1)
+        assert blob_gc_state(c)[0] == 1
     finally:
         srv.cleanup()
 
