@@ -244,6 +244,8 @@ std::string InfoRocksdb(Server* srv) {
   Line(&s, "blob_files_size", static_cast<int64_t>(st->GetIntProperty("rocksdb.total-blob-file-size")));
   Line(&s, "blob_garbage_size", static_cast<int64_t>(st->GetIntProperty("rocksdb.live-blob-file-garbage-size")));
   Line(&s, "blob_gc_enabled", static_cast<int64_t>(st->blob_gc_on()));
+  Line(&s, "blob_compression_enabled", static_cast<int64_t>(st->blob_compression_on()));
+  Line(&s, "blob_compression_sampled_saving", static_cast<int64_t>(st->blob_compression_saving()));
   Line(&s, "num_running_compactions", static_cast<int64_t>(st->GetIntProperty("rocksdb.num-running-compactions")));
   Line(&s, "num_running_flushes", static_cast<int64_t>(st->GetIntProperty("rocksdb.num-running-flushes")));
   Line(&s, "pending_compaction_bytes",

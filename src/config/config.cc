@@ -258,6 +258,7 @@ Config::Config() {
   Add(BoolOption("rocksdb.enable-blob-files", &rocksdb_enable_blob_files, false));
   Add(Int64Option("rocksdb.min-blob-size", &rocksdb_min_blob_size, 0, true, false));
   Add(StringOption("rocksdb.blob-compression", &rocksdb_blob_compression, false, {"no", "snappy", "lz4", "zstd"}));
+  Add(IntOption("rocksdb.blob-compression-min-saving", &rocksdb_blob_compression_min_saving, 0, 100, true));
   Add(IntOption("rocksdb.blob-gc-age-cutoff", &rocksdb_blob_gc_age_cutoff, 0, 100, false));
   Add(IntOption("rocksdb.blob-gc-min-garbage-ratio", &rocksdb_blob_gc_min_garbage_ratio, 0, 100, true));
   Add(StringOption("rocksdb.wal-compression", &rocksdb_wal_compression, false, {"no", "zstd"}));

@@ -105,6 +105,7 @@ struct Config {
   int64_t rocksdb_min_blob_size = 4096;
   std::string rocksdb_blob_compression = "lz4";
   int rocksdb_blob_gc_age_cutoff = 25;  // percent of the oldest blob files whose live values compaction moves
+  int rocksdb_blob_compression_min_saving = 10;  // percent sampled big values must shrink by to compress blobs
   int rocksdb_blob_gc_min_garbage_ratio = 25;  // percent of blob bytes that must be garbage for GC to run
   std::string rocksdb_wal_compression = "zstd";
   int64_t rocksdb_rate_limiter_bytes_per_sec = 0;  // 0: no limit

@@ -452,7 +452,8 @@ bool Server::BgSave() {
 
 void Server::ActiveExpireLoop() {
   pthread_setname_np(pthread_self(), "active-expire");
-  uint64_t last_blob_gc_check_ms = 0;  // this thread also switches blob GC (Storage::AdjustBlobGc)
+  // This thread also switches blob GC and blob compression (Storage::AdjustBlobGc, AdjustBlobCompression).
+  uint64_t last_blob_check_ms = 0;
   while (true) {
     {
       std::unique_lock<std::mutex> g(stop_mu_);
@@ -461,9 +462,10 @@ void Server::ActiveExpireLoop() {
       if (stop_) return;
     }
     uint64_t now_ms = MonotonicUs() / 1000;
-    if (now_ms - last_blob_gc_check_ms >= 1000) {
+    if (now_ms - last_blob_check_ms >= 1000) {
       storage_->AdjustBlobGc();
-      last_blob_gc_check_ms = now_ms;
+      storage_->AdjustBlobCompression();
+      last_blob_check_ms = now_ms;
     }
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.

@@ -260,6 +260,7 @@ std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb
 
 void Context::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
   used_cfs_ |= 1u << static_cast<int>(cf);
+  if (cf == ColumnFamily::kSubkey) storage_->NoteSubkeyValue(value);
   written_.Insert(KeyHash(cf, key));
   if (indexed_) {
     index_->Put(storage_->cf(cf), key, value);

@@ -57,6 +57,16 @@ rocksdb::CompressionType ParseCompression(const std::string& s) {
   return rocksdb::kNoCompression;
 }
 
+// The name SetOptions takes for a compression type ParseCompression returns.
+const char* CompressionOptionName(rocksdb::CompressionType t) {
+  switch (t) {
+    case rocksdb::kSnappyCompression: return "kSnappyCompression";
+    case rocksdb::kLZ4Compression: return "kLZ4Compression";
+    case rocksdb::kZSTD: return "kZSTD";
+    default: return "kNoCompression";
+  }
+}
+
 std::shared_ptr<SubkeyFilterFactory> g_subkey_filter = std::make_shared<SubkeyFilterFactory>();
 
 }  // namespace
@@ -203,6 +213,10 @@ Status Storage::Open() {
   write_options_.sync = config_->rocksdb_sync_writes;
   blob_gc_on_ = config_->rocksdb_enable_blob_files && BlobGcUnconditional();
   blob_gc_ratio_applied_ = 0;  // RocksDB's default force threshold (1.0) is what ratio 0 sets
+  blob_compression_ = ParseCompression(config_->rocksdb_blob_compression);
+  blob_compression_on_ = config_->rocksdb_enable_blob_files && blob_compression_ != rocksdb::kNoCompression;
+  if (blob_compression_on_) blob_sample_min_size_ = static_cast<size_t>(config_->rocksdb_min_blob_size);
+  blob_sampling_ = blob_compression_on_ && config_->rocksdb_blob_compression_min_saving > 0;
   g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata));
   return LoadState();
 }
@@ -511,6 +525,36 @@ void Storage::AdjustBlobGc() {
   blob_gc_on_ = want;
   LOG(INFO) << "Blob garbage collection " << (want ? "on" : "off") << ": " << garbage << " of " << total
             << " blob bytes are garbage";
+}
+
+void Storage::AdjustBlobCompression() {
+  if (blob_sample_min_size_ == SIZE_MAX) return;  // no blob files, or blob compression "no"
+  const int min = config_->rocksdb_blob_compression_min_saving;
+  blob_sampling_ = min > 0;
+  bool want = blob_compression_on_;
+  double saving = 0;
+  if (min == 0) {
+    want = true;
+  } else if (blob_sampler_.TakeEstimate(16, &saving)) {
+    blob_compression_saving_ = static_cast<int>(saving);
+    // On at the configured saving, off below half of it: values near the line
+    // do not switch it back and forth, and each switch rewrites RocksDB's OPTIONS file.
+    if (saving >= min) {
+      want = true;
+    } else if (saving < min / 2.0) {
+      want = false;
+    }
+  }
+  if (want == blob_compression_on_) return;
+  const char* type = want ? CompressionOptionName(blob_compression_) : "kNoCompression";
+  rocksdb::Status s = db_->SetOptions(cf(ColumnFamily::kSubkey), {{"blob_compression_type", type}});
+  if (!s.ok()) {
+    LOG(WARNING) << "Cannot switch blob compression: " << s.ToString();
+    return;
+  }
+  blob_compression_on_ = want;
+  LOG(INFO) << "Blob compression " << (want ? "on" : "off") << ": sampled big values shrink by "
+            << blob_compression_saving_ << "%";
 }
 
 uint64_t Storage::DiskUsage() {

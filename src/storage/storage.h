@@ -16,6 +16,7 @@
 
 #include "common/status.h"
 #include "config/config.h"
+#include "storage/compression_sampler.h"
 #include "storage/lock_manager.h"
 
 namespace kvrocks {
@@ -129,6 +130,22 @@ class Storage {
   void AdjustBlobGc();
   bool blob_gc_on() const { return blob_gc_on_; }
 
+  // Blob compression (rocksdb.blob-compression) runs only while it pays: the
+  // context reports each value it writes to the subkey column family, one big
+  // value (a future blob) in CompressionSampler::kSampleEvery is compressed, and
+  // AdjustBlobCompression turns blob compression off while the samples shrink by
+  // less than half of rocksdb.blob-compression-min-saving percent, on again once
+  // they shrink by that much. Called about once a second.
+  void NoteSubkeyValue(const rocksdb::Slice& value) {
+    if (value.size() >= blob_sample_min_size_ && blob_sampling_.load(std::memory_order_relaxed)) {
+      blob_sampler_.Note(blob_compression_, value);
+    }
+  }
+  void AdjustBlobCompression();
+  bool blob_compression_on() const { return blob_compression_on_; }
+  // Percent of their bytes the last round of samples saved; -1 before the first.
+  int blob_compression_saving() const { return blob_compression_saving_; }
+
   // Approximate on-disk size of all SST and blob files.
   uint64_t DiskUsage();
   std::string GetProperty(const std::string& name, ColumnFamily c = ColumnFamily::kMetadata);
@@ -151,6 +168,12 @@ class Storage {
   std::atomic<uint64_t> last_version_{0};
   std::atomic<bool> blob_gc_on_{false};  // what the subkey CF runs with (AdjustBlobGc)
   int blob_gc_ratio_applied_ = 0;        // the ratio its force threshold was set from (AdjustBlobGc only)
+  rocksdb::CompressionType blob_compression_ = rocksdb::kNoCompression;  // rocksdb.blob-compression
+  size_t blob_sample_min_size_ = SIZE_MAX;                                 // values that become blobs
+  std::atomic<bool> blob_sampling_{false};
+  std::atomic<bool> blob_compression_on_{false};  // what the subkey CF runs with (AdjustBlobCompression)
+  std::atomic<int> blob_compression_saving_{-1};
+  CompressionSampler blob_sampler_;
   std::array<std::atomic<uint8_t>, kMaxDatabases> db_map_;
   std::array<std::atomic<int64_t>, kMaxDatabases> key_counts_;
   std::array<std::atomic<int64_t>, kMaxDatabases> expire_counts_;

@@ -251,6 +251,56 @@ def test_blob_gc_ratio_set_while_gc_is_on_moves_the_force_threshold():
         srv.cleanup()
 
 
+def wait_blob_compression(c, enabled):
+    deadline = time.time() + 15
+    while c.info("rocksdb")["blob_compression_enabled"] != enabled:
+        assert time.time() < deadline, f"blob compression never became {enabled}: {c.info('rocksdb')}"
+        time.sleep(0.1)
+
+
+def test_blob_compression_runs_only_while_big_values_compress():
+    """Blobs are compressed while a sample of the big values written shrinks by
+    rocksdb.blob-compression-min-saving percent, not while it does not (random
+    bytes); every value reads back either way. 0 compresses always."""
+    srv = Kvrocks().start()
+    try:
+        c = srv.client()
+        assert c.info("rocksdb")["blob_compression_enabled"] == 1
+        assert c.info("rocksdb")["blob_compression_sampled_saving"] == -1
+        written = {}
+        p = c.pipeline(transaction=False)
+
+        def write(prefix, make):
+            for i in range(1024):
+                written[f"{prefix}{i}"] = make(i)
+                p.set(f"{prefix}{i}", written[f"{prefix}{i}"])
+            p.execute()
+
+        write("random", lambda i: os.urandom(8192))
+        wait_blob_compression(c, 0)
+        assert c.info("rocksdb")["blob_compression_sampled_saving"] < 5
+        c.execute_command("COMPACT")
+        assert "blob_compression_type=kNoCompression" in subkey_cf_options(srv)
+        write("text", lambda i: (b"kvrocks %d " % i) * 800)
+        wait_blob_compression(c, 1)
+        assert c.info("rocksdb")["blob_compression_sampled_saving"] > 90
+        c.execute_command("COMPACT")
+        assert "blob_compression_type=kLZ4Compression" in subkey_cf_options(srv)
+        write("random", lambda i: os.urandom(8192))
+        wait_blob_compression(c, 0)
+        assert c.config_set("rocksdb.blob-compression-min-saving", 0)
+        wait_blob_compression(c, 1)
+        write("random", lambda i: os.urandom(8192))
+        time.sleep(2.5)
+        assert c.info("rocksdb")["blob_compression_enabled"] == 1
+        c.execute_command("COMPACT")
+        for k, v in written.items():
+            p.get(k)
+        assert p.execute() == list(written.values())
+    finally:
+        srv.cleanup()
+
+
 def test_second_server_on_the_same_port_fails_to_start():
     """As with redis-server: the port is taken, the second server exits with an
     error (no shared listening port), and the first keeps every connection."""
