@@ -33,6 +33,12 @@ TEST(Crc32c, HardwareMatchesPortableAtEveryLengthAndAlignment) {
     }
   }
   EXPECT_EQ(Crc32cExtend(0, buf.data() + 3, buf.size() - 3), Crc32cExtendPortable(0, buf.data() + 3, buf.size() - 3));
+  // Around the sizes of the three-lane blocks (3 x 256 and 3 x 2048 bytes) and their sums.
+  for (size_t base : {768, 6144, 6912, 13824}) {
+    for (size_t n = base - 9; n < base + 9; n++) {
+      ASSERT_EQ(Crc32cExtend(0xfeedu, buf.data() + 5, n), Crc32cExtendPortable(0xfeedu, buf.data() + 5, n)) << n;
+    }
+  }
 }
 
 TEST(Crc32c, CombineEqualsTheChecksumOfTheConcatenation) {
