@@ -535,6 +535,7 @@ void Storage::AdjustBlobCompression() {
   double saving = 0;
   if (min == 0) {
     want = true;
+    blob_sampler_.TakeEstimate(0, &saving);  // drops samples a later non-zero setting must not count
   } else if (blob_sampler_.TakeEstimate(16, &saving)) {
     blob_compression_saving_ = static_cast<int>(saving);
     // On at the configured saving, off below half of it: values near the line
