@@ -448,7 +448,7 @@ void RegisterKeyspaceCommands(CommandTable* t) {
   t->Add({"randomkey", 1, r, 0, 0, 0, RandomKey, "generic", "Returns a random key name from the database.", "1.0.0"});
   t->Add({"rename", 3, w, 1, 2, 1, Rename, "generic", "Renames a key and overwrites the destination.", "1.0.0"});
   t->Add({"renamenx", 3, w | kCmdFast, 1, 2, 1, RenameNx, "generic", "Renames a key only when the target key name doesn't exist.", "1.0.0"});
-  t->Add({"copy", -3, w, 1, 2, 1, Copy, "generic", "Copies the value of a key to a new key.", "6.2.0", CopyLockKeys});
+  t->Add({"copy", -3, w | kCmdDenyOOM, 1, 2, 1, Copy, "generic", "Copies the value of a key to a new key.", "6.2.0", CopyLockKeys});
   t->Add({"move", 3, w | kCmdFast, 1, 1, 1, Move, "generic", "Moves a key to another database.", "1.0.0", MoveLockKeys});
   t->Add({"swapdb", 3, w | kCmdExclusive | kCmdFast, 0, 0, 0, SwapDb, "server", "Swaps two Redis databases.", "4.0.0"});
   t->Add({"dbsize", 1, r | kCmdFast, 0, 0, 0, DbSize, "server", "Returns the number of keys in the database.", "1.0.0"});

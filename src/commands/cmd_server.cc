@@ -9,6 +9,7 @@
 #include <random>
 
 #include "commands/helpers.h"
+#include "commands/redis_command_meta.h"
 #include "replication/replica.h"
 #include "common/time_util.h"
 
@@ -378,47 +379,39 @@ void Time(CommandCall& call) {
   reply::Bulk(call.out, std::to_string(us % 1000000));
 }
 
-std::vector<std::string> FlagNames(uint32_t f) {
-  std::vector<std::string> out;
-  static const std::pair<uint32_t, const char*> kNames[] = {
-      {kCmdWrite, "write"},       {kCmdReadOnly, "readonly"},         {kCmdDenyOOM, "denyoom"},
-      {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"},         {kCmdBlocking, "blocking"},
-      {kCmdLoading, "loading"},   {kCmdStale, "stale"},               {kCmdSkipMonitor, "skip_monitor"},
-      {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},          {kCmdNoAuth, "no_auth"},
-      {kCmdNoMulti, "no_multi"}};
-  for (auto& [bit, name] : kNames) {
-    if (f & bit) out.push_back(name);
-  }
-  return out;
+std::vector<std::string> WithAt(std::vector<std::string> cats) {
+  for (auto& c : cats) c.insert(0, "@");
+  return cats;
 }
 
-std::vector<std::string> AclCategories(const CommandSpec& c) {
-  std::vector<std::string> out;
-  if (c.flags & kCmdWrite) out.push_back("@write");
-  if (c.flags & kCmdReadOnly) out.push_back("@read");
-  std::string group = c.group;
-  if (group == "generic") out.push_back("@keyspace");
-  if (group == "string") out.push_back("@string");
-  if (group == "hash") out.push_back("@hash");
-  if (group == "set") out.push_back("@set");
-  if (group == "list") out.push_back("@list");
-  if (group == "sorted_set") out.push_back("@sortedset");
-  if (c.flags & kCmdBlocking) out.push_back("@blocking");
-  if (group == "connection") out.push_back("@connection");
-  if (group == "transactions") out.push_back("@transaction");
-  if (c.flags & kCmdAdmin) {
-    out.push_back("@admin");
-    out.push_back("@dangerous");
+std::vector<std::string> AclCategories(const CommandSpec& c) { return WithAt(CommandAclCategories(c)); }
+
+// RESP3 bytes recorded from Redis, as this client's protocol has them.
+void AppendResp(std::string* out, const char* resp3, int resp) {
+  if (resp == 3) {
+    out->append(resp3);
+  } else {
+    Resp3ToResp2(resp3, out);
   }
-  out.push_back((c.flags & kCmdFast) ? "@fast" : "@slow");
-  return out;
 }
 
-void CommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
+// The subcommands of c that Redis lists (DEBUG's are not), with their recorded data.
+std::vector<const RedisCommandMeta*> ListedSubcommands(const CommandSpec& c) {
+  std::vector<const RedisCommandMeta*> subs;
+  for (const SubcommandSpec& s : c.subcommands) {
+    if (s.arity == 0) continue;
+    if (const RedisCommandMeta* m = FindRedisCommandMeta(s.name)) subs.push_back(m);
+  }
+  return subs;
+}
+
+// A command Redis 7.0 does not have (or one renamed by rename-command): its
+// entry from kvrocks' own table.
+void OwnCommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
   reply::ArrayHeader(out, 10);
   reply::Bulk(out, c.name);
   reply::Integer(out, c.arity);
-  auto flags = FlagNames(c.flags);
+  auto flags = CommandFlagNames(c.flags);
   reply::SetHeader(out, flags.size(), resp);
   for (auto& f : flags) reply::Simple(out, f);
   reply::Integer(out, c.first_key);
@@ -430,6 +423,69 @@ void CommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
   reply::ArrayHeader(out, 0);  // tips
   reply::ArrayHeader(out, 0);  // key specs
   reply::ArrayHeader(out, 0);  // subcommands
+}
+
+void CommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
+  const RedisCommandMeta* m = FindRedisCommandMeta(ToLower(c.name));
+  if (m == nullptr) return OwnCommandInfoEntry(out, c, resp);
+  reply::ArrayHeader(out, 10);
+  AppendResp(out, m->info, resp);
+  auto subs = ListedSubcommands(c);
+  reply::ArrayHeader(out, subs.size());
+  for (const RedisCommandMeta* sub : subs) {
+    reply::ArrayHeader(out, 10);
+    AppendResp(out, sub->info, resp);
+    reply::ArrayHeader(out, 0);
+  }
+}
+
+void SubcommandInfoEntry(std::string* out, const RedisCommandMeta& sub, int resp) {
+  reply::ArrayHeader(out, 10);
+  AppendResp(out, sub.info, resp);
+  reply::ArrayHeader(out, 0);
+}
+
+// The COMMAND DOCS map of a command or subcommand (without its name).
+void DocsEntry(std::string* out, const CommandSpec* c, const RedisCommandMeta* m, int resp) {
+  if (m == nullptr) {
+    reply::MapHeader(out, 3, resp);
+    reply::Bulk(out, "summary");
+    reply::Bulk(out, c->summary);
+    reply::Bulk(out, "since");
+    reply::Bulk(out, c->since);
+    reply::Bulk(out, "group");
+    reply::Bulk(out, c->group);
+    return;
+  }
+  std::vector<const RedisCommandMeta*> subs;
+  if (c != nullptr) subs = ListedSubcommands(*c);
+  reply::MapHeader(out, m->docs_fields + (subs.empty() ? 0 : 1), resp);
+  AppendResp(out, m->docs, resp);
+  if (subs.empty()) return;
+  reply::Bulk(out, "subcommands");
+  reply::MapHeader(out, subs.size(), resp);
+  for (const RedisCommandMeta* sub : subs) {
+    reply::Bulk(out, sub->name);
+    DocsEntry(out, nullptr, sub, resp);
+  }
+}
+
+// A name COMMAND INFO / DOCS take: "get" or "config|get". Sets *sub for a
+// subcommand kvrocks has; returns the command, or nullptr.
+const CommandSpec* FindCommandOrSubcommand(const std::string& name, const RedisCommandMeta** sub) {
+  *sub = nullptr;
+  size_t bar = name.find('|');
+  const CommandSpec* c = CommandTable::Instance().Find(name.substr(0, bar));
+  if (c == nullptr || bar == std::string::npos) return c;
+  std::string full = ToLower(name);
+  for (const SubcommandSpec& s : c->subcommands) {
+    if (s.arity != 0 && s.name == full) {
+      // Only one level of subcommands exists, as in Redis.
+      *sub = FindRedisCommandMeta(full);
+      if (*sub != nullptr) return c;
+    }
+  }
+  return nullptr;
 }
 
 void CommandCmd(CommandCall& call) {
@@ -450,9 +506,12 @@ void CommandCmd(CommandCall& call) {
     }
     reply::ArrayHeader(call.out, a.size() - 2);
     for (size_t i = 2; i < a.size(); i++) {
-      const CommandSpec* c = CommandTable::Instance().Find(a[i]);
+      const RedisCommandMeta* sub = nullptr;
+      const CommandSpec* c = FindCommandOrSubcommand(a[i], &sub);
       if (c == nullptr) {
         reply::NullArray(call.out, call.resp);
+      } else if (sub != nullptr) {
+        SubcommandInfoEntry(call.out, *sub, call.resp);
       } else {
         CommandInfoEntry(call.out, *c, call.resp);
       }
@@ -460,24 +519,26 @@ void CommandCmd(CommandCall& call) {
     return;
   }
   if (EqualsIgnoreCase(sub, "docs")) {
-    std::vector<const CommandSpec*> specs;
+    // (name, command, recorded docs): a subcommand has no command of its own here.
+    std::vector<std::tuple<std::string, const CommandSpec*, const RedisCommandMeta*>> entries;
     if (a.size() == 2) {
-      for (auto& [name, c] : all) specs.push_back(&c);
+      for (auto& [name, c] : all) entries.emplace_back(c.name, &c, FindRedisCommandMeta(ToLower(c.name)));
     } else {
       for (size_t i = 2; i < a.size(); i++) {
-        if (const CommandSpec* c = CommandTable::Instance().Find(a[i])) specs.push_back(c);
+        const RedisCommandMeta* subm = nullptr;
+        const CommandSpec* c = FindCommandOrSubcommand(a[i], &subm);
+        if (c == nullptr) continue;
+        if (subm != nullptr) {
+          entries.emplace_back(subm->name, nullptr, subm);
+        } else {
+          entries.emplace_back(c->name, c, FindRedisCommandMeta(ToLower(c->name)));
+        }
       }
     }
-    reply::MapHeader(call.out, specs.size(), call.resp);
-    for (const CommandSpec* c : specs) {
-      reply::Bulk(call.out, c->name);
-      reply::MapHeader(call.out, 3, call.resp);
-      reply::Bulk(call.out, "summary");
-      reply::Bulk(call.out, c->summary);
-      reply::Bulk(call.out, "since");
-      reply::Bulk(call.out, c->since);
-      reply::Bulk(call.out, "group");
-      reply::Bulk(call.out, c->group);
+    reply::MapHeader(call.out, entries.size(), call.resp);
+    for (auto& [name, c, m] : entries) {
+      reply::Bulk(call.out, name);
+      DocsEntry(call.out, c, m, call.resp);
     }
     return;
   }
@@ -498,13 +559,15 @@ void CommandCmd(CommandCall& call) {
     }
     std::vector<std::string> names;
     if (module.empty()) {
-      for (auto& [name, c] : all) {
-        if (!pattern.empty() && !StringMatch(pattern, name, true)) continue;
-        if (!category.empty()) {
-          auto cats = AclCategories(c);
-          if (std::find(cats.begin(), cats.end(), category) == cats.end()) continue;
-        }
+      // Commands and, as in Redis, their subcommands ("config|get").
+      auto consider = [&](const std::string& name, const std::vector<std::string>& cats) {
+        if (!pattern.empty() && !StringMatch(pattern, name, true)) return;
+        if (!category.empty() && std::find(cats.begin(), cats.end(), category) == cats.end()) return;
         names.push_back(name);
+      };
+      for (auto& [name, c] : all) {
+        consider(name, AclCategories(c));
+        for (const RedisCommandMeta* sub : ListedSubcommands(c)) consider(sub->name, WithAt(RecordedAclCategories(*sub)));
       }
     }
     reply::BulkArray(call.out, names);
@@ -733,8 +796,8 @@ void RegisterServerCommands(CommandTable* t) {
           {{"latency|doctor", 2}, {"latency|help", 2}, {"latency|history", 3}, {"latency|latest", 2},
            {"latency|reset", -2}}});
   t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
-  t->Add({"save", 1, adm, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
-  t->Add({"bgsave", -1, adm, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});
+  t->Add({"save", 1, kCmdAdmin | kCmdNoScript, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
+  t->Add({"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});
   t->Add({"shutdown", -1, kCmdAllowBusy | adm, 0, 0, 0, Shutdown, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"});
 }
 

@@ -253,7 +253,7 @@ void RegisterSetCommands(CommandTable* t) {
   t->Add({"smembers", 2, rs, 1, 1, 1, SMembers, "set", "Returns all members of a set.", "1.0.0"});
   t->Add({"srandmember", -2, rs, 1, 1, 1, SRandMember, "set", "Get one or multiple random members from a set.", "1.0.0"});
   t->Add({"spop", -2, kCmdWrite | kCmdFast, 1, 1, 1, SPop, "set", "Returns one or more random members from a set after removing them.", "1.0.0"});
-  t->Add({"smove", 4, w, 1, 2, 1, SMove, "set", "Moves a member from one set to another.", "1.0.0"});
+  t->Add({"smove", 4, w & ~kCmdDenyOOM, 1, 2, 1, SMove, "set", "Moves a member from one set to another.", "1.0.0"});
   t->Add({"sinter", -2, rs, 1, -1, 1, SInter, "set", "Returns the intersect of multiple sets.", "1.0.0"});
   t->Add({"sunion", -2, rs, 1, -1, 1, SUnion, "set", "Returns the union of multiple sets.", "1.0.0"});
   t->Add({"sdiff", -2, rs, 1, -1, 1, SDiff, "set", "Returns the difference of multiple sets.", "1.0.0"});

@@ -808,7 +808,7 @@ void RegisterZSetCommands(CommandTable* t) {
   t->Add({"zrank", 3, r, 1, 1, 1, ZRank, "sorted_set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"});
   t->Add({"zrevrank", 3, r, 1, 1, 1, ZRevRank, "sorted_set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"});
   t->Add({"zrange", -4, rs, 1, 1, 1, ZRange, "sorted_set", "Returns members in a sorted set within a range of indexes.", "1.2.0"});
-  t->Add({"zrangestore", -5, ws, 1, 1, 1, ZRangeStore, "sorted_set", "Stores a range of members from sorted set in a key.", "6.2.0"});
+  t->Add({"zrangestore", -5, ws, 1, 2, 1, ZRangeStore, "sorted_set", "Stores a range of members from sorted set in a key.", "6.2.0"});
   t->Add({"zrevrange", -4, rs, 1, 1, 1, ZRevRange, "sorted_set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"});
   t->Add({"zrangebyscore", -4, rs, 1, 1, 1, ZRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores.", "1.0.5"});
   t->Add({"zrevrangebyscore", -4, rs, 1, 1, 1, ZRevRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores in reverse order.", "2.2.0"});
@@ -822,7 +822,7 @@ void RegisterZSetCommands(CommandTable* t) {
   t->Add({"zmpop", -4, wd, 0, 0, 0, ZMPop, "sorted_set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them.", "7.0.0", ZMPopLockKeys});
   t->Add({"bzpopmin", -3, b, 1, -2, 1, BZPopMin, "sorted_set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise.", "5.0.0"});
   t->Add({"bzpopmax", -3, b, 1, -2, 1, BZPopMax, "sorted_set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.", "5.0.0"});
-  t->Add({"bzmpop", -5, b, 0, 0, 0, BZMPop, "sorted_set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise.", "7.0.0", BZMPopLockKeys});
+  t->Add({"bzmpop", -5, b & ~kCmdFast, 0, 0, 0, BZMPop, "sorted_set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise.", "7.0.0", BZMPopLockKeys});
   t->Add({"zrandmember", -2, rs, 1, 1, 1, ZRandMember, "sorted_set", "Returns one or more random members from a sorted set.", "6.2.0"});
   t->Add({"zunion", -3, rs, 0, 0, 0, ZUnion, "sorted_set", "Returns the union of multiple sorted sets.", "6.2.0"});
   t->Add({"zinter", -3, rs, 0, 0, 0, ZInter, "sorted_set", "Returns the intersect of multiple sorted sets.", "6.2.0"});

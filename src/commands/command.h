@@ -117,6 +117,14 @@ class CommandTable {
   std::map<std::string, CommandSpec, std::less<>> commands_;
 };
 
+// ACL categories (without '@') of a command: what Redis 7.0 has for it
+// (redis_command_meta.h), else derived from its group and flags. A container
+// command's subcommands have categories of their own (RecordedAclCategories).
+std::vector<std::string> CommandAclCategories(const CommandSpec& spec);
+
+// The COMMAND INFO flag names of a command's flags, in Redis' order.
+std::vector<std::string> CommandFlagNames(uint32_t flags);
+
 // Registration functions, one per command group file.
 void RegisterStringCommands(CommandTable* table);
 void RegisterHashCommands(CommandTable* table);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "commands/command.h"
+#include "commands/redis_command_meta.h"
 #include "common/sha256.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
@@ -16,26 +17,29 @@ const char* const kCategories[] = {"keyspace", "read",      "write",     "set", 
                                    "pubsub",   "admin",     "fast",      "slow",        "blocking",    "dangerous",
                                    "connection", "transaction", "scripting"};
 
-// The ACL categories of a command, from its group and flags.
-std::set<std::string> CommandCategories(const CommandSpec& spec) {
-  static const std::map<std::string, const char*> kGroups = {
-      {"string", "string"},       {"hash", "hash"},   {"list", "list"},     {"set", "set"},
-      {"sorted_set", "sortedset"}, {"bitmap", "bitmap"}, {"hyperloglog", "hyperloglog"},
-      {"geo", "geo"},             {"stream", "stream"}, {"generic", "keyspace"}, {"pubsub", "pubsub"},
-      {"scripting", "scripting"}, {"transactions", "transaction"}, {"connection", "connection"}};
-  std::set<std::string> cats;
-  auto g = kGroups.find(spec.group);
-  if (g != kGroups.end()) cats.insert(g->second);
-  if (spec.flags & kCmdWrite) cats.insert("write");
-  if (spec.flags & kCmdReadOnly) cats.insert("read");
-  if (spec.flags & kCmdAdmin) {
-    cats.insert("admin");
-    cats.insert("dangerous");
+bool HasCategory(const std::vector<std::string>& cats, const std::string& cat) {
+  return std::find(cats.begin(), cats.end(), cat) != cats.end();
+}
+
+// Allows or denies a command with all its subcommands.
+void SetWholeCommand(AclUser* u, const std::string& name, bool allow) {
+  for (auto it = u->commands.begin(); it != u->commands.end();) {
+    it = it->rfind(name + "|", 0) == 0 ? u->commands.erase(it) : std::next(it);
   }
-  if (spec.flags & kCmdExclusive) cats.insert("dangerous");
-  cats.insert((spec.flags & kCmdFast) ? "fast" : "slow");
-  if (spec.flags & kCmdBlocking) cats.insert("blocking");
-  return cats;
+  if (allow) {
+    u->commands.insert(name);
+  } else {
+    u->commands.erase(name);
+  }
+}
+
+// The subcommands of a container command that Redis lists, by full name.
+std::vector<std::string> ListedSubcommandNames(const CommandSpec& spec) {
+  std::vector<std::string> out;
+  for (const SubcommandSpec& s : spec.subcommands) {
+    if (s.arity != 0) out.push_back(s.name);
+  }
+  return out;
 }
 
 bool IsCategory(const std::string& c) {
@@ -260,11 +264,23 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
       std::vector<std::string> names;
       if (!CategoryCommands(what.substr(1), &names)) return ModifierError(rule, "Unknown command or category name in ACL");
       for (const auto& n : names) {
-        if (add) {
-          u->commands.insert(n);
-        } else {
-          u->commands.erase(n);
+        size_t nbar = n.find('|');
+        if (nbar == std::string::npos) {
+          SetWholeCommand(u, n, add);  // subcommands included (Redis' ACLChangeSelectorPerm)
+          continue;
         }
+        std::string container = n.substr(0, nbar);
+        if (add) {
+          if (!u->commands.count(container)) u->commands.insert(n);
+          continue;
+        }
+        if (u->commands.erase(container)) {
+          // Allowed whole until now: all its other subcommands stay allowed.
+          if (const CommandSpec* spec = CommandTable::Instance().Find(container)) {
+            for (const auto& sub : ListedSubcommandNames(*spec)) u->commands.insert(sub);
+          }
+        }
+        u->commands.erase(n);
       }
       u->command_rules.push_back(std::string(1, rule[0]) + what);
       return "";
@@ -275,15 +291,7 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
     if (spec == nullptr) return ModifierError(rule, "Unknown command or category name in ACL");
     std::string name = ToLower(spec->name);
     if (bar == std::string::npos) {
-      // The command and all its subcommands.
-      for (auto it = u->commands.begin(); it != u->commands.end();) {
-        it = it->rfind(name + "|", 0) == 0 ? u->commands.erase(it) : std::next(it);
-      }
-      if (add) {
-        u->commands.insert(name);
-      } else {
-        u->commands.erase(name);
-      }
+      SetWholeCommand(u, name, add);
     } else {
       if (!add) return ModifierError(rule, "Syntax error");  // Redis 7.0 allows only +cmd|sub
       if (spec->subcommands.empty()) return ModifierError(rule, "Unknown command or category name in ACL");
@@ -439,8 +447,15 @@ bool Acl::CategoryCommands(const std::string& category, std::vector<std::string>
     return true;
   }
   if (!IsCategory(cat)) return false;
+  // As Redis does: a command of the category with all its subcommands, then
+  // each subcommand of the category (a container's own category is usually
+  // just "slow").
   for (const auto& [key, spec] : CommandTable::Instance().all()) {
-    if (CommandCategories(spec).count(cat)) names->push_back(ToLower(spec.name));
+    if (HasCategory(CommandAclCategories(spec), cat)) names->push_back(ToLower(spec.name));
+    for (const auto& sub : ListedSubcommandNames(spec)) {
+      const RedisCommandMeta* m = FindRedisCommandMeta(sub);
+      if (m != nullptr && HasCategory(RecordedAclCategories(*m), cat)) names->push_back(sub);
+    }
   }
   return true;
 }
