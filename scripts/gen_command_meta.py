@@ -16,6 +16,7 @@ and its ACL categories.
 """
 import argparse
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -188,6 +189,7 @@ def main():
         if proc:
             proc.kill()
             proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
     print("wrote", OUT)
 
 

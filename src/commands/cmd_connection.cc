@@ -318,7 +318,8 @@ void Client(CommandCall& call) {
 
 void RegisterConnectionCommands(CommandTable* t) {
   const uint32_t f = kCmdFast | kCmdLoading | kCmdStale;
-  // Not during loading, nor on a stale replica: Redis answers -LOADING / -MASTERDOWN to PING too.
+  // No "stale" flag: on a replica whose link is down with replica-serve-stale-data no, Redis answers
+  // -MASTERDOWN to PING too. (kvrocks serves the previous data set while it loads, so no -LOADING.)
   t->Add({"ping", -1, kCmdFast | kCmdSubscribedOk, 0, 0, 0, Ping, "connection", "Returns the server's liveliness response.", "1.0.0"});
   t->Add({"echo", 2, f, 0, 0, 0, Echo, "connection", "Returns the given string.", "1.0.0"});
   t->Add({"quit", -1, kCmdAllowBusy | f | kCmdNoAuth | kCmdNoMulti | kCmdNoScript | kCmdSubscribedOk, 0, 0, 0, Quit, "connection", "Closes the connection.", "1.0.0"});

@@ -395,12 +395,11 @@ void AppendResp(std::string* out, const char* resp3, int resp) {
   }
 }
 
-// The subcommands of c that Redis lists (DEBUG's are not), with their recorded data.
+// The recorded data of the subcommands of c that Redis lists.
 std::vector<const RedisCommandMeta*> ListedSubcommands(const CommandSpec& c) {
   std::vector<const RedisCommandMeta*> subs;
-  for (const SubcommandSpec& s : c.subcommands) {
-    if (s.arity == 0) continue;
-    if (const RedisCommandMeta* m = FindRedisCommandMeta(s.name)) subs.push_back(m);
+  for (const std::string& name : ListedSubcommandNames(c)) {
+    if (const RedisCommandMeta* m = FindRedisCommandMeta(name)) subs.push_back(m);
   }
   return subs;
 }
@@ -478,11 +477,10 @@ const CommandSpec* FindCommandOrSubcommand(const std::string& name, const RedisC
   const CommandSpec* c = CommandTable::Instance().Find(name.substr(0, bar));
   if (c == nullptr || bar == std::string::npos) return c;
   std::string full = ToLower(name);
-  for (const SubcommandSpec& s : c->subcommands) {
-    if (s.arity != 0 && s.name == full) {
-      // Only one level of subcommands exists, as in Redis.
-      *sub = FindRedisCommandMeta(full);
-      if (*sub != nullptr) return c;
+  for (const std::string& listed : ListedSubcommandNames(*c)) {
+    if (listed == full) {
+      *sub = FindRedisCommandMeta(full);  // one level of subcommands, as in Redis
+      return *sub != nullptr ? c : nullptr;
     }
   }
   return nullptr;
@@ -560,14 +558,19 @@ void CommandCmd(CommandCall& call) {
     std::vector<std::string> names;
     if (module.empty()) {
       // Commands and, as in Redis, their subcommands ("config|get").
-      auto consider = [&](const std::string& name, const std::vector<std::string>& cats) {
+      auto consider = [&](const std::string& name, auto categories_of) {
         if (!pattern.empty() && !StringMatch(pattern, name, true)) return;
-        if (!category.empty() && std::find(cats.begin(), cats.end(), category) == cats.end()) return;
+        if (!category.empty()) {
+          auto cats = categories_of();
+          if (std::find(cats.begin(), cats.end(), category) == cats.end()) return;
+        }
         names.push_back(name);
       };
       for (auto& [name, c] : all) {
-        consider(name, AclCategories(c));
-        for (const RedisCommandMeta* sub : ListedSubcommands(c)) consider(sub->name, WithAt(RecordedAclCategories(*sub)));
+        consider(name, [&c = c] { return AclCategories(c); });
+        for (const RedisCommandMeta* sub : ListedSubcommands(c)) {
+          consider(sub->name, [sub] { return WithAt(RecordedAclCategories(*sub)); });
+        }
       }
     }
     reply::BulkArray(call.out, names);

@@ -122,6 +122,10 @@ class CommandTable {
 // command's subcommands have categories of their own (RecordedAclCategories).
 std::vector<std::string> CommandAclCategories(const CommandSpec& spec);
 
+// Full names ("config|get") of the subcommands of a container command that
+// Redis lists (DEBUG's are not listed).
+std::vector<std::string> ListedSubcommandNames(const CommandSpec& spec);
+
 // The COMMAND INFO flag names of a command's flags, in Redis' order.
 std::vector<std::string> CommandFlagNames(uint32_t flags);
 

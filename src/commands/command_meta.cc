@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 
 #include "commands/command.h"
 #include "commands/redis_command_meta.h"
@@ -66,6 +65,14 @@ std::vector<std::string> RecordedAclCategories(const RedisCommandMeta& m) {
     size_t sp = cats.find(' ');
     out.emplace_back(cats.substr(0, sp));
     cats = sp == std::string_view::npos ? std::string_view() : cats.substr(sp + 1);
+  }
+  return out;
+}
+
+std::vector<std::string> ListedSubcommandNames(const CommandSpec& spec) {
+  std::vector<std::string> out;
+  for (const SubcommandSpec& s : spec.subcommands) {
+    if (s.arity != 0) out.push_back(s.name);
   }
   return out;
 }

@@ -33,15 +33,6 @@ void SetWholeCommand(AclUser* u, const std::string& name, bool allow) {
   }
 }
 
-// The subcommands of a container command that Redis lists, by full name.
-std::vector<std::string> ListedSubcommandNames(const CommandSpec& spec) {
-  std::vector<std::string> out;
-  for (const SubcommandSpec& s : spec.subcommands) {
-    if (s.arity != 0) out.push_back(s.name);
-  }
-  return out;
-}
-
 bool IsCategory(const std::string& c) {
   for (const char* k : kCategories) {
     if (c == k) return true;

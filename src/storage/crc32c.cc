@@ -72,7 +72,7 @@ constexpr ShiftTable kShortShift = MakeShiftTable(kByteShifts[8]);   // x^(8 * 2
 static_assert(kLongLane == size_t{1} << 11 && kShortLane == size_t{1} << 8);
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) inline uint64_t Crc64Bits(uint64_t l, const char* p) {
+__attribute__((target("sse4.2"))) inline uint64_t Crc32Word(uint64_t l, const char* p) {
   uint64_t word;
   std::memcpy(&word, p, sizeof word);
   return _mm_crc32_u64(l, word);
@@ -85,9 +85,9 @@ __attribute__((target("sse4.2"))) uint64_t ThreeLanes(uint64_t l, const char** d
     const char* p = *data;
     uint64_t l1 = 0, l2 = 0;
     for (size_t i = 0; i < lane; i += 8) {
-      l = Crc64Bits(l, p + i);
-      l1 = Crc64Bits(l1, p + lane + i);
-      l2 = Crc64Bits(l2, p + 2 * lane + i);
+      l = Crc32Word(l, p + i);
+      l1 = Crc32Word(l1, p + lane + i);
+      l2 = Crc32Word(l2, p + 2 * lane + i);
     }
     l = Shift(shift, Shift(shift, static_cast<uint32_t>(l)) ^ static_cast<uint32_t>(l1)) ^ static_cast<uint32_t>(l2);
   }
@@ -98,7 +98,7 @@ __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const char*
   uint64_t l = crc ^ 0xffffffffu;
   l = ThreeLanes(l, &data, &n, kLongLane, kLongShift);
   l = ThreeLanes(l, &data, &n, kShortLane, kShortShift);
-  for (; n >= 8; n -= 8, data += 8) l = Crc64Bits(l, data);
+  for (; n >= 8; n -= 8, data += 8) l = Crc32Word(l, data);
   auto l32 = static_cast<uint32_t>(l);
   for (; n > 0; n--, data++) l32 = _mm_crc32_u8(l32, static_cast<uint8_t>(*data));
   return l32 ^ 0xffffffffu;

@@ -77,6 +77,15 @@ def test_info_and_docs_of_every_shared_command(pair):
         raw(r, "COMMAND", "INFO", "get", "nosuch", "config|get")
 
 
+def test_getkeys(pair):
+    """Key positions come from kvrocks' own table (locks and ACL key checks use
+    them): ZRANGESTORE's source is a key too."""
+    k, r = pair
+    for cmd in (("ZRANGESTORE", "dst", "src", "0", "-1"), ("SMOVE", "a", "b", "m"), ("COPY", "a", "b"),
+                ("MSET", "a", "1", "b", "2"), ("LMOVE", "a", "b", "LEFT", "RIGHT")):
+        assert raw(k, "COMMAND", "GETKEYS", *cmd) == raw(r, "COMMAND", "GETKEYS", *cmd), cmd
+
+
 def test_acl_categories(pair):
     k, r = pair
     ours = names(k)
