@@ -1,5 +1,8 @@
 #include "storage/compaction_filter.h"
 
+#include <memory>
+#include <string>
+
 #include "common/time_util.h"
 #include "storage/key_encoding.h"
 
@@ -7,9 +10,61 @@ namespace kvrocks {
 
 namespace {
 
+// Looks up metadata records for keys that arrive mostly in ascending order, as
+// the subkeys of a compaction do. One iterator walks forward with the lookups:
+// a key a few records ahead costs a few Next() instead of a Get through every
+// memtable and level (about ten times cheaper in the 8 KiB SET benchmark,
+// bench/RESULTS.md). The iterator sees the data as of its creation; that is safe
+// for the filter: a subkey in a compaction's input was written in the same batch
+// as its metadata, before the compaction began, and a version once dead never
+// comes back, so an older view can only keep garbage a little longer. It is
+// recreated after kRefreshLookups lookups so that it does not pin memtables and
+// files for a whole long compaction.
+class MetadataCursor {
+ public:
+  MetadataCursor(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) : db_(db), metadata_(metadata) {}
+
+  // OK with *raw set, NotFound, or an error (the caller keeps the subkey).
+  rocksdb::Status Find(const std::string& meta_key, std::string* raw) {
+    if (it_ == nullptr || ++lookups_ > kRefreshLookups) {
+      rocksdb::ReadOptions ro;
+      ro.fill_cache = false;  // a compaction's sweep must not evict what clients read
+      it_.reset(db_->NewIterator(ro, metadata_));
+      lookups_ = 0;
+      positioned_ = false;
+    }
+    const rocksdb::Slice target(meta_key);
+    // The iterator stands at the first record >= the previous target; for a
+    // bigger target step forward a little before paying for a Seek.
+    if (positioned_ && target.compare(last_target_) >= 0) {
+      for (int i = 0; i < kMaxSteps && it_->Valid() && it_->key().compare(target) < 0; i++) it_->Next();
+      if (it_->Valid() && it_->key().compare(target) < 0) it_->Seek(target);
+    } else {
+      it_->Seek(target);
+    }
+    last_target_ = meta_key;
+    positioned_ = it_->status().ok();
+    if (!positioned_) return it_->status();
+    if (!it_->Valid() || it_->key() != target) return rocksdb::Status::NotFound();
+    raw->assign(it_->value().data(), it_->value().size());
+    return rocksdb::Status::OK();
+  }
+
+ private:
+  static constexpr int kMaxSteps = 32;
+  static constexpr uint64_t kRefreshLookups = 1 << 16;
+
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* metadata_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  std::string last_target_;
+  bool positioned_ = false;
+  uint64_t lookups_ = 0;
+};
+
 class SubkeyFilter : public rocksdb::CompactionFilter {
  public:
-  SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) : db_(db), metadata_(metadata) {}
+  SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) : cursor_(db, metadata) {}
 
   bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
     return Stale(key);
@@ -33,8 +88,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     if (meta_key != cached_key_) {
       cached_key_ = meta_key;
       std::string raw;
-      rocksdb::ReadOptions ro;
-      rocksdb::Status s = db_->Get(ro, metadata_, meta_key, &raw);
+      rocksdb::Status s = cursor_.Find(meta_key, &raw);
       if (s.IsNotFound()) {
         cached_alive_ = false;
       } else if (!s.ok()) {
@@ -49,8 +103,8 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     return !cached_alive_ || cached_version_ != version;
   }
 
-  rocksdb::DB* db_;
-  rocksdb::ColumnFamilyHandle* metadata_;
+  // Filter() is const in RocksDB's interface; one filter serves one thread.
+  mutable MetadataCursor cursor_;
   mutable std::string cached_key_;
   mutable bool cached_alive_ = false;
   mutable uint64_t cached_version_ = 0;

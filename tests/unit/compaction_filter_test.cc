@@ -1,0 +1,102 @@
+// The subkey compaction filter keeps exactly the subkeys of live keys' current
+// versions. Its metadata lookups walk one iterator forward, so the cases mix
+// key lengths within one slot (subkeys sort by length first, metadata by name:
+// the lookups go backwards at times), absent keys between and after the live
+// ones, and every way a key dies.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/time_util.h"
+#include "storage/key_encoding.h"
+#include "storage/storage.h"
+#include "temp_storage.h"
+
+namespace kvrocks {
+namespace {
+
+class CompactionFilterTest : public TempStorageTest {
+ protected:
+  void PutMeta(const std::string& key, const std::string& value) {
+    ASSERT_TRUE(storage_->db()->Put(wo_, storage_->cf(ColumnFamily::kMetadata), EncodeMetaKey(0, key), value).ok());
+  }
+  void PutSubkey(const std::string& key, uint64_t version, const std::string& field) {
+    ASSERT_TRUE(storage_->db()
+                    ->Put(wo_, storage_->cf(ColumnFamily::kSubkey), EncodeSubkeyPrefix(0, key, version) + field, "e")
+                    .ok());
+  }
+  bool HasSubkey(const std::string& key, uint64_t version, const std::string& field) {
+    std::string v;
+    return storage_->db()
+        ->Get(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kSubkey), EncodeSubkeyPrefix(0, key, version) + field,
+              &v)
+        .ok();
+  }
+  void CompactSubkeys() {
+    rocksdb::CompactRangeOptions co;
+    co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    ASSERT_TRUE(storage_->db()->CompactRange(co, storage_->cf(ColumnFamily::kSubkey), nullptr, nullptr).ok());
+  }
+  static std::string HashMeta(uint64_t version, uint64_t expire_ms = 0) {
+    Metadata m;
+    m.type = RedisType::kHash;
+    m.version = version;
+    m.size = 1;
+    m.expire_ms = expire_ms;
+    return m.Encode();
+  }
+
+  rocksdb::WriteOptions wo_;
+};
+
+TEST_F(CompactionFilterTest, KeepsExactlyTheLiveVersions) {
+  // {t} puts every key in one slot; names of several lengths interleave.
+  std::vector<std::string> live, other_version, deleted, expired, inline_string;
+  for (int i = 0; i < 300; i++) {
+    std::string key = "{t}" + std::string(1 + i % 7, static_cast<char>('a' + i % 26)) + std::to_string(i);
+    switch (i % 5) {
+      case 0:
+        live.push_back(key);
+        PutMeta(key, HashMeta(100 + i));
+        break;
+      case 1:
+        other_version.push_back(key);
+        PutMeta(key, HashMeta(5000 + i));  // re-created: subkeys of 100 + i are old
+        break;
+      case 2:
+        deleted.push_back(key);  // no metadata at all
+        break;
+      case 3:
+        expired.push_back(key);
+        PutMeta(key, HashMeta(100 + i, NowMs() - 1000));
+        break;
+      case 4:
+        inline_string.push_back(key);
+        PutMeta(key, EncodeStringValue("small", 0));
+        break;
+    }
+    for (const char* field : {"f1", "f2", "f3"}) PutSubkey(key, 100 + i, field);
+  }
+  // Keys in another slot, and one sorting after every metadata record.
+  PutMeta("other", HashMeta(7));
+  PutSubkey("other", 7, "x");
+  PutSubkey("zzzz-no-metadata", 9, "x");
+  ASSERT_TRUE(storage_->db()->Flush(rocksdb::FlushOptions(), storage_->cf(ColumnFamily::kSubkey)).ok());
+  CompactSubkeys();
+
+  auto version_of = [](const std::string& key) {
+    return 100 + static_cast<uint64_t>(std::stoi(key.substr(key.find_first_of("0123456789", 3))));
+  };
+  for (const auto& k : live) {
+    for (const char* f : {"f1", "f2", "f3"}) EXPECT_TRUE(HasSubkey(k, version_of(k), f)) << k;
+  }
+  for (const auto* dead : {&other_version, &deleted, &expired, &inline_string}) {
+    for (const auto& k : *dead) EXPECT_FALSE(HasSubkey(k, version_of(k), "f1")) << k;
+  }
+  EXPECT_TRUE(HasSubkey("other", 7, "x"));
+  EXPECT_FALSE(HasSubkey("zzzz-no-metadata", 9, "x"));
+}
+
+}  // namespace
+}  // namespace kvrocks
