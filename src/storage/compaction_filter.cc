@@ -14,12 +14,13 @@ namespace {
 // the subkeys of a compaction do. One iterator walks forward with the lookups:
 // a key a few records ahead costs a few Next() instead of a Get through every
 // memtable and level (subkey compactions spent 15-35% less CPU per record in
-// the steady 8 KiB SET runs of bench/RESULTS.md, session 16). The iterator sees the data as of its creation; that is safe
-// for the filter: a subkey in a compaction's input was written in the same batch
-// as its metadata, before the compaction began, and a version once dead never
-// comes back, so an older view can only keep garbage a little longer. It is
-// recreated after kRefreshLookups lookups so that it does not pin memtables and
-// files for a whole long compaction.
+// the steady 8 KiB SET runs of bench/RESULTS.md, session 16). The iterator sees
+// the data as of its creation; that is safe for the filter: a subkey in a
+// compaction's input was written in the same batch as its metadata, before the
+// compaction began, and a version once dead never comes back, so an older view
+// can only keep garbage a little longer. It is recreated after kRefreshLookups
+// lookups so that it does not pin memtables and files for a whole long
+// compaction.
 class MetadataCursor {
  public:
   MetadataCursor(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) : db_(db), metadata_(metadata) {}
