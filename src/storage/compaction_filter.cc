@@ -52,7 +52,8 @@ class MetadataCursor {
   }
 
  private:
-  static constexpr int kMaxSteps = 32;
+  // Bounds what a sparse sweep (targets far apart) pays in steps on top of each Seek.
+  static constexpr int kMaxSteps = 16;
   static constexpr uint64_t kRefreshLookups = 1 << 16;
 
   rocksdb::DB* db_;
