@@ -278,21 +278,31 @@ def test_blob_compression_runs_only_while_big_values_compress():
                 p.set(f"{prefix}{i}", written[f"{prefix}{i}"])
             p.execute()
 
-        write("random", lambda i: os.urandom(8192))
-        wait_blob_compression(c, 0)
-        assert c.info("rocksdb")["blob_compression_sampled_saving"] < 5
+        def write_until(prefix, make, enabled, saving_ok):
+            # A round of samples can straddle two phases (its estimate mixes both
+            # kinds of values), so a phase writes until an estimate shows only its own.
+            for batch in range(8):
+                write(f"{prefix}{batch}-", make)
+                deadline = time.time() + 5
+                while time.time() < deadline:
+                    info = c.info("rocksdb")
+                    if info["blob_compression_enabled"] == enabled and saving_ok(info["blob_compression_sampled_saving"]):
+                        return
+                    time.sleep(0.1)
+            raise AssertionError(f"blob compression never became {enabled}: {c.info('rocksdb')}")
+
+        random_bytes = lambda i: os.urandom(8192)  # noqa: E731
+        text = lambda i: (b"kvrocks %d " % i) * 800  # noqa: E731
+        write_until("random", random_bytes, 0, lambda saving: 0 <= saving < 5)
         c.execute_command("COMPACT")
         assert "blob_compression_type=kNoCompression" in subkey_cf_options(srv)
-        write("text", lambda i: (b"kvrocks %d " % i) * 800)
-        wait_blob_compression(c, 1)
-        assert c.info("rocksdb")["blob_compression_sampled_saving"] > 90
+        write_until("text", text, 1, lambda saving: saving > 90)
         c.execute_command("COMPACT")
         assert "blob_compression_type=kLZ4Compression" in subkey_cf_options(srv)
-        write("random", lambda i: os.urandom(8192))
-        wait_blob_compression(c, 0)
+        write_until("random-again", random_bytes, 0, lambda saving: saving < 5)
         assert c.config_set("rocksdb.blob-compression-min-saving", 0)
         wait_blob_compression(c, 1)
-        write("random", lambda i: os.urandom(8192))
+        write("random-at-zero", random_bytes)
         time.sleep(2.5)
         assert c.info("rocksdb")["blob_compression_enabled"] == 1
         c.execute_command("COMPACT")
