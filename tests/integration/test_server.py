@@ -286,7 +286,8 @@ def test_blob_compression_runs_only_while_big_values_compress():
                 deadline = time.time() + 5
                 while time.time() < deadline:
                     info = c.info("rocksdb")
-                    if info["blob_compression_enabled"] == enabled and saving_ok(info["blob_compression_sampled_saving"]):
+                    saving = info["blob_compression_sampled_saving"]
+                    if info["blob_compression_enabled"] == enabled and saving_ok(saving):
                         return
                     time.sleep(0.1)
             raise AssertionError(f"blob compression never became {enabled}: {c.info('rocksdb')}")
