@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -99,6 +100,7 @@ def main():
     ap.add_argument("--requests", type=int, default=2000000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
+    ap.add_argument("--kvrocks-args", default="", help="extra kvrocks arguments, e.g. '--workers 4'")
     ap.add_argument("--apply-rate", action="store_true", help="measure the most each replica applies per second")
     args = ap.parse_args()
     dirs = [tempfile.mkdtemp(prefix="bench-keepup-") for _ in range(3)]
@@ -107,18 +109,18 @@ def main():
     try:
         wait_ready(mport)
         kport, rport = free_port(), free_port()
+        kvrocks_cmd = [args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kport),
+                       "--dir", dirs[1]] + shlex.split(args.kvrocks_args)
         if args.apply_rate:
             config_set(mport, "client-output-buffer-limit", "replica 0 0 0")
             config_set(mport, "repl-backlog-size", str(1 << 30))
-            k = apply_rate([args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kport),
-                            "--dir", dirs[1]], kport, mport, args)
+            k = apply_rate(kvrocks_cmd, kport, mport, args)
             r = apply_rate([REDIS_SERVER, "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
                             "--appendonly", "no", "--dir", dirs[2]], rport, mport, args)
             fmt = lambda v: "caught up at once (faster than the master)" if v is None else f"{v:.0f} commands/s"
             print(f"replica apply rate, SET -d {args.size}: kvrocks {fmt(k)}, Redis {fmt(r)}")
             return
-        k = run([args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"), "--port", str(kport), "--dir", dirs[1]],
-                kport, mport, args)
+        k = run(kvrocks_cmd, kport, mport, args)
         r = run([REDIS_SERVER, "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                  "--dir", dirs[2]], rport, mport, args)
     finally:

@@ -267,6 +267,7 @@ Config::Config() {
   Add(BoolOption("rocksdb.use-direct-io-for-flush-and-compaction", &rocksdb_use_direct_io_for_flush_and_compaction,
                  false));
   Add(BoolOption("rocksdb.sync-writes", &rocksdb_sync_writes, true));
+  Add(BoolOption("rocksdb.low-priority-compaction", &rocksdb_low_priority_compaction, false));
   Add(Int64Option("rocksdb.target-file-size-base", &rocksdb_target_file_size_base, 1024 * 1024, true, false));
   Add(IntOption("rocksdb.level0-slowdown-writes-trigger", &rocksdb_level0_slowdown_writes_trigger, 1, 1024, false));
   Add(IntOption("rocksdb.level0-stop-writes-trigger", &rocksdb_level0_stop_writes_trigger, 1, 1024, false));

@@ -112,6 +112,7 @@ struct Config {
   bool rocksdb_use_direct_reads = false;
   bool rocksdb_use_direct_io_for_flush_and_compaction = false;
   bool rocksdb_sync_writes = false;
+  bool rocksdb_low_priority_compaction = true;  // compaction threads at nice 19
   int64_t rocksdb_target_file_size_base = 64LL * 1024 * 1024;
   int rocksdb_level0_slowdown_writes_trigger = 20;
   int rocksdb_level0_stop_writes_trigger = 40;

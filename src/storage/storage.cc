@@ -180,6 +180,10 @@ Status Storage::Open() {
   block_cache_ = rocksdb::NewLRUCache(cache_options);
 
   rocksdb::DBOptions dbo;
+  if (config_->rocksdb_low_priority_compaction) {
+    rocksdb::Status s = dbo.env->LowerThreadPoolCPUPriority(rocksdb::Env::LOW, rocksdb::CpuPriority::kLow);
+    if (!s.ok()) LOG(WARNING) << "Compaction threads keep their CPU priority: " << s.ToString();
+  }
   dbo.create_if_missing = true;
   dbo.create_missing_column_families = true;
   dbo.max_background_jobs = config_->rocksdb_max_background_jobs;

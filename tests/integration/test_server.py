@@ -373,3 +373,38 @@ def test_maxclients_fits_the_open_files_limit():
         for s in socks:
             s.close()
         srv.cleanup()
+
+
+def thread_nices(pid):
+    """{thread name: set of nice values} of a process, from /proc."""
+    nices = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            stat = f.read()
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        nice = int(stat[stat.rindex(")") + 2:].split()[16])  # field 19 of stat(5)
+        nices.setdefault(name, set()).add(nice)
+    return nices
+
+
+@pytest.mark.parametrize("low", [True, False])
+def test_low_priority_compaction(low):
+    """rocksdb.low-priority-compaction runs RocksDB's compaction threads at nice 19
+    (each lowers itself when it first runs a job); workers and the flush thread keep nice 0."""
+    srv = Kvrocks(extra=["--rocksdb.low-priority-compaction", "yes" if low else "no"]).start()
+    try:
+        c = srv.client()
+        for i in range(3):
+            c.mset({f"k{i}-{j}": "v" * 100 for j in range(1000)})
+            c.execute_command("COMPACT")
+        nices = thread_nices(srv.proc.pid)
+        if low:
+            assert 19 in nices["rocksdb:low"] and nices["rocksdb:low"] <= {0, 19}
+        else:
+            assert nices["rocksdb:low"] == {0}
+        assert nices["rocksdb:high"] == {0}
+        assert nices["worker-0"] == {0}
+        assert c.config_get("rocksdb.low-priority-compaction") == {"rocksdb.low-priority-compaction":
+                                                                   "yes" if low else "no"}
+    finally:
+        srv.cleanup()
