@@ -40,6 +40,11 @@ void AppendZeros(std::string* out, int len) {
 
 uint8_t At(std::string_view v, size_t i) { return static_cast<uint8_t>(v[i]); }
 
+// The second byte of the XZERO opcode at p. Redis reads it without a bounds
+// check: for an XZERO that is the value's last byte (a corrupted value), it
+// reads the sds terminator, 0, and so does this.
+uint8_t XZeroSecond(std::string_view v, size_t p) { return p + 1 < v.size() ? At(v, p + 1) : 0; }
+
 // Dense registers are 6 bits each, packed from the least significant bit of
 // each byte; the last register ends in the last byte.
 uint8_t DenseGet(const uint8_t* regs, int index) {
@@ -87,8 +92,7 @@ bool ForEachRun(std::string_view v, Fn fn) {
       run = ZeroLen(op);
       p++;
     } else if (IsXZero(op)) {
-      if (p + 1 >= v.size()) return false;
-      run = XZeroLen(op, At(v, p + 1));
+      run = XZeroLen(op, XZeroSecond(v, p));
       p += 2;
     } else {
       run = ValLen(op);
@@ -155,8 +159,7 @@ int SparseSet(std::string* v, int index, uint8_t count, size_t sparse_max_bytes)
       } else if (IsVal(op)) {
         span = ValLen(op);
       } else {
-        if (p + 1 >= end) return -1;
-        span = XZeroLen(op, At(*v, p + 1));
+        span = XZeroLen(op, XZeroSecond(*v, p));
         oplen = 2;
       }
       if (index <= first + span - 1) break;
@@ -168,7 +171,7 @@ int SparseSet(std::string* v, int index, uint8_t count, size_t sparse_max_bytes)
 
     uint8_t op = At(*v, p);
     bool is_zero = IsZero(op), is_xzero = IsXZero(op), is_val = IsVal(op);
-    int runlen = is_zero ? ZeroLen(op) : is_xzero ? XZeroLen(op, At(*v, p + 1)) : ValLen(op);
+    int runlen = is_zero ? ZeroLen(op) : is_xzero ? XZeroLen(op, XZeroSecond(*v, p)) : ValLen(op);
     if (is_val) {
       if (ValValue(op) >= count) return 0;
       if (runlen == 1) {
@@ -196,7 +199,11 @@ int SparseSet(std::string* v, int index, uint8_t count, size_t sparse_max_bytes)
       }
       size_t oldlen = is_xzero ? 2 : 1;
       if (seq.size() > oldlen && v->size() + (seq.size() - oldlen) > sparse_max_bytes) goto promote;
+      const bool truncated = p + oldlen > v->size();  // an XZERO whose second byte is past the end
       v->replace(p, oldlen, seq);
+      // Redis grows the value by seq.size() - oldlen counting the missing byte as
+      // present, so the last byte of seq falls past the end: dropped, as there.
+      if (truncated) v->pop_back();
     }
   updated_at:
     // Merge adjacent VAL opcodes of one value, scanning at most 5 opcodes from the one before the edit.

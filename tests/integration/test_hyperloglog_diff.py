@@ -124,3 +124,32 @@ def test_values_written_by_redis_are_used(diff):
     diff("PFADD", "bad", "x")
     diff("SET", "bad2", b"HYLL\x00" + b"\x00" * 20)
     diff("PFCOUNT", "bad2")
+
+
+def test_corrupt_sparse_values_as_redis_reads_them(diff):
+    """Redis reads a sparse value without bounds checks where the format cannot
+    go wrong, and a corrupted value (SETRANGE) shows how: an XZERO opcode that
+    is the value's last byte reads its second byte as the terminator (0).
+    Opcodes past the 16384th register make the value corrupt everywhere."""
+    for n in range(3):
+        # ZERO runs covering 535 registers, then a one-byte XZERO covering 13825 more.
+        diff("DEL", "h")
+        diff("PFADD", "h", f"seed{n}")
+        diff("SETRANGE", "h", "6", "12345678901234567890")
+        diff("APPEND", "h", "v")
+        for e in ["", "m3", "a", "b", "c", "zz", "q9"]:
+            diff("PFADD", "h", e)
+            diff("GET", "h")
+        diff("PFCOUNT", "h")
+        diff("PFCOUNT", "h", "h")
+    # A full-cover sparse value (XZERO 16384) followed by trailing opcodes.
+    full = b"HYLL\x01\x00\x00\x00" + b"\x00" * 8 + b"\x7f\xff"
+    for tail in [b"", b"\x00", b"\x80", b"\x40\x01", b"\x40"]:
+        diff("SET", "t", full + tail)
+        diff("PFCOUNT", "t")
+        diff("PFCOUNT", "t", "t")
+        diff("PFMERGE", "dst", "t")
+        diff("GET", "dst")
+        diff("DEL", "dst")
+        diff("PFADD", "t", "x")
+        diff("GET", "t")
