@@ -50,11 +50,24 @@ TEST(HllFormat, SparseAndDenseHoldTheSameRegisters) {
 
 TEST(HllFormat, CorruptValuesAreRejected) {
   std::string v = hll::NewSparse();
-  v.resize(17);  // half an XZERO opcode
+  v.resize(17);  // half an XZERO opcode: its missing byte reads as 0, 16128 registers
   uint64_t card;
   EXPECT_FALSE(hll::Count(v, &card));
   std::string overflow = std::string(hll::NewSparse(), 0, 16) + std::string(8, '\xff');
   EXPECT_FALSE(hll::Count(overflow, &card));
   EXPECT_EQ(hll::Add(&overflow, "x", 3000), -1);
   EXPECT_FALSE(hll::IsValid(std::string("HYLL\x00", 5)));
+}
+
+// Redis reads the second byte of an XZERO that ends the value from the sds
+// terminator (0); ZERO runs of 64+64+64+63 and such an XZERO (16129) cover all
+// registers, so Redis counts, and an edit inside it drops what would follow the end.
+TEST(HllFormat, TrailingHalfXZeroReadsAsRedisDoes) {
+  std::string v = std::string(hll::NewSparse(), 0, 16) + "\x3f\x3f\x3f\x3e\x7f";
+  uint64_t card = 1;
+  ASSERT_TRUE(hll::Count(v, &card));
+  EXPECT_EQ(card, 0u);
+  // Register 300 lies in the XZERO: ZERO(45) VAL(1,1) XZERO(16083), whose last byte falls off.
+  ASSERT_EQ(hll::SetRegister(&v, 300, 1, 3000), 1);
+  EXPECT_EQ(v.substr(16), std::string("\x3f\x3f\x3f\x3e\x2c\x80\x7e", 7));
 }
