@@ -203,6 +203,8 @@ int SparseSet(std::string* v, int index, uint8_t count, size_t sparse_max_bytes)
       v->replace(p, oldlen, seq);
       // Redis grows the value by seq.size() - oldlen counting the missing byte as
       // present, so the last byte of seq falls past the end: dropped, as there.
+      // (Redis' memory keeps it past the end, where its next read of this corrupt
+      // value finds it; here that read finds 0, as Redis does after a restart.)
       if (truncated) v->pop_back();
     }
   updated_at:
