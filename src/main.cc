@@ -6,11 +6,14 @@
 #include <event2/thread.h>
 #include <glog/logging.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -28,6 +31,13 @@
 
 using kvrocks::Config;
 using kvrocks::Status;
+
+// jemalloc reads this before the first allocation: it madvises its memory for
+// transparent huge pages (a MALLOC_CONF environment variable still overrides it).
+// `disable-thp yes` turns THP off for the whole process instead (main below).
+extern "C" {
+const char* malloc_conf = "thp:always";
+}
 
 namespace {
 
@@ -103,6 +113,9 @@ int main(int argc, char** argv) {
   }
   InitLogging(cfg, argv[0]);
   evthread_use_pthreads();
+  if (cfg.disable_thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
+    LOG(WARNING) << "disable-thp: prctl(PR_SET_THP_DISABLE) failed: " << strerror(errno);
+  }
 
   // Signals are handled by one thread with sigwait; every other thread blocks them.
   sigset_t sigs;

@@ -245,6 +245,7 @@ Config::Config() {
   Add(Int64Option("stream-node-max-bytes", &stream_node_max_bytes, 0, true, true));
   Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));
   Add(BoolOption("active-expire", &active_expire, true));
+  Add(BoolOption("disable-thp", &disable_thp, false));
   Add(StringOption("enable-debug-command", &enable_debug_command, false, {"yes", "no", "local"}));
   Add(StringOption("aclfile", &aclfile, false));
 

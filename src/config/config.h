@@ -86,6 +86,7 @@ struct Config {
   std::string load_rdb;  // an RDB file to load at startup (replacing the data set)
   int64_t stream_node_max_entries = 100;
   bool active_expire = true;
+  bool disable_thp = false;  // prctl(PR_SET_THP_DISABLE) at startup (main.cc)
   std::string enable_debug_command = "no";  // yes | no | local (DEBUG)
   // rename-command old new ("" disables old); startup only, applied in order.
   std::vector<std::pair<std::string, std::string>> rename_commands;

@@ -375,6 +375,35 @@ def test_maxclients_fits_the_open_files_limit():
         srv.cleanup()
 
 
+def proc_fields(path):
+    """Fields of a /proc file of "Name: value" lines, as strings."""
+    with open(path) as f:
+        return {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in f if ":" in line)}
+
+
+@pytest.mark.parametrize("disable", [True, False])
+def test_disable_thp(disable):
+    """disable-thp yes turns transparent huge pages off for the process (prctl), as Redis'
+    disable-thp does; with no, jemalloc's memory (memtables, block cache) gets huge pages
+    wherever the kernel's THP mode is not "never"."""
+    srv = Kvrocks(extra=["--disable-thp", "yes" if disable else "no"]).start()
+    try:
+        c = srv.client()
+        for i in range(20):
+            c.mset({f"k{i}-{j}": "v" * 100 for j in range(5000)})
+        status = proc_fields(f"/proc/{srv.proc.pid}/status")
+        if "THP_enabled" in status:
+            assert status["THP_enabled"] == ("0" if disable else "1")
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            thp_mode = f.read()
+        if not disable and "[never]" not in thp_mode:
+            huge_kb = int(proc_fields(f"/proc/{srv.proc.pid}/smaps_rollup")["AnonHugePages"].split()[0])
+            assert huge_kb > 0
+        assert c.config_get("disable-thp") == {"disable-thp": "yes" if disable else "no"}
+    finally:
+        srv.cleanup()
+
+
 def thread_nices(pid):
     """{thread name: set of nice values} of a process, from /proc."""
     nices = {}
