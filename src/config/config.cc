@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,9 @@ struct Config::Option {
   bool mutable_at_runtime;
   std::function<std::string()> get;
   std::function<Status(const std::string&)> set;
+  // The value as CONFIG REWRITE writes it to the file; unset: get(), quoted if needed.
+  std::function<std::string()> file_value;
+  std::string default_value;  // get() before the file and flags were applied
   SetHook hook;
   std::vector<std::string> aliases;
 };
@@ -36,6 +40,15 @@ bool ParseMemory(const std::string& s, int64_t* out) {
   if (!ParseInt64(lower.substr(0, digits), &v) || v < 0) return false;
   *out = v * mul;
   return true;
+}
+
+std::string FormatMemory(int64_t bytes) {
+  static const std::pair<const char*, int64_t> kUnits[] = {
+      {"gb", 1024LL * 1024 * 1024}, {"mb", 1024LL * 1024}, {"kb", 1024}};
+  for (const auto& [suffix, unit] : kUnits) {
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
+  }
+  return std::to_string(bytes);
 }
 
 namespace {
@@ -63,6 +76,7 @@ std::unique_ptr<Config::Option> Int64Option(const char* name, int64_t* field, in
   o->name = name;
   o->mutable_at_runtime = mut;
   o->get = [field] { return std::to_string(*field); };
+  if (memory) o->file_value = [field] { return FormatMemory(*field); };
   o->set = [field, min, memory](const std::string& v) {
     int64_t n;
     bool ok = memory ? ParseMemory(v, &n) : ParseInt64(v, &n);
@@ -122,13 +136,14 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   auto o = std::make_unique<Config::Option>();
   o->name = "client-output-buffer-limit";
   o->mutable_at_runtime = true;
-  o->get = [cfg] {
-    auto fmt = [](const char* cls, const Config::OutputBufferLimit& l) {
-      return std::string(cls) + " " + std::to_string(l.hard) + " " + std::to_string(l.soft) + " " +
-             std::to_string(l.soft_seconds);
+  auto format = [cfg](std::string (*bytes)(int64_t)) {
+    auto fmt = [bytes](const char* cls, const Config::OutputBufferLimit& l) {
+      return std::string(cls) + " " + bytes(l.hard) + " " + bytes(l.soft) + " " + std::to_string(l.soft_seconds);
     };
     return fmt("normal", cfg->obl_normal) + " " + fmt("slave", cfg->obl_replica) + " " + fmt("pubsub", cfg->obl_pubsub);
   };
+  o->get = [format] { return format([](int64_t n) { return std::to_string(n); }); };
+  o->file_value = [format] { return format(FormatMemory); };
   o->set = [cfg](const std::string& v) {
     std::vector<std::string> t;
     if (!SplitArgs(v, &t) || t.empty() || t.size() % 4 != 0) return Status::InvalidArgument("Wrong number of arguments in buffer limit configuration.");
@@ -154,6 +169,16 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
 
 std::unique_ptr<Config::Option> WithAlias(std::unique_ptr<Config::Option> o, const char* alias) {
   o->aliases.emplace_back(alias);
+  return o;
+}
+
+// An option whose value is a list of words ("bind 127.0.0.1 ::1", "replicaof host
+// port"): written to the file as words, as Redis does, not as one quoted string.
+std::unique_ptr<Config::Option> Words(std::unique_ptr<Config::Option> o) {
+  o->file_value = [get = o->get] {
+    std::string v = get();
+    return v.empty() ? std::string("\"\"") : v;
+  };
   return o;
 }
 
@@ -207,7 +232,7 @@ std::unique_ptr<Config::Option> NotifyEventsOption(Config* cfg) {
 }  // namespace
 
 Config::Config() {
-  Add(StringOption("bind", &bind, false));
+  Add(Words(StringOption("bind", &bind, false)));
   Add(IntOption("port", &port, 0, 65535, false));
   Add(IntOption("workers", &workers, 1, 256, false));
   Add(StringOption("dir", &dir, false));
@@ -231,7 +256,7 @@ Config::Config() {
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(StringOption("load-rdb", &load_rdb, false));
-  Add(WithAlias(StringOption("replicaof", &replicaof, false), "slaveof"));
+  Add(WithAlias(Words(StringOption("replicaof", &replicaof, false)), "slaveof"));
   Add(StringOption("masterauth", &masterauth, true));
   Add(StringOption("masteruser", &masteruser, true));
   Add(BoolOption("replica-read-only", &replica_read_only, true));
@@ -272,6 +297,7 @@ Config::Config() {
   Add(Int64Option("rocksdb.target-file-size-base", &rocksdb_target_file_size_base, 1024 * 1024, true, false));
   Add(IntOption("rocksdb.level0-slowdown-writes-trigger", &rocksdb_level0_slowdown_writes_trigger, 1, 1024, false));
   Add(IntOption("rocksdb.level0-stop-writes-trigger", &rocksdb_level0_stop_writes_trigger, 1, 1024, false));
+  for (auto& o : options_) o->default_value = o->get();
 }
 
 Config::~Config() = default;
@@ -352,6 +378,10 @@ static std::string QuoteIfNeeded(const std::string& v) {
   return v;
 }
 
+static std::string FileValue(const Config::Option& o) {
+  return o.file_value ? o.file_value() : QuoteIfNeeded(o.get());
+}
+
 Status Config::LoadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::IOError("can't open config file '" + path + "'");
@@ -404,11 +434,18 @@ Status Config::Rewrite() const {
     if (!SplitArgs(line, &argv) || argv.empty()) continue;
     Option* o = Find(argv[0]);
     if (o == nullptr) continue;
-    line = o->name + " " + QuoteIfNeeded(o->get());
+    line = o->name + " " + FileValue(*o);
     written[o->name] = true;
   }
+  const std::string kTail = "# Generated by CONFIG REWRITE";
+  bool has_tail = std::find(lines.begin(), lines.end(), kTail) != lines.end();
   for (const auto& o : options_) {
-    if (!written[o->name]) lines.push_back(o->name + " " + QuoteIfNeeded(o->get()));
+    if (written[o->name] || o->get() == o->default_value) continue;
+    if (!has_tail) {
+      lines.push_back(kTail);
+      has_tail = true;
+    }
+    lines.push_back(o->name + " " + FileValue(*o));
   }
   std::string tmp = config_file + ".tmp";
   {

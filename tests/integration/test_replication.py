@@ -417,3 +417,50 @@ def test_redis_62_master():
         if kv:
             kv.cleanup()
         m.cleanup()
+
+
+def test_sentinel_promotes_kvrocks_replica(master, tmp_path):
+    """Redis Sentinel monitors a Redis master with a kvrocks replica: it finds the
+    replica through the master's INFO, judges it by its own INFO (link, offset,
+    priority) and, when the master dies, promotes it (MULTI, SLAVEOF NO ONE, CONFIG
+    REWRITE, CLIENT KILL TYPE normal, EXEC) and announces it as the new master."""
+    conf = tmp_path / "kvrocks.conf"
+    conf.write_text(f"replicaof 127.0.0.1 {master.port}\n")
+    kv = Kvrocks(conf=str(conf)).start()
+    sentinel_port = free_port()
+    sentinel_conf = tmp_path / "sentinel.conf"
+    sentinel_conf.write_text(f"port {sentinel_port}\nbind 127.0.0.1\ndir {tmp_path}\n"
+                             f"sentinel monitor mymaster 127.0.0.1 {master.port} 1\n"
+                             "sentinel down-after-milliseconds mymaster 1000\n"
+                             "sentinel failover-timeout mymaster 10000\n")
+    sentinel = subprocess.Popen([REDIS_BIN, str(sentinel_conf), "--sentinel"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(sentinel_port, sentinel)
+        s = redis.Redis(port=sentinel_port, decode_responses=True)
+        c = master.client()
+        c.set("before", "failover")
+        wait_synced(c, kv)
+
+        def replica_seen():
+            replicas = s.execute_command("SENTINEL", "REPLICAS", "mymaster")
+            # redis-py parses each replica's fields into a dict (port an int, flags a set)
+            return any(str(f["port"]) == str(kv.port) and f["master-link-status"] == "ok" and
+                       "s_down" not in f["flags"] for f in replicas)
+        wait_until(replica_seen, 30, "Sentinel to see the kvrocks replica")
+
+        master.stop()
+        wait_until(lambda: s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1] == str(kv.port),
+                   60, "Sentinel to promote the kvrocks replica")
+        r = kv.client()
+        wait_until(lambda: r.execute_command("ROLE")[0] == b"master", 30, "kvrocks to be a master")
+        assert r.get("before") == b"failover"
+        assert r.set("after", "promotion")
+        assert f"replicaof 127.0.0.1 {master.port}" not in conf.read_text()  # Sentinel's CONFIG REWRITE
+        kv.restart()
+        assert kv.client().execute_command("ROLE")[0] == b"master"
+        master.start()  # the fixture's cleanup stops it
+    finally:
+        sentinel.terminate()
+        sentinel.wait()
+        kv.cleanup()
