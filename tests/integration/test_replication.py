@@ -419,6 +419,40 @@ def test_redis_62_master():
         m.cleanup()
 
 
+def start_sentinel(dir, master_port):
+    """A Redis Sentinel (Debian's redis-server --sentinel) monitoring the master at
+    master_port as "mymaster" with quorum 1; returns the process and a client."""
+    dir.mkdir()
+    port = free_port()
+    conf = dir / "sentinel.conf"
+    conf.write_text(f"port {port}\nbind 127.0.0.1\ndir {dir}\n"
+                    f"sentinel monitor mymaster 127.0.0.1 {master_port} 1\n"
+                    "sentinel down-after-milliseconds mymaster 1000\n"
+                    "sentinel failover-timeout mymaster 10000\n")
+    proc = subprocess.Popen([REDIS_BIN, str(conf), "--sentinel"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    wait_ready(port, proc)
+    return proc, redis.Redis(port=port, decode_responses=True)
+
+
+def test_sentinels_meet_through_a_kvrocks_master(tmp_path):
+    """Two Sentinels monitoring a kvrocks master see it up, as a master, and find each
+    other through the hello messages they PUBLISH and SUBSCRIBE to on it."""
+    kv = Kvrocks().start()
+    sentinels = [start_sentinel(tmp_path / f"s{i}", kv.port) for i in range(2)]
+    try:
+        def met():
+            states = [s.sentinel_master("mymaster") for _, s in sentinels]
+            return all(st["is_master"] and not st["is_sdown"] and st["num-other-sentinels"] == 1 for st in states)
+        wait_until(met, 30, "the Sentinels to find each other")
+        assert kv.client().pubsub_numsub("__sentinel__:hello")[0][1] == 2
+    finally:
+        for proc, _ in sentinels:
+            proc.terminate()
+            proc.wait()
+        kv.cleanup()
+
+
 def test_sentinel_promotes_kvrocks_replica(master, tmp_path):
     """Redis Sentinel monitors a Redis master with a kvrocks replica: it finds the
     replica through the master's INFO, judges it by its own INFO (link, offset,
@@ -427,17 +461,8 @@ def test_sentinel_promotes_kvrocks_replica(master, tmp_path):
     conf = tmp_path / "kvrocks.conf"
     conf.write_text(f"replicaof 127.0.0.1 {master.port}\n")
     kv = Kvrocks(conf=str(conf)).start()
-    sentinel_port = free_port()
-    sentinel_conf = tmp_path / "sentinel.conf"
-    sentinel_conf.write_text(f"port {sentinel_port}\nbind 127.0.0.1\ndir {tmp_path}\n"
-                             f"sentinel monitor mymaster 127.0.0.1 {master.port} 1\n"
-                             "sentinel down-after-milliseconds mymaster 1000\n"
-                             "sentinel failover-timeout mymaster 10000\n")
-    sentinel = subprocess.Popen([REDIS_BIN, str(sentinel_conf), "--sentinel"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sentinel, s = start_sentinel(tmp_path / "sentinel", master.port)
     try:
-        wait_ready(sentinel_port, sentinel)
-        s = redis.Redis(port=sentinel_port, decode_responses=True)
         c = master.client()
         c.set("before", "failover")
         wait_synced(c, kv)
