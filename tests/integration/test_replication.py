@@ -11,6 +11,7 @@ import time
 
 import pytest
 import redis
+from redis.sentinel import Sentinel
 
 from conftest import REDIS_BIN, Kvrocks, free_port, wait_ready
 from keyspace_compare import assert_same_data
@@ -446,6 +447,10 @@ def test_sentinels_meet_through_a_kvrocks_master(tmp_path):
             return all(st["is_master"] and not st["is_sdown"] and st["num-other-sentinels"] == 1 for st in states)
         wait_until(met, 30, "the Sentinels to find each other")
         assert kv.client().pubsub_numsub("__sentinel__:hello")[0][1] == 2
+        # redis-py's Sentinel client: asks a Sentinel for the master, checks its ROLE
+        ports = [s.connection_pool.connection_kwargs["port"] for _, s in sentinels]
+        through = Sentinel([("127.0.0.1", p) for p in ports]).master_for("mymaster", check_connection=True)
+        assert through.set("via", "sentinel") and kv.client().get("via") == b"sentinel"
     finally:
         for proc, _ in sentinels:
             proc.terminate()
