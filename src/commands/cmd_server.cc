@@ -343,7 +343,9 @@ void ConfigCmd(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "rewrite")) {
     if (a.size() != 2) return ReplySubcommandArity(call);
-    Status s = cfg->Rewrite();
+    std::vector<std::string> users;
+    for (const auto& u : call.server->acl().Users()) users.push_back(u->Describe());
+    Status s = cfg->Rewrite(users);
     if (!s.ok()) return ReplyError(call, "ERR Rewriting config file: " + s.message());
     return reply::Ok(call.out);
   }
