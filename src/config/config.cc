@@ -443,7 +443,8 @@ Status Config::Rewrite(const std::vector<std::string>& users) const {
     } else if (EqualsIgnoreCase(argv[0], "user")) {
       if (next_user < user_lines.size()) out.push_back(user_lines[next_user++]);
     } else if (Option* o = Find(argv[0])) {
-      out.push_back(FileLine(*o));
+      // An option keeps its first line (an alias's included); later ones are blanked.
+      out.push_back(written[o->name] ? std::string() : FileLine(*o));
       written[o->name] = true;
     } else {
       out.push_back(line);
@@ -466,7 +467,11 @@ Status Config::Rewrite(const std::vector<std::string>& users) const {
   {
     std::ofstream file(tmp, std::ios::trunc);
     if (!file) return Status::IOError("can't write " + tmp);
-    for (const auto& l : out) file << l << "\n";
+    // As in Redis, every run of blank lines is written as one.
+    for (size_t i = 0; i < out.size(); i++) {
+      if (out[i].empty() && i > 0 && out[i - 1].empty()) continue;
+      file << out[i] << "\n";
+    }
     if (!file.good()) return Status::IOError("write failed for " + tmp);
   }
   if (std::rename(tmp.c_str(), config_file.c_str()) != 0) return Status::IOError("rename failed for " + config_file);
