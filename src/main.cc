@@ -28,6 +28,7 @@
 #include "server/fd_limit.h"
 #include "server/server.h"
 #include "storage/storage.h"
+#include "types/encoding_limits.h"
 
 using kvrocks::Config;
 using kvrocks::Status;
@@ -151,6 +152,22 @@ int main(int argc, char** argv) {
     }
     return Status::OK();
   });
+
+  // Before any load: an RDB's collections take the encodings these limits give.
+  auto apply_encoding_limits = [](const Config& c) {
+    auto& limits = kvrocks::EncodingLimits::Get();
+    limits.hash_max_listpack_entries = static_cast<uint64_t>(c.hash_max_listpack_entries);
+    limits.hash_max_listpack_value = static_cast<uint64_t>(c.hash_max_listpack_value);
+    limits.set_max_intset_entries = static_cast<uint64_t>(c.set_max_intset_entries);
+    limits.zset_max_listpack_entries = static_cast<uint64_t>(c.zset_max_listpack_entries);
+    limits.zset_max_listpack_value = static_cast<uint64_t>(c.zset_max_listpack_value);
+    return Status::OK();
+  };
+  apply_encoding_limits(cfg);
+  for (const char* name : {"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
+                           "zset-max-listpack-entries", "zset-max-listpack-value"}) {
+    cfg.OnSet(name, apply_encoding_limits);
+  }
 
   kvrocks::Storage storage(&cfg);
   s = storage.Open();

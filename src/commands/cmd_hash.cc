@@ -140,12 +140,12 @@ void HRandField(CommandCall& call) {
   const auto& a = call.args;
   bool with_count = a.size() >= 3, with_values = false;
   int64_t count = 1;
+  if (with_count && !RandomCountArg(call, 2, &count)) return;
   if (a.size() > 4 || (a.size() == 4 && !EqualsIgnoreCase(a[3], "withvalues"))) {
     return ReplyError(call, kSyntaxError);
   }
-  if (with_count && !IntArg(call, 2, &count)) return;
   with_values = a.size() == 4;
-  if (with_count && count < 0 && with_values && count < -(INT64_MAX / 2)) {
+  if (with_values && (count < -(INT64_MAX / 2) || count > INT64_MAX / 2)) {
     return ReplyError(call, "ERR value is out of range");
   }
   Database db = CurrentDb(call);

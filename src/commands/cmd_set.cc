@@ -74,22 +74,11 @@ void SRandMember(CommandCall& call) {
   const auto& a = call.args;
   if (a.size() > 3) return ReplyError(call, kSyntaxError);
   int64_t count = 1;
-  if (a.size() == 3 && !IntArg(call, 2, &count)) return;
+  if (a.size() == 3 && !RandomCountArg(call, 2, &count)) return;
   Database db = CurrentDb(call);
-  RedisSet set(&db);
   std::vector<std::string> picked;
-  Status s;
-  if (count >= 0) {
-    s = set.RandomMembers(a[1], static_cast<uint64_t>(count), &picked);
-  } else {
-    // Repetitions allowed: |count| independent picks.
-    std::vector<std::string> one;
-    for (int64_t i = 0; i < -count && s.ok(); i++) {
-      s = set.RandomMembers(a[1], 1, &one);
-      if (one.empty()) break;
-      picked.push_back(one[0]);
-    }
-  }
+  // A negative count: |count| independent picks, repetitions allowed.
+  Status s = RedisSet(&db).RandomMembers(a[1], static_cast<uint64_t>(count < 0 ? -count : count), count < 0, &picked);
   if (!s.ok()) return ReplyStatusError(call, s);
   if (a.size() == 2) {
     if (picked.empty()) return reply::Null(call.out, call.resp);

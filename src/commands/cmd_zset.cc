@@ -503,10 +503,13 @@ void BZMPop(CommandCall& call) {
 // ZRANDMEMBER key [count [WITHSCORES]]
 void ZRandMember(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() > 4 || (a.size() == 4 && !EqualsIgnoreCase(a[3], "withscores"))) return ReplyError(call, kSyntaxError);
   int64_t count = 1;
-  if (a.size() >= 3 && !IntArg(call, 2, &count)) return;
+  if (a.size() >= 3 && !RandomCountArg(call, 2, &count)) return;
+  if (a.size() > 4 || (a.size() == 4 && !EqualsIgnoreCase(a[3], "withscores"))) return ReplyError(call, kSyntaxError);
   bool with_scores = a.size() == 4;
+  if (with_scores && (count < -(INT64_MAX / 2) || count > INT64_MAX / 2)) {
+    return ReplyError(call, "ERR value is out of range");
+  }
   Database db = CurrentDb(call);
   std::vector<ZMember> all;
   Status s = RedisZSet(&db).All(a[1], &all);

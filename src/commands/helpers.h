@@ -32,6 +32,15 @@ inline bool IntArg(CommandCall& call, size_t i, int64_t* v) {
   return false;
 }
 
+// The count of SRANDMEMBER, HRANDFIELD and ZRANDMEMBER: Redis takes -LONG_MAX..LONG_MAX
+// (a negative count is negated).
+inline bool RandomCountArg(CommandCall& call, size_t i, int64_t* v) {
+  if (!IntArg(call, i, v)) return false;
+  if (*v != INT64_MIN) return true;
+  ReplyError(call, "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+  return false;
+}
+
 // "ERR unknown subcommand 'x'. Try NAME HELP."
 inline void ReplyUnknownSubcommand(CommandCall& call, const std::string& cmd) {
   ReplyError(call, "ERR unknown subcommand '" + call.args[1].substr(0, 128) + "'. Try " + cmd + " HELP.");

@@ -267,6 +267,15 @@ Config::Config() {
   Add(StringOption("replica-apply-errors", &replica_apply_errors, true, {"skip", "disconnect"}));
   Add(Int64Option("stream-node-max-bytes", &stream_node_max_bytes, 0, true, true));
   Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));
+  Add(WithAlias(Int64Option("hash-max-listpack-entries", &hash_max_listpack_entries, 0, false, true),
+                "hash-max-ziplist-entries"));
+  Add(WithAlias(Int64Option("hash-max-listpack-value", &hash_max_listpack_value, 0, true, true),
+                "hash-max-ziplist-value"));
+  Add(Int64Option("set-max-intset-entries", &set_max_intset_entries, 0, false, true));
+  Add(WithAlias(Int64Option("zset-max-listpack-entries", &zset_max_listpack_entries, 0, false, true),
+                "zset-max-ziplist-entries"));
+  Add(WithAlias(Int64Option("zset-max-listpack-value", &zset_max_listpack_value, 0, true, true),
+                "zset-max-ziplist-value"));
   Add(BoolOption("active-expire", &active_expire, true));
   Add(BoolOption("disable-thp", &disable_thp, false));
   Add(StringOption("enable-debug-command", &enable_debug_command, false, {"yes", "no", "local"}));

@@ -85,6 +85,12 @@ struct Config {
   std::string replica_apply_errors = "skip";  // or "disconnect"
   std::string load_rdb;  // an RDB file to load at startup (replacing the data set)
   int64_t stream_node_max_entries = 100;
+  // Redis' compact-encoding limits (types/encoding_limits.h: what OBJECT ENCODING reports).
+  int64_t hash_max_listpack_entries = 512;
+  int64_t hash_max_listpack_value = 64;
+  int64_t set_max_intset_entries = 512;
+  int64_t zset_max_listpack_entries = 128;
+  int64_t zset_max_listpack_value = 64;
   bool active_expire = true;
   bool disable_thp = false;  // prctl(PR_SET_THP_DISABLE) at startup (main.cc)
   std::string enable_debug_command = "no";  // yes | no | local (DEBUG)

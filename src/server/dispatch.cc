@@ -21,6 +21,7 @@
 #include "server/write_batcher.h"
 #include "storage/context.h"
 #include "storage/key_encoding.h"
+#include "types/database.h"
 
 namespace kvrocks {
 
@@ -154,9 +155,43 @@ void StartBlock(Connection* conn, const std::vector<std::string>& args) {
   conn->ArmBlockTimer();
 }
 
+namespace {
+
+// The type a blocking command of this group pops or reads (kNone: any).
+RedisType WaitedType(const CommandSpec& spec) {
+  std::string_view group = spec.group;
+  if (group == "list") return RedisType::kList;
+  if (group == "sorted_set") return RedisType::kZSet;
+  if (group == "stream") return RedisType::kStream;
+  return RedisType::kNone;
+}
+
+bool AnyBlockKeyOfType(Connection* conn, RedisType type) {
+  // The keys' locks first, as the command itself takes them: the write that woke
+  // the client may still be in another worker's batch, which holds them until it commits.
+  WriteBatcher* batcher = conn->worker()->batcher();
+  std::vector<uint64_t> locks;
+  for (const auto& [db, key] : conn->block.keys) locks.push_back(LockManager::KeyHash(db, key));
+  batcher->Lock(locks);
+  Context* ctx = batcher->ctx();
+  for (const auto& [db, key] : conn->block.keys) {
+    Database d(ctx, db);
+    RedisType t;
+    if (d.Type(key, &t).ok() && t == type) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args) {
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
-  if (spec != nullptr) RunCommand(conn, *spec, args);
+  if (spec == nullptr) return;
+  // As Redis' handleClientsBlockedOnKeys: only a key holding the type the client
+  // waits for serves it; a key that became another type leaves it blocked.
+  RedisType type = WaitedType(*spec);
+  if (type != RedisType::kNone && !AnyBlockKeyOfType(conn, type)) return;
+  RunCommand(conn, *spec, args);
 }
 
 // Runs a command that needs every key lock, outside any batch.

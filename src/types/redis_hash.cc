@@ -1,5 +1,7 @@
 #include "types/redis_hash.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "common/encoding.h"
@@ -79,10 +81,10 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
     if (!live) (*added)++;
     // Setting a field clears its TTL, as in Redis.
     db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0));
-    if (field.size() > kListpackMaxValue || value.size() > kListpackMaxValue) meta.payload[0] |= kHashtableFlag;
+    if (std::max(field.size(), value.size()) > EncodingLimits::HashValue()) meta.payload[0] |= kHashtableFlag;
     changed = true;
   }
-  if (meta.size > kListpackMaxEntries) meta.payload[0] |= kHashtableFlag;
+  if (meta.size > EncodingLimits::HashEntries()) meta.payload[0] |= kHashtableFlag;
   if (changed) {
     db_->StoreCollection(key, &lk, meta);
   }
@@ -231,7 +233,7 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   // HINCRBY keeps a field's TTL.
   db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire));
   if (!stored) meta.size++;
-  if (field.size() > kListpackMaxValue || value.size() > kListpackMaxValue || meta.size > kListpackMaxEntries) {
+  if (std::max(field.size(), value.size()) > EncodingLimits::HashValue() || meta.size > EncodingLimits::HashEntries()) {
     meta.payload[0] |= kHashtableFlag;
   }
   db_->StoreCollection(key, &lk, meta);

@@ -11,17 +11,13 @@
 #include <vector>
 
 #include "types/database.h"
+#include "types/encoding_limits.h"
 
 namespace kvrocks {
 
 class RedisHash {
  public:
   explicit RedisHash(Database* db) : db_(db) {}
-
-  // Redis' listpack limits (hash-max-listpack-entries / -value); past them a hash
-  // is reported as "hashtable", and never goes back, as in Redis.
-  static constexpr uint64_t kListpackMaxEntries = 512;
-  static constexpr size_t kListpackMaxValue = 64;
 
   // Sets fields; *added is the number of new fields. nx: only absent fields (HSETNX).
   Status Set(std::string_view key, const std::vector<std::pair<std::string_view, std::string_view>>& fvs, bool nx,

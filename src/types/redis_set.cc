@@ -48,7 +48,7 @@ Metadata RedisSet::NewSet() const {
 
 void RedisSet::NoteMember(Metadata* meta, std::string_view member) {
   int64_t v;
-  if (member.size() > 20 || !ParseInt64(member, &v) || meta->size > kIntsetMaxEntries) {
+  if (member.size() > 20 || !ParseInt64(member, &v) || meta->size > EncodingLimits::SetEntries()) {
     meta->payload[0] = static_cast<char>(meta->payload[0] | kHashtableFlag);
   }
 }
@@ -215,7 +215,7 @@ Status RedisSet::Pop(std::string_view key, uint64_t count, std::vector<std::stri
   return Status::OK();
 }
 
-Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector<std::string>* out) {
+Status RedisSet::RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<std::string>* out) {
   out->clear();
   LoadedKey lk;
   Metadata meta;
@@ -223,34 +223,50 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, std::vector
   Status s = LoadSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists || count == 0) return s;
   static thread_local std::mt19937_64 rng(std::random_device{}());
-  if (count * 4 >= meta.size) {
-    // A large share of the set: read it and shuffle.
-    s = Members(key, out);
-    std::shuffle(out->begin(), out->end(), rng);
-    if (out->size() > count) out->resize(count);
-    return s;
+  if (meta.size <= kRandomReadWhole || count >= meta.size / 4) {
+    std::vector<std::string> all;
+    s = Members(key, &all);
+    if (!s.ok() || all.empty()) return s;
+    if (repeat) {
+      for (uint64_t i = 0; i < count; i++) out->push_back(all[rng() % all.size()]);
+    } else {
+      std::shuffle(all.begin(), all.end(), rng);
+      if (all.size() > count) all.resize(count);
+      *out = std::move(all);
+    }
+    return Status::OK();
   }
   // Bounds keep seeks from wandering over other keys' data (and this set's
   // tombstones beyond its range) when a target falls past the last member.
   SubkeyBounds bounds(db_->id(), key, meta.version);
   const std::string& prefix = bounds.prefix();
-  const rocksdb::ReadOptions& ro = bounds.options();
-  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
+  auto next_wrapping = [&] {
+    it->Next();
+    if (!it->Valid()) it->SeekToFirst();
+  };
   std::set<std::string> picked;
-  // Members are in hash order: a random 8-byte target picks a member uniformly
-  // (up to the spread of hashes, like Redis' bucket sampling).
-  for (uint64_t tries = 0; picked.size() < count && tries < count * 8; tries++) {
-    std::string target = prefix;
-    uint64_t r = rng();
-    for (int i = 0; i < 8; i++) target.push_back(static_cast<char>(r >> (56 - 8 * i)));
+  std::string target;
+  // Distinct picks: count is under a quarter of the members, so few tries repeat one.
+  for (uint64_t tries = 0; (repeat ? out->size() : picked.size()) < count && tries < count * 8; tries++) {
+    target = prefix;
+    PutBE64(&target, rng());
     it->Seek(target);
-    if (!it->Valid() || !it->key().starts_with(prefix)) it->SeekForPrev(target);
-    if (!it->Valid() || !it->key().starts_with(prefix) || it->key().size() < prefix.size() + 8) break;
-    picked.emplace(it->key().data() + prefix.size() + 8, it->key().size() - prefix.size() - 8);
+    if (!it->Valid()) it->SeekToFirst();
+    for (uint64_t skip = rng() % kRandomWindow; skip > 0 && it->Valid(); skip--) next_wrapping();
+    if (!it->Valid() || it->key().size() < prefix.size() + 8) break;
+    std::string member(it->key().data() + prefix.size() + 8, it->key().size() - prefix.size() - 8);
+    if (repeat) {
+      out->push_back(std::move(member));
+    } else {
+      picked.insert(std::move(member));
+    }
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
-  out->assign(picked.begin(), picked.end());
-  std::shuffle(out->begin(), out->end(), rng);
+  if (!repeat) {
+    out->assign(picked.begin(), picked.end());
+    std::shuffle(out->begin(), out->end(), rng);
+  }
   return Status::OK();
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "types/database.h"
+#include "types/encoding_limits.h"
 
 namespace kvrocks {
 
@@ -16,7 +17,6 @@ class RedisSet {
 
   // Redis 7.0: a set of integers with at most set-max-intset-entries members is an
   // "intset", anything else a "hashtable" (sticky, as in Redis).
-  static constexpr uint64_t kIntsetMaxEntries = 512;
   static const char* Encoding(const Metadata& meta);
 
   Status Add(std::string_view key, const std::vector<std::string_view>& members, int64_t* added);
@@ -33,15 +33,21 @@ class RedisSet {
   // them, matching pattern (SSCAN). *next is "" when the set is exhausted.
   Status Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
               std::vector<std::string>* members, std::string* next);
-  // Up to count distinct members chosen at random, without reading the whole set
-  // when count is small: each pick seeks to a random position among the members.
   // SPOP: removes and returns up to count members. Members come in hash order
   // from a cursor kept in the metadata (it starts at a random point), so a pop
   // never crawls over the tombstones of earlier pops: draining a set is O(1)
   // per member. The order is as unpredictable as the hash, but consecutive pops
   // are not independent draws as in Redis.
   Status Pop(std::string_view key, uint64_t count, std::vector<std::string>* out);
-  Status RandomMembers(std::string_view key, uint64_t count, std::vector<std::string>* out);
+  // SRANDMEMBER: up to count distinct members chosen at random or, with repeat,
+  // count independent picks. A small set (or a large share of one) is read whole
+  // and sampled uniformly. Otherwise each pick seeks to a random point of the hash
+  // order and takes one of the next kRandomWindow members (wrapping around): as
+  // Redis' fair random key samples a few buckets, this evens out the unequal hash
+  // gaps a single seek would favour, without reading the set.
+  Status RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<std::string>* out);
+  static constexpr uint64_t kRandomReadWhole = 128;
+  static constexpr uint64_t kRandomWindow = 32;
   static void SortIntset(std::vector<std::string>* members);
   // Loads key's metadata for a read; WRONGTYPE for other types.
   Status LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);

@@ -60,9 +60,9 @@ Status RedisZSet::MarkSkiplist(const LoadedKey& lk) {
 
 // Sets the skiplist flag of a new set's metadata if members make it too big for a listpack.
 static void MarkSkiplistIfBig(Metadata* meta, const std::vector<ZMember>& members) {
-  bool big = members.size() > RedisZSet::kListpackMaxEntries ||
+  bool big = members.size() > EncodingLimits::ZSetEntries() ||
              std::any_of(members.begin(), members.end(),
-                         [](const ZMember& m) { return m.member.size() > RedisZSet::kListpackMaxValue; });
+                         [](const ZMember& m) { return m.member.size() > EncodingLimits::ZSetValue(); });
   if (big) meta->payload[0] = static_cast<char>(meta->payload[0] | kSkiplistFlag);
 }
 
@@ -87,7 +87,7 @@ void RedisZSet::PutMember(std::string_view key, Metadata* meta, std::string_view
     meta->size++;
   }
   // Redis converts to a skiplist before it inserts the element that overflows the listpack.
-  if (member.size() > kListpackMaxValue || meta->size > kListpackMaxEntries) {
+  if (member.size() > EncodingLimits::ZSetValue() || meta->size > EncodingLimits::ZSetEntries()) {
     meta->payload[0] = static_cast<char>(meta->payload[0] | kSkiplistFlag);
   }
   if (score == 0 && std::signbit(score)) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "types/database.h"
+#include "types/encoding_limits.h"
 
 namespace kvrocks {
 
@@ -40,8 +41,8 @@ class RedisZSet {
  public:
   explicit RedisZSet(Database* db) : db_(db) {}
 
-  static constexpr uint64_t kListpackMaxEntries = 128;  // zset-max-listpack-entries
-  static constexpr size_t kListpackMaxValue = 64;       // zset-max-listpack-value
+  // "listpack" up to zset-max-listpack-entries members of at most
+  // zset-max-listpack-value bytes (EncodingLimits), "skiplist" past them (sticky).
   static const char* Encoding(const Metadata& meta);
   // Reports the sorted set lk (as the caller loaded it) as "skiplist" from now
   // on, as Redis' SORT converts a sorted set it reads. Not a modification: no

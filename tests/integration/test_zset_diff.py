@@ -4,7 +4,7 @@ import time
 import pytest
 import redis
 
-from conftest import RawClient
+from conftest import RawClient, encode
 
 
 def test_zadd_and_scores(diff):
@@ -345,3 +345,31 @@ def test_zscan_of_a_listpack_returns_whole_number_scores_as_integers(diff):
     ZADD big 759051314427530240 a
     ZSCAN big 0 COUNT 1000 MATCH a
     """)
+
+
+@pytest.mark.parametrize("block, push, reply", [
+    (("BZPOPMIN", "k", "5"), ("ZADD", "k", "1", "bar"), b"*3\r\n$1\r\nk\r\n$3\r\nbar\r\n$1\r\n1\r\n"),
+    (("BLPOP", "k", "5"), ("RPUSH", "k", "bar"), b"*2\r\n$1\r\nk\r\n$3\r\nbar\r\n"),
+    (("XREAD", "BLOCK", "5000", "STREAMS", "k", "$"), ("XADD", "k", "1-1", "f", "v"),
+     b"*1\r\n*2\r\n$1\r\nk\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+], ids=["bzpopmin", "blpop", "xread"])
+def test_blocked_client_waits_through_a_key_of_another_type(kvrocks_server, redis_ref, block, push, reply):
+    # As Redis' handleClientsBlockedOnKeys: a key that became another type does not
+    # serve (nor fail) the client blocked on it; the next value of its type does.
+    for port in (kvrocks_server.port, redis_ref.port):
+        c, waiter = RawClient(port), RawClient(port)
+        c.call("DEL", "k")
+        waiter.send_raw(encode(block))
+        deadline = time.time() + 5
+        while b"blocked_clients:1" not in c.call("INFO", "clients") and time.time() < deadline:
+            time.sleep(0.01)
+        c.call("MULTI")
+        c.call(*push)
+        c.call("DEL", "k")
+        c.call("SET", "k", "foo")
+        c.call("EXEC")
+        c.call("DEL", "k")
+        c.call(*push)
+        assert waiter.read_reply() == reply, port
+        c.close()
+        waiter.close()

@@ -1,0 +1,114 @@
+"""hash-max-listpack-*, set-max-intset-entries and zset-max-listpack-* (and the
+older -ziplist- names) against Debian's redis-server 7.0: CONFIG GET/SET, and the
+encodings OBJECT ENCODING then reports and the behaviours tied to them."""
+import pytest
+
+LIMITS = {
+    "hash-max-listpack-entries": "512",
+    "hash-max-listpack-value": "64",
+    "set-max-intset-entries": "512",
+    "zset-max-listpack-entries": "128",
+    "zset-max-listpack-value": "64",
+}
+
+
+@pytest.fixture
+def limits(diff):
+    yield diff
+    for name, value in LIMITS.items():
+        diff("CONFIG", "SET", name, value)
+
+
+def test_encoding_limit_options(limits):
+    limits.run("""
+    CONFIG GET hash-max-listpack-entries
+    CONFIG GET hash-max-ziplist-entries
+    CONFIG GET hash-max-ziplist-value
+    CONFIG GET set-max-intset-entries
+    CONFIG GET zset-max-ziplist-entries
+    CONFIG GET zset-max-listpack-value
+    CONFIG SET hash-max-ziplist-entries 3
+    CONFIG GET hash-max-listpack-entries
+    CONFIG SET hash-max-listpack-value 1kb
+    CONFIG GET hash-max-ziplist-value
+    CONFIG SET zset-max-ziplist-value 2
+    CONFIG GET zset-max-listpack-value
+    CONFIG SET set-max-intset-entries 0
+    CONFIG GET set-max-intset-entries
+    CONFIG SET set-max-intset-entries x
+    CONFIG SET zset-max-listpack-entries 1k
+    """)
+
+
+def test_hash_encoding_follows_the_limits(limits):
+    limits.run("""
+    CONFIG SET hash-max-ziplist-entries 2
+    CONFIG SET hash-max-ziplist-value 4
+    HSET h a 1 b 2
+    OBJECT ENCODING h
+    HSCAN h 0 COUNT 1
+    HSET h c 3
+    OBJECT ENCODING h
+    HDEL h c
+    OBJECT ENCODING h
+    HSET v f 12345
+    OBJECT ENCODING v
+    HSET w f 1234
+    OBJECT ENCODING w
+    HINCRBY w f 100000
+    OBJECT ENCODING w
+    CONFIG SET hash-max-listpack-entries 0
+    HSET e f v
+    OBJECT ENCODING e
+    """)
+
+
+def test_set_encoding_follows_the_limit(limits):
+    limits.run("""
+    CONFIG SET set-max-intset-entries 3
+    SADD s 3 1 2
+    OBJECT ENCODING s
+    SMEMBERS s
+    SSCAN s 0 COUNT 1
+    SADD s 4
+    OBJECT ENCODING s
+    SREM s 4
+    OBJECT ENCODING s
+    SADD t 1 2
+    SADD u 3 2
+    SUNIONSTORE d t u
+    OBJECT ENCODING d
+    SINTERSTORE d t u
+    OBJECT ENCODING d
+    CONFIG SET set-max-intset-entries 0
+    SADD e 1
+    OBJECT ENCODING e
+    """)
+
+
+def test_zset_encoding_follows_the_limits(limits):
+    limits.run("""
+    CONFIG SET zset-max-ziplist-entries 2
+    CONFIG SET zset-max-ziplist-value 3
+    ZADD z 1 a 2 b
+    OBJECT ENCODING z
+    ZSCAN z 0 COUNT 1
+    ZADD z 3 c
+    OBJECT ENCODING z
+    ZREM z c
+    OBJECT ENCODING z
+    ZADD y 1 abcd
+    OBJECT ENCODING y
+    ZADD x 1 abc
+    OBJECT ENCODING x
+    ZADD src 1 a 2 b 3 c
+    ZRANGESTORE dst src 0 1
+    OBJECT ENCODING dst
+    ZRANGESTORE dst src 0 2
+    OBJECT ENCODING dst
+    ZUNIONSTORE dst 1 x
+    OBJECT ENCODING dst
+    CONFIG SET zset-max-listpack-entries 0
+    ZADD e 1 a
+    OBJECT ENCODING e
+    """)
