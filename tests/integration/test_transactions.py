@@ -4,7 +4,7 @@ import threading
 import pytest
 import redis
 
-from conftest import RawClient
+from conftest import RawClient, encode, poll_until
 
 
 def test_multi_exec_diff(diff):
@@ -217,3 +217,45 @@ def test_incr_is_atomic_across_workers(kvrocks_server):
     for t in ts:
         t.join()
     assert int(kvrocks_server.client().get("n")) == 1200
+
+
+def test_refused_exec_discards_the_transaction_diff(diff):
+    # Redis' rejectCommand: an EXEC refused before it runs ends the transaction
+    # with EXECABORT and the reason.
+    diff.run("""
+    MULTI
+    SET a 1
+    EXEC extra
+    PING inside
+    GET a
+    EXEC
+    ACL SETUSER nexec on nopass +@all -exec
+    AUTH nexec x
+    MULTI
+    SET a 1
+    EXEC
+    PING after
+    AUTH default x
+    ACL DELUSER nexec
+    """)
+
+
+def test_exec_during_a_busy_script_diff(kvrocks_server, redis_ref):
+    replies = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c, txn, script = RawClient(port), RawClient(port), RawClient(port)
+        c.call("CONFIG", "SET", "busy-reply-threshold", "10")
+        c.call("SET", "xx", "1")
+        txn.call("MULTI")
+        txn.call("INCR", "xx")
+        script.send_raw(encode(("EVAL", "while true do end", "0")))
+        poll_until(c, ("PING",), b"-BUSY")
+        got = [txn.call("INCR", "xx"), txn.call("EXEC")]
+        assert c.call("SCRIPT", "KILL") == b"+OK\r\n"
+        got += [script.read_reply(), c.call("GET", "xx"), txn.call("PING", "asdf")]
+        c.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+        replies.append(got)
+        for x in (c, txn, script):
+            x.close()
+    assert replies[0] == replies[1]
+    assert replies[0][1].startswith(b"-EXECABORT Transaction discarded because of: BUSY ")
