@@ -801,9 +801,9 @@ void RegisterServerCommands(CommandTable* t) {
           {{"latency|doctor", 2}, {"latency|help", 2}, {"latency|history", 3}, {"latency|latest", 2},
            {"latency|reset", -2}}});
   t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
-  t->Add({"save", 1, kCmdAdmin | kCmdNoScript, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
+  t->Add({"save", 1, kCmdAdmin | kCmdNoScript | kCmdDenyMulti, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
   t->Add({"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});
-  t->Add({"shutdown", -1, kCmdAllowBusy | adm, 0, 0, 0, Shutdown, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"});
+  t->Add({"shutdown", -1, kCmdAllowBusy | kCmdDenyMulti | adm, 0, 0, 0, Shutdown, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"});
 }
 
 }  // namespace kvrocks

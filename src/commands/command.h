@@ -37,6 +37,7 @@ enum CommandFlag : uint32_t {
   kCmdLocksKeys = 1 << 15,  // takes its keys' locks though it writes nothing (WATCH)
   kCmdSubscribedOk = 1 << 16,  // allowed to a RESP2 client in Pub/Sub mode
   kCmdAllowBusy = 1 << 17,     // runs while a script is past busy-reply-threshold
+  kCmdDenyMulti = 1 << 18,     // refused inside MULTI (Redis' NO_MULTI: SAVE, SHUTDOWN)
 };
 
 // One execution of a command.

@@ -84,7 +84,7 @@ std::vector<std::string> CommandFlagNames(uint32_t f) {
       {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"},         {kCmdBlocking, "blocking"},
       {kCmdLoading, "loading"},   {kCmdStale, "stale"},               {kCmdSkipMonitor, "skip_monitor"},
       {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},          {kCmdNoAuth, "no_auth"},
-      {kCmdNoMulti, "no_multi"}};
+      {kCmdDenyMulti, "no_multi"}};
   for (auto& [bit, name] : kNames) {
     if (f & bit) out.push_back(name);
   }

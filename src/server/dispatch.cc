@@ -422,6 +422,8 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     err = std::move(sub_err);
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
+  } else if (conn->in_multi && (spec->flags & kCmdDenyMulti)) {
+    err = "ERR Command not allowed inside a transaction";
   } else if (!(spec->flags & kCmdNoAuth)) {
     err = CheckAcl(srv, conn, *spec, args, conn->in_multi ? "multi" : "toplevel");
   }

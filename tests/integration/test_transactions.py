@@ -237,6 +237,11 @@ def test_refused_exec_discards_the_transaction_diff(diff):
     PING after
     AUTH default x
     ACL DELUSER nexec
+    MULTI
+    SAVE
+    SHUTDOWN NOSAVE
+    PING
+    EXEC
     """)
 
 
