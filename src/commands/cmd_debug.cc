@@ -239,6 +239,12 @@ void Memory(CommandCall& call) {
   reply::Integer(call.out, static_cast<int64_t>(bytes));
 }
 
+// MEMORY USAGE's key, for COMMAND GETKEYS.
+std::vector<std::pair<int, std::string>> MemoryKeys(const CommandCall& call) {
+  if (call.args.size() >= 3 && EqualsIgnoreCase(call.args[1], "usage")) return {{call.conn->db, call.args[2]}};
+  return {};
+}
+
 }  // namespace
 
 void RegisterDebugCommands(CommandTable* t) {
@@ -247,7 +253,7 @@ void RegisterDebugCommands(CommandTable* t) {
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
            {"debug|digest-value", 0}}});
   t->Add({"memory", -2, kCmdReadOnly, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
-          "4.0.0", nullptr, {{"memory|usage", -3}, {"memory|help", 2}}});
+          "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}}});
 }
 
 }  // namespace kvrocks

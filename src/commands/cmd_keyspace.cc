@@ -221,8 +221,9 @@ int CopyTargetDb(const CommandCall& call) {
 }
 
 std::vector<std::pair<int, std::string>> CopyLockKeys(const CommandCall& call) {
+  // In the current database the key spec (source, destination) covers it.
   int db = CopyTargetDb(call);
-  if (db < 0) return {};
+  if (db < 0 || db == call.conn->db) return {};
   return {{db, call.args[2]}};
 }
 

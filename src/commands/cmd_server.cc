@@ -588,6 +588,14 @@ void CommandCmd(CommandCall& call) {
     }
     std::vector<std::string> keys;
     for (size_t i : CommandTable::KeyIndexes(*c, static_cast<size_t>(argc))) keys.push_back(a[i + 2]);
+    if (c->extra_keys != nullptr) {
+      // The keys found by parsing the arguments (numkeys, STREAMS, STORE ...), as the command locks them.
+      std::vector<std::string> args(a.begin() + 2, a.end());
+      CommandCall target{call.server, call.conn, args, call.ctx, call.out, call.in_exec, call.resp};
+      for (auto& [db, key] : c->extra_keys(target)) {
+        if (db == call.conn->db) keys.push_back(std::move(key));  // MOVE's target database is not a key
+      }
+    }
     if (keys.empty()) return ReplyError(call, "ERR The command has no key arguments");
     return reply::BulkArray(call.out, keys);
   }

@@ -3,6 +3,7 @@
 #include <random>
 #include <set>
 
+#include "commands/cmd_list.h"
 #include "commands/helpers.h"
 #include "commands/scan_cursor.h"
 #include "types/redis_set.h"
@@ -249,7 +250,8 @@ void RegisterSetCommands(CommandTable* t) {
   t->Add({"sinterstore", -3, kCmdWrite | kCmdDenyOOM, 1, -1, 1, SInterStore, "set", "Stores the intersect of multiple sets in a key.", "1.0.0"});
   t->Add({"sunionstore", -3, kCmdWrite | kCmdDenyOOM, 1, -1, 1, SUnionStore, "set", "Stores the union of multiple sets in a key.", "1.0.0"});
   t->Add({"sdiffstore", -3, kCmdWrite | kCmdDenyOOM, 1, -1, 1, SDiffStore, "set", "Stores the difference of multiple sets in a key.", "1.0.0"});
-  t->Add({"sintercard", -3, rs, 0, 0, 0, SInterCard, "set", "Returns the number of members of the intersect of multiple sets.", "7.0.0"});
+  t->Add({"sintercard", -3, rs, 0, 0, 0, SInterCard, "set", "Returns the number of members of the intersect of multiple sets.", "7.0.0",
+          [](const CommandCall& call) { return NumkeysLockKeys(call, 1); }});
   t->Add({"sscan", -3, rs, 1, 1, 1, SScan, "set", "Iterates over members of a set.", "2.8.0"});
 }
 

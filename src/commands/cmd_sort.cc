@@ -97,6 +97,13 @@ void SortGeneric(CommandCall& call, bool read_only) {
   }
   // "BY nosort" (a pattern without '*') skips sorting, as in Redis.
   bool dont_sort = has_by && by.find('*') == std::string::npos;
+  if (dont_sort && lk.live && lk.type == RedisType::kSet && (has_store || call.from_script)) {
+    // As Redis: a set's order is made deterministic (ALPHA) for what is stored or
+    // given to a script, so that replicas and script effects agree.
+    dont_sort = false;
+    has_by = false;
+    alpha = true;
+  }
   std::vector<SortItem> items;
   for (auto& e : elems) items.push_back({std::move(e), 0, std::nullopt});
   if (!dont_sort) {
@@ -171,13 +178,19 @@ void Sort(CommandCall& call) { SortGeneric(call, false); }
 void SortRo(CommandCall& call) { SortGeneric(call, true); }
 
 // SORT's STORE destination, for locking.
+// The destination: the last STORE, as SORT itself takes it (Redis' sortGetKeys).
 std::vector<std::pair<int, std::string>> SortStoreKey(const CommandCall& call) {
-  for (size_t i = 2; i + 1 < call.args.size(); i++) {
-    if (EqualsIgnoreCase(call.args[i], "store")) return {{call.conn->db, call.args[i + 1]}};
-    if (EqualsIgnoreCase(call.args[i], "limit")) i += 2;
-    else if (EqualsIgnoreCase(call.args[i], "by") || EqualsIgnoreCase(call.args[i], "get")) i++;
+  std::vector<std::pair<int, std::string>> out;
+  for (size_t i = 2; i < call.args.size(); i++) {
+    if (EqualsIgnoreCase(call.args[i], "limit")) {
+      i += 2;
+    } else if (EqualsIgnoreCase(call.args[i], "by") || EqualsIgnoreCase(call.args[i], "get")) {
+      i++;
+    } else if (EqualsIgnoreCase(call.args[i], "store") && i + 1 < call.args.size()) {
+      out.assign(1, {call.conn->db, call.args[i + 1]});
+    }
   }
-  return {};
+  return out;
 }
 
 }  // namespace

@@ -792,8 +792,10 @@ void ZScan(CommandCall& call) {
   }
 }
 
-std::vector<std::pair<int, std::string>> ZMPopLockKeys(const CommandCall& call) { return NumkeysLockKeys(call, 1); }
-std::vector<std::pair<int, std::string>> BZMPopLockKeys(const CommandCall& call) { return NumkeysLockKeys(call, 2); }
+// The keys after a numkeys argument at position 1 or 2: locked by the writers
+// (ZMPOP, BZMPOP, ZUNIONSTORE & co), listed by COMMAND GETKEYS for all.
+std::vector<std::pair<int, std::string>> KeysAfterNumkeys1(const CommandCall& call) { return NumkeysLockKeys(call, 1); }
+std::vector<std::pair<int, std::string>> KeysAfterNumkeys2(const CommandCall& call) { return NumkeysLockKeys(call, 2); }
 
 }  // namespace
 
@@ -822,18 +824,18 @@ void RegisterZSetCommands(CommandTable* t) {
   t->Add({"zremrangebylex", 4, wd, 1, 1, 1, ZRemRangeByLex, "sorted_set", "Removes members in a sorted set within a lexicographical range.", "2.8.9"});
   t->Add({"zpopmin", -2, kCmdWrite | kCmdFast, 1, 1, 1, ZPopMin, "sorted_set", "Returns the lowest-scoring members from a sorted set after removing them.", "5.0.0"});
   t->Add({"zpopmax", -2, kCmdWrite | kCmdFast, 1, 1, 1, ZPopMax, "sorted_set", "Returns the highest-scoring members from a sorted set after removing them.", "5.0.0"});
-  t->Add({"zmpop", -4, wd, 0, 0, 0, ZMPop, "sorted_set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them.", "7.0.0", ZMPopLockKeys});
+  t->Add({"zmpop", -4, wd, 0, 0, 0, ZMPop, "sorted_set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them.", "7.0.0", KeysAfterNumkeys1});
   t->Add({"bzpopmin", -3, b, 1, -2, 1, BZPopMin, "sorted_set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise.", "5.0.0"});
   t->Add({"bzpopmax", -3, b, 1, -2, 1, BZPopMax, "sorted_set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.", "5.0.0"});
-  t->Add({"bzmpop", -5, b & ~kCmdFast, 0, 0, 0, BZMPop, "sorted_set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise.", "7.0.0", BZMPopLockKeys});
+  t->Add({"bzmpop", -5, b & ~kCmdFast, 0, 0, 0, BZMPop, "sorted_set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise.", "7.0.0", KeysAfterNumkeys2});
   t->Add({"zrandmember", -2, rs, 1, 1, 1, ZRandMember, "sorted_set", "Returns one or more random members from a sorted set.", "6.2.0"});
-  t->Add({"zunion", -3, rs, 0, 0, 0, ZUnion, "sorted_set", "Returns the union of multiple sorted sets.", "6.2.0"});
-  t->Add({"zinter", -3, rs, 0, 0, 0, ZInter, "sorted_set", "Returns the intersect of multiple sorted sets.", "6.2.0"});
-  t->Add({"zdiff", -3, rs, 0, 0, 0, ZDiff, "sorted_set", "Returns the difference between multiple sorted sets.", "6.2.0"});
-  t->Add({"zunionstore", -4, ws, 1, 1, 1, ZUnionStore, "sorted_set", "Stores the union of multiple sorted sets in a key.", "2.0.0"});
-  t->Add({"zinterstore", -4, ws, 1, 1, 1, ZInterStore, "sorted_set", "Stores the intersect of multiple sorted sets in a key.", "2.0.0"});
-  t->Add({"zdiffstore", -4, ws, 1, 1, 1, ZDiffStore, "sorted_set", "Stores the difference of multiple sorted sets in a key.", "6.2.0"});
-  t->Add({"zintercard", -3, rs, 0, 0, 0, ZInterCard, "sorted_set", "Returns the number of members of the intersect of multiple sorted sets.", "7.0.0"});
+  t->Add({"zunion", -3, rs, 0, 0, 0, ZUnion, "sorted_set", "Returns the union of multiple sorted sets.", "6.2.0", KeysAfterNumkeys1});
+  t->Add({"zinter", -3, rs, 0, 0, 0, ZInter, "sorted_set", "Returns the intersect of multiple sorted sets.", "6.2.0", KeysAfterNumkeys1});
+  t->Add({"zdiff", -3, rs, 0, 0, 0, ZDiff, "sorted_set", "Returns the difference between multiple sorted sets.", "6.2.0", KeysAfterNumkeys1});
+  t->Add({"zunionstore", -4, ws, 1, 1, 1, ZUnionStore, "sorted_set", "Stores the union of multiple sorted sets in a key.", "2.0.0", KeysAfterNumkeys2});
+  t->Add({"zinterstore", -4, ws, 1, 1, 1, ZInterStore, "sorted_set", "Stores the intersect of multiple sorted sets in a key.", "2.0.0", KeysAfterNumkeys2});
+  t->Add({"zdiffstore", -4, ws, 1, 1, 1, ZDiffStore, "sorted_set", "Stores the difference of multiple sorted sets in a key.", "6.2.0", KeysAfterNumkeys2});
+  t->Add({"zintercard", -3, rs, 0, 0, 0, ZInterCard, "sorted_set", "Returns the number of members of the intersect of multiple sorted sets.", "7.0.0", KeysAfterNumkeys1});
   t->Add({"zscan", -3, rs, 1, 1, 1, ZScan, "sorted_set", "Iterates over members and scores of a sorted set.", "2.8.0"});
 }
 

@@ -56,6 +56,8 @@ struct CommandCall {
   // touched a key it could not lock) after undoing its writes: the
   // dispatcher discards its reply and runs it again with `exclusive`.
   bool rerun_exclusive = false;
+  // Called by a script (redis.call), where Redis makes some replies deterministic.
+  bool from_script = false;
 };
 
 using CommandHandler = void (*)(CommandCall& call);

@@ -36,6 +36,7 @@ class CommandScriptHost : public scripting::ScriptHost {
     if (write && read_only_) return Fail(reply, "ERR Write commands are not allowed from read-only scripts.");
     if (write && ReadOnlyReplica(call_)) return Fail(reply, "READONLY You can't write against a read only replica.");
     CommandCall nested{call_.server, call_.conn, args, call_.ctx, reply, true, resp, call_.exclusive};
+    nested.from_script = true;
     if (!call_.exclusive && !LockFor(*spec, nested)) return false;
     if (write) scripting::NoteScriptWrite();
     spec->counters->calls.fetch_add(1, std::memory_order_relaxed);

@@ -81,8 +81,39 @@ def test_getkeys(pair):
     """Key positions come from kvrocks' own table (locks and ACL key checks use
     them): ZRANGESTORE's source is a key too."""
     k, r = pair
-    for cmd in (("ZRANGESTORE", "dst", "src", "0", "-1"), ("SMOVE", "a", "b", "m"), ("COPY", "a", "b"),
-                ("MSET", "a", "1", "b", "2"), ("LMOVE", "a", "b", "LEFT", "RIGHT")):
+    for line in """ZRANGESTORE dst src 0 -1
+                   SMOVE a b m
+                   COPY a b
+                   COPY a b DB 1 REPLACE
+                   MOVE a 1
+                   MSET a 1 b 2
+                   LMOVE a b LEFT RIGHT
+                   SORT abc STORE def
+                   SORT abc STORE invalid STORE stillbad STORE def
+                   SORT abc LIMIT 0 1 GET x BY y STORE d
+                   SORT_RO abc
+                   ZUNIONSTORE dst 2 a b
+                   ZINTERSTORE dst 2 a b WEIGHTS 1 2
+                   ZDIFFSTORE dst 2 a b
+                   ZUNION 2 a b
+                   ZINTER 2 a b
+                   ZDIFF 2 a b
+                   ZINTERCARD 2 a b
+                   SINTERCARD 2 a b
+                   LMPOP 2 a b LEFT
+                   BLMPOP 0 2 a b LEFT
+                   ZMPOP 2 a b MIN
+                   BZMPOP 0 2 a b MIN
+                   EVAL x 2 a b c
+                   FCALL f 1 a b
+                   XREAD COUNT 2 STREAMS a b 0 0
+                   XREADGROUP GROUP g c STREAMS a b 0 0
+                   GEORADIUS k 0 0 1 km STORE d
+                   GEOSEARCHSTORE d k FROMMEMBER m BYRADIUS 1 km
+                   MEMORY USAGE k
+                   OBJECT ENCODING k
+                   BITOP AND d a b""".splitlines():
+        cmd = line.split()
         assert raw(k, "COMMAND", "GETKEYS", *cmd) == raw(r, "COMMAND", "GETKEYS", *cmd), cmd
 
 

@@ -44,6 +44,12 @@ def test_sort(diff):
     SORT l FOO
     SORT_RO l STORE x
     SORT l LIMIT 1
+    SADD myset c b a z aa
+    SORT myset BY nosort STORE sorted
+    LRANGE sorted 0 -1
+    SORT myset BY nosort DESC GET # STORE sorted
+    LRANGE sorted 0 -1
+    EVAL "return redis.call('sort', KEYS[1], 'by', 'nosort')" 1 myset
     """)
 
 
