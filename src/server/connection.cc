@@ -303,8 +303,8 @@ std::string Connection::InfoLine() {
   s += " obl=0 oll=0 omem=" + std::to_string(output_buffer_size.load());
   s += " tot-mem=" + std::to_string(query_buffer_size.load() + output_buffer_size.load());
   s += " events=r";
-  const CommandSpec* last = last_command.load();
-  s += std::string(" cmd=") + (last ? last->name : "NULL");
+  const char* last = last_command.load();
+  s += std::string(" cmd=") + (last ? last : "NULL");
   s += " user=" + username + " redir=-1 resp=" + std::to_string(resp);
   return s;
 }

@@ -131,7 +131,9 @@ class Connection {
   std::mutex info_mu;
   std::string name;
   std::string username = "default";
-  std::atomic<const CommandSpec*> last_command{nullptr};
+  // Full name of the last command ("client|list"), nullptr for an unknown one;
+  // points into the command table, which outlives connections.
+  std::atomic<const char*> last_command{nullptr};
   std::atomic<int64_t> created_ms{0};
   std::atomic<int64_t> last_interaction_ms{0};
   std::atomic<size_t> query_buffer_size{0};

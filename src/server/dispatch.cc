@@ -108,15 +108,21 @@ std::string CheckAcl(Server* srv, Connection* conn, const CommandSpec& spec, con
 
 namespace {
 
+// What CLIENT LIST shows as cmd=: Redis' lastcmd->fullname, the subcommand's
+// for a container ("config|get"), none for an unknown command or subcommand.
+const char* LastCommandName(const CommandSpec* spec, const std::vector<std::string>& args) {
+  if (spec == nullptr || spec->subcommands.empty() || args.size() < 2) return spec ? spec->name : nullptr;
+  std::string full = std::string(spec->name) + "|" + ToLower(args[1]);
+  for (const auto& s : spec->subcommands) {
+    if (s.name == full) return s.name.c_str();
+  }
+  return nullptr;
+}
+
 // Redis' "fullname" of a call: "config|get" for a known subcommand, else the name.
 std::string FullName(const CommandSpec& spec, const std::vector<std::string>& args) {
-  if (!spec.subcommands.empty() && args.size() > 1) {
-    std::string full = std::string(spec.name) + "|" + ToLower(args[1]);
-    for (const auto& s : spec.subcommands) {
-      if (s.name == full) return full;
-    }
-  }
-  return spec.name;
+  const char* name = LastCommandName(&spec, args);
+  return name != nullptr ? name : spec.name;
 }
 
 // Redis' refusal of a container command's call before it runs (or is queued
@@ -407,7 +413,7 @@ namespace {
 void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   Server* srv = conn->server();
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
-  conn->last_command.store(spec, std::memory_order_relaxed);
+  conn->last_command.store(LastCommandName(spec, args), std::memory_order_relaxed);
   std::string err;
   if (spec == nullptr) {
     std::string shown;

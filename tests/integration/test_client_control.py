@@ -192,3 +192,22 @@ def test_rename_command(tmp_path):
             srv.start()
     finally:
         srv.cleanup()
+
+
+def test_client_list_names_the_last_command_as_redis(kvrocks_server, redis_ref):
+    # cmd= is Redis' lastcmd->fullname: the subcommand of a container, NULL when unknown.
+    def last_commands(port):
+        c, other = RawClient(port), RawClient(port)
+        other_id = other.call("CLIENT", "ID")[1:-2].decode()
+        seen = []
+        for cmd in (("GET", "k"), ("CONFIG", "GET", "maxclients"), ("CLIENT", "FOO"), ("NOSUCH",), ("OBJECT",),
+                    ("PING",)):
+            other.call(*cmd)
+            info = c.call("CLIENT", "LIST", "ID", other_id)
+            seen.append(info.split(b" cmd=")[1].split(b" ")[0])
+        seen.append(c.call("CLIENT", "INFO").split(b" cmd=")[1].split(b" ")[0])
+        c.close()
+        other.close()
+        return seen
+
+    assert last_commands(kvrocks_server.port) == last_commands(redis_ref.port)
