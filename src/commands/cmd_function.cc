@@ -31,7 +31,7 @@ void FcallGeneric(CommandCall& call, bool ro_command) {
   if (!err.empty()) return ReplyError(call, err);
   std::string body;
   scripting::EvalRequest req;
-  req.sha = &a[1];
+  req.sha = &info.name;  // as registered: FCALL finds it whatever the case
   req.body = &body;
   req.function = true;
   req.keys.assign(a.begin() + 3, a.begin() + 3 + numkeys);

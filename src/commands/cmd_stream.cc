@@ -317,6 +317,10 @@ void ReadGeneric(CommandCall& call, bool group_read) {
   for (size_t i = 1; i < a.size(); i++) {
     size_t more = a.size() - i - 1;
     if (EqualsIgnoreCase(a[i], "block") && more) {
+      if (call.from_script) {
+        // As Redis (kept apart from MULTI, where BLOCK just does not wait).
+        return ReplyError(call, "ERR " + a[0] + " command is not allowed with BLOCK option from scripts");
+      }
       i++;
       if (!ParseInt64(a[i], &timeout)) return ReplyError(call, "ERR timeout is not an integer or out of range");
       if (timeout < 0) return ReplyError(call, "ERR timeout is negative");

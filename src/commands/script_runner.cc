@@ -51,6 +51,16 @@ class CommandScriptHost : public scripting::ScriptHost {
     return !nested.rerun_exclusive;
   }
 
+  int AclCheck(const std::vector<std::string>& args) override {
+    const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+    if (spec == nullptr || CommandTable::CheckSubcommand(*spec, args) == CommandTable::SubcommandCheck::kUnknown) {
+      return -1;
+    }
+    const AclUser* user = call_.conn->user.get();
+    std::string reason, object;
+    return user == nullptr || call_.conn->is_master || user->Allows(*spec, args, &reason, &object) ? 1 : 0;
+  }
+
   void WhileBusy() override {
     // Other clients of this worker get -BUSY (or run SCRIPT KILL) meanwhile.
     if (!call_.conn->is_master) call_.conn->worker()->ServeWhileBusy(call_.conn);

@@ -127,7 +127,8 @@ std::string FunctionRegistry::CheckConflicts(const Library& lib, bool replace,
     if (name == lib.name) continue;  // being replaced
     for (const auto& f : other.functions) {
       for (const auto& mine : lib.functions) {
-        if (mine.name == f.name) return "ERR Function " + f.name + " already exists";
+        // Function names are case-insensitive across libraries, as FCALL finds them.
+        if (EqualsIgnoreCase(mine.name, f.name)) return "ERR Function " + mine.name + " already exists";
       }
     }
   }
@@ -178,7 +179,7 @@ bool FunctionRegistry::FindFunction(const std::string& name, FunctionInfo* info)
   std::lock_guard<std::mutex> g(mu_);
   for (const auto& [lname, lib] : libraries_) {
     for (const auto& f : lib.functions) {
-      if (f.name == name) {
+      if (EqualsIgnoreCase(f.name, name)) {
         *info = f;
         return true;
       }

@@ -26,6 +26,9 @@ class ScriptHost {
   // from a script replies a Redis error. Returns false if the script must
   // stop at once without a reply (the host wants to re-run it, see Eval).
   virtual bool Call(const std::vector<std::string>& args, int resp, std::string* reply) = 0;
+  // redis.acl_check_cmd: 1 if the script's user may run args (command, then its
+  // arguments), 0 if not, -1 if there is no such command or subcommand.
+  virtual int AclCheck(const std::vector<std::string>& args) = 0;
   // Called now and then while a script runs past busy-reply-threshold (the
   // host serves other clients with -BUSY meanwhile).
   virtual void WhileBusy() {}

@@ -65,33 +65,38 @@ int RaiseError(lua_State* L, const char* msg) {
   return lua_error(L);
 }
 
+// The arguments of a redis lib call as command arguments; "" or the error.
+std::string CommandArgs(lua_State* L, std::vector<std::string>* args) {
+  int argc = lua_gettop(L);
+  if (argc == 0) return "Please specify at least one argument for this redis lib call";
+  args->reserve(static_cast<size_t>(argc));
+  for (int i = 1; i <= argc; i++) {
+    int t = lua_type(L, i);
+    if (t == LUA_TNUMBER) {
+      char buf[64];
+      int n = snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(lua_tonumber(L, i)));
+      args->emplace_back(buf, static_cast<size_t>(n));
+    } else if (t == LUA_TSTRING) {
+      size_t len;
+      const char* s = lua_tolstring(L, i, &len);
+      args->emplace_back(s, len);
+    } else {
+      return "Lua redis lib command arguments must be strings or integers";
+    }
+  }
+  return "";
+}
+
 // redis.call / redis.pcall. Returns 1 with the result pushed, or -1 with an
 // error table pushed that the caller raises. No C++ object may be alive when
 // lua_error unwinds, hence the split.
 int DoCall(lua_State* L, bool raise) {
-  int argc = lua_gettop(L);
   std::string err;
   std::vector<std::string> args;
   if (state == nullptr || state->host == nullptr) {
     err = "redis.call() can only be used inside a script";
-  } else if (argc == 0) {
-    err = "Please specify at least one argument for this redis lib call";
   } else {
-    args.reserve(static_cast<size_t>(argc));
-    for (int i = 1; i <= argc && err.empty(); i++) {
-      int t = lua_type(L, i);
-      if (t == LUA_TNUMBER) {
-        char buf[64];
-        int n = snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(lua_tonumber(L, i)));
-        args.emplace_back(buf, static_cast<size_t>(n));
-      } else if (t == LUA_TSTRING) {
-        size_t len;
-        const char* s = lua_tolstring(L, i, &len);
-        args.emplace_back(s, len);
-      } else {
-        err = "Lua redis lib command arguments must be strings or integers";
-      }
-    }
+    err = CommandArgs(L, &args);
   }
   if (!err.empty()) {
     PushErrorTable(L, err);
@@ -116,6 +121,29 @@ int RedisCall(lua_State* L) {
 
 int RedisPCall(lua_State* L) {
   if (DoCall(L, false) < 0) return lua_error(L);
+  return 1;
+}
+
+// redis.acl_check_cmd: pushes the boolean (1) or an error table to raise (-1).
+int DoAclCheck(lua_State* L) {
+  std::string err;
+  std::vector<std::string> args;
+  if (state == nullptr || state->host == nullptr) {
+    err = "redis.acl_check_cmd can only be called inside a script invocation";
+  } else if ((err = CommandArgs(L, &args)).empty()) {
+    int allowed = state->host->AclCheck(args);
+    if (allowed >= 0) {
+      lua_pushboolean(L, allowed);
+      return 1;
+    }
+    err = "Invalid command passed to redis.acl_check_cmd()";
+  }
+  PushErrorTable(L, err);
+  return -1;
+}
+
+int RedisAclCheckCmd(lua_State* L) {
+  if (DoAclCheck(L) < 0) return lua_error(L);
   return 1;
 }
 
@@ -257,6 +285,7 @@ void OpenRedisLib(lua_State* L) {
   const luaL_Reg fns[] = {{"call", RedisCall},
                           {"pcall", RedisPCall},
                           {"sha1hex", RedisSha1Hex},
+                          {"acl_check_cmd", RedisAclCheckCmd},
                           {"error_reply", RedisErrorReply},
                           {"status_reply", RedisStatusReply},
                           {"log", RedisLog},

@@ -33,6 +33,17 @@ void SetWholeCommand(AclUser* u, const std::string& name, bool allow) {
   }
 }
 
+// Denies one subcommand ("config|get") of container; a container allowed whole
+// until now keeps all its other subcommands.
+void DenySubcommand(AclUser* u, const std::string& container, const std::string& full) {
+  if (u->commands.erase(container)) {
+    if (const CommandSpec* spec = CommandTable::Instance().Find(container)) {
+      for (const auto& sub : ListedSubcommandNames(*spec)) u->commands.insert(sub);
+    }
+  }
+  u->commands.erase(full);
+}
+
 bool IsCategory(const std::string& c) {
   for (const char* k : kCategories) {
     if (c == k) return true;
@@ -265,13 +276,7 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
           if (!u->commands.count(container)) u->commands.insert(n);
           continue;
         }
-        if (u->commands.erase(container)) {
-          // Allowed whole until now: all its other subcommands stay allowed.
-          if (const CommandSpec* spec = CommandTable::Instance().Find(container)) {
-            for (const auto& sub : ListedSubcommandNames(*spec)) u->commands.insert(sub);
-          }
-        }
-        u->commands.erase(n);
+        DenySubcommand(u, container, n);
       }
       u->command_rules.push_back(std::string(1, rule[0]) + what);
       return "";
@@ -284,10 +289,19 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
     if (bar == std::string::npos) {
       SetWholeCommand(u, name, add);
     } else {
-      if (!add) return ModifierError(rule, "Syntax error");  // Redis 7.0 allows only +cmd|sub
-      if (spec->subcommands.empty()) return ModifierError(rule, "Unknown command or category name in ACL");
-      if (u->commands.count(name)) return "";  // the whole command is allowed already
-      u->commands.insert(name + "|" + what.substr(bar + 1));
+      std::string full = name + "|" + what.substr(bar + 1);
+      if (!add) {
+        // Only a real subcommand: Redis looks "cmd|sub" up as a command.
+        std::vector<std::string> subs = ListedSubcommandNames(*spec);
+        if (std::find(subs.begin(), subs.end(), full) == subs.end()) {
+          return ModifierError(rule, "Unknown command or category name in ACL");
+        }
+        DenySubcommand(u, name, full);
+      } else {
+        if (spec->subcommands.empty()) return ModifierError(rule, "Unknown command or category name in ACL");
+        if (u->commands.count(name)) return "";  // the whole command is allowed already
+        u->commands.insert(full);
+      }
     }
     ReplaceCommandRule(u, std::string(1, rule[0]) + what);
   } else {

@@ -208,3 +208,34 @@ def test_busy_function_and_function_kill(fresh_server):
     t.join(10)
     assert result["reply"].startswith(b"-ERR Script killed by user with SCRIPT KILL... script: spin, on")
     c.close()
+
+
+def test_function_names_are_case_insensitive(d):
+    d("FUNCTION", "LOAD", "#!lua name=casey\nredis.register_function('Hello', function() return 'hi' end)")
+    d("FCALL", "hello", "0")
+    d("FCALL", "HELLO", "0")
+    d("FCALL_RO", "hElLo", "0")
+    d("FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('HELLO', function() return 'x' end)")
+    d("FUNCTION", "LIST")
+
+
+def test_acl_check_cmd_and_blocking_reads_in_scripts(d):
+    script = """return {redis.acl_check_cmd('get', 'k') and 1 or 0,
+                        redis.acl_check_cmd('set', 'k', 'v') and 1 or 0,
+                        redis.acl_check_cmd('config', 'get', 'x') and 1 or 0,
+                        redis.acl_check_cmd('get', 'other:k') and 1 or 0}"""
+    d("EVAL", script, "0")
+    d("ACL", "SETUSER", "scripter", "on", "nopass", "+@all", "-set", "-config|get", "~k", "~x")
+    d("ACL", "SETUSER", "scripter", "-get|x")
+    d("ACL", "SETUSER", "scripter", "-config|nosuch")
+    d("AUTH", "scripter", "x")
+    d("EVAL", script, "0")
+    d("EVAL", "return redis.acl_check_cmd('nosuch')", "0")
+    d("EVAL", "return redis.acl_check_cmd('config', 'nosuch')", "0")
+    d("EVAL", "return redis.acl_check_cmd()", "0")
+    d("EVAL", "return redis.acl_check_cmd({})", "0")
+    d("AUTH", "default", "x")
+    d("ACL", "DELUSER", "scripter")
+    d("EVAL", "return redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')", "1", "s")
+    d("EVAL", "return redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', 's', '>')", "1", "s")
+    d("EVAL", "return redis.pcall('xread', 'STREAMS', 's', '0')", "1", "s")

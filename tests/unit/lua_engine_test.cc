@@ -19,6 +19,11 @@ class FakeHost : public ScriptHost {
     out->append(reply);
     return true;
   }
+  // "nosuch" is no command; the user may not run FLUSHALL.
+  int AclCheck(const std::vector<std::string>& args) override {
+    if (args[0] == "nosuch") return -1;
+    return args[0] == "flushall" ? 0 : 1;
+  }
 };
 
 std::string RunScript(const std::string& body, FakeHost* host, int resp = 2, EvalOutcome* outcome = nullptr,
@@ -49,6 +54,18 @@ TEST(LuaEngine, ConvertsReturnValues) {
   EXPECT_EQ(RunScript("return {double=1.5}", &h, 3), ",1.5\r\n");
   EXPECT_EQ(RunScript("return {map={a=1}}", &h, 3), "%1\r\n$1\r\na\r\n:1\r\n");
   EXPECT_EQ(RunScript("return {KEYS[1], ARGV[1]}", &h, 2, nullptr, {"k"}, {"v"}), "*2\r\n$1\r\nk\r\n$1\r\nv\r\n");
+}
+
+TEST(LuaEngine, AclCheckCmd) {
+  FakeHost h;
+  EXPECT_EQ(RunScript("return {redis.acl_check_cmd('get', 'k') and 1 or 0, redis.acl_check_cmd('flushall') and 1 or 0}",
+                      &h),
+            "*2\r\n:1\r\n:0\r\n");
+  EXPECT_EQ(RunScript("return redis.acl_check_cmd('nosuch')", &h).substr(0, 52),
+            "-ERR Invalid command passed to redis.acl_check_cmd()");
+  EXPECT_EQ(RunScript("return redis.acl_check_cmd()", &h).substr(0, 65),
+            "-ERR Please specify at least one argument for this redis lib call");
+  EXPECT_TRUE(h.calls.empty());  // nothing ran
 }
 
 TEST(LuaEngine, ConvertsCallReplies) {
