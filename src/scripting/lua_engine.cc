@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "common/time_util.h"
 #include "scripting/functions.h"
@@ -100,6 +101,44 @@ constexpr char kRealGlobals[] = "__kvrocks_globals";
 constexpr char kSetApi[] = "__kvrocks_set_api";
 constexpr char kLoadApi[] = "__kvrocks_load_api";
 constexpr char kFunctionsTable[] = "__kvrocks_functions";
+
+// loadstring that only parses source text, as Redis' patched Lua does: Lua 5.1
+// does not verify precompiled chunks, and a crafted one reads and writes memory
+// outside the sandbox. A chunk starting with the bytecode signature is parsed as
+// text (after a space), which fails with the syntax error Redis gives.
+int TextOnlyLoadString(lua_State* L) {
+  size_t len;
+  const char* s = luaL_checklstring(L, 1, &len);
+  const char* name = luaL_optstring(L, 2, s);
+  int status;
+  if (len > 0 && s[0] == LUA_SIGNATURE[0]) {
+    std::string text(1, ' ');
+    text.append(s, len);
+    status = luaL_loadbuffer(L, text.data(), text.size(), name);
+  } else {
+    status = luaL_loadbuffer(L, s, len, name);
+  }
+  if (status == 0) return 1;
+  lua_pushnil(L);
+  lua_insert(L, -2);  // nil, message
+  return 2;
+}
+
+// load(reader [, chunkname]) on top of the text-only loadstring.
+constexpr char kTextOnlyLoadCode[] = R"lua(
+local loadstring, concat, type = ...
+return function(reader, name)
+  local parts = {}
+  while true do
+    local piece = reader()
+    if piece == nil or piece == '' then break end
+    local t = type(piece)
+    if t ~= 'string' and t ~= 'number' then return nil, 'reader function must return a string' end
+    parts[#parts + 1] = piece
+  end
+  return loadstring(concat(parts), name or '=(load)')
+end
+)lua";
 
 // Raised again on every line once a script must stop, so that a pcall in the
 // script cannot swallow the kill.
@@ -264,6 +303,15 @@ void LuaEngine::Reset() {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
+  lua_pushcfunction(L, TextOnlyLoadString);
+  lua_setglobal(L, "loadstring");
+  lua_getglobal(L, "loadstring");
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "concat");
+  lua_remove(L, -2);
+  lua_getglobal(L, "type");
+  RunChunk(L, kTextOnlyLoadCode, "@load", 3, 1);
+  lua_setglobal(L, "load");
   RunChunk(L, kStrictProxyCode, "@globals", 0, 1);
   int strict = lua_gettop(L);
   lua_getglobal(L, "redis");

@@ -415,3 +415,15 @@ def test_script_kill_refused_after_write(fresh_server):
     t.join(15)
     assert c.call("GET", "w") == b"$1\r\n1\r\n"
     c.close()
+
+
+def test_precompiled_chunks_are_not_loaded(d):
+    # Lua 5.1 does not verify bytecode: Redis' Lua parses every chunk as text.
+    dump = "string.dump(function() return 1 end)"
+    d("EVAL", f"return loadstring({dump})()", "0")
+    d("EVAL", f"return select(2, loadstring({dump}))", "0")
+    d("EVAL", f"local s, i = {dump}, 0 return select(2, load(function() i = i + 1 if i == 1 then return s end end))", "0")
+    d("EVAL", "return loadstring('return 1 + 1')()", "0")
+    d("EVAL", "return select(2, loadstring('x x', 'mychunk'))", "0")
+    d("EVAL", "local i = 0 return load(function() i = i + 1 if i == 1 then return 'return 7' end end)()", "0")
+    d("EVAL", "local i = 0 return load(function() i = i + 1 if i == 1 then return 42 end end)()", "0")
