@@ -24,9 +24,9 @@ void FcallGeneric(CommandCall& call, bool ro_command) {
   const auto& a = call.args;
   int64_t numkeys;
   std::string err;
-  if (!ScriptNumKeys(a, &numkeys, &err)) return ReplyError(call, err);
   FunctionInfo info;
   if (!FunctionRegistry::Instance().FindFunction(a[1], &info)) return ReplyError(call, "ERR Function not found");
+  if (!ScriptNumKeys(a, &numkeys, &err, "ERR Bad number of keys provided")) return ReplyError(call, err);
   err = CheckScriptFlags(call, info.flags, ro_command);
   if (!err.empty()) return ReplyError(call, err);
   std::string body;
@@ -171,7 +171,7 @@ void FunctionDump(CommandCall& call) {
 
 void FunctionRestore(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() > 4) return ReplySubcommandArity(call);
+  if (a.size() > 4) return ReplySubcommandSyntaxError(call);
   enum { kAppend, kReplace, kFlush } policy = kAppend;
   if (a.size() == 4) {
     if (EqualsIgnoreCase(a[3], "append")) {

@@ -116,9 +116,9 @@ class CommandScriptHost : public scripting::ScriptHost {
 
 }  // namespace
 
-bool ScriptNumKeys(const std::vector<std::string>& args, int64_t* n, std::string* err) {
+bool ScriptNumKeys(const std::vector<std::string>& args, int64_t* n, std::string* err, const char* not_integer) {
   if (!ParseInt64(args[2], n)) {
-    *err = kNotIntegerError;
+    *err = not_integer;
     return false;
   }
   if (*n < 0) {

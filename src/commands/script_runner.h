@@ -17,8 +17,10 @@ std::string CheckScriptFlags(const CommandCall& call, uint32_t flags, bool ro_co
 void RunScript(CommandCall& call, scripting::EvalRequest* req, bool read_only);
 
 // The declared keys of "name script|function numkeys key... arg...": false
-// (and the error text) if numkeys is bad.
-bool ScriptNumKeys(const std::vector<std::string>& args, int64_t* n, std::string* err);
+// (and the error text) if numkeys is bad; not_integer: the error when it is no
+// integer (EVAL's generic one, FCALL's "Bad number of keys provided").
+bool ScriptNumKeys(const std::vector<std::string>& args, int64_t* n, std::string* err,
+                   const char* not_integer = kNotIntegerError);
 // As extra lock keys for the dispatcher.
 std::vector<std::pair<int, std::string>> ScriptKeys(const CommandCall& call);
 

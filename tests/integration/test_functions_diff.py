@@ -210,6 +210,18 @@ def test_busy_function_and_function_kill(fresh_server):
     c.close()
 
 
+def test_fcall_and_restore_argument_errors(d):
+    d("FUNCTION", "LOAD", "#!lua name=t\nredis.register_function('test', function() return 'hello' end)")
+    d("FCALL", "test", "bad_arg")
+    d("FCALL", "test", "99999999999999999999")
+    d("FCALL", "test", "-1")
+    d("FCALL", "test", "10", "key1")
+    d("FCALL", "nosuch", "bad_arg")
+    d("EVAL", "return 1", "bad_arg")
+    d("FUNCTION", "RESTORE", "arg1", "args2", "arg3")
+    d("FUNCTION", "RESTORE", "a", "b", "c", "d")
+
+
 def test_function_names_are_case_insensitive(d):
     d("FUNCTION", "LOAD", "#!lua name=casey\nredis.register_function('Hello', function() return 'hi' end)")
     d("FCALL", "hello", "0")
