@@ -45,6 +45,15 @@ bool RunningScripts::Busy() { return busy_count.load(std::memory_order_relaxed) 
 
 void RunningScripts::SetBusyThresholdMs(int64_t ms) { busy_threshold_ms = ms; }
 
+namespace {
+
+std::string BusyText(bool function) {
+  return std::string("BUSY Redis is busy running a script. You can only call ") +
+         (function ? "FUNCTION KILL" : "SCRIPT KILL") + " or SHUTDOWN NOSAVE.";
+}
+
+}  // namespace
+
 std::string RunningScripts::BusyError() {
   bool function = false;
   {
@@ -53,22 +62,26 @@ std::string RunningScripts::BusyError() {
       if (r->busy) function = r->function;
     }
   }
-  return std::string("BUSY Redis is busy running a script. You can only call ") +
-         (function ? "FUNCTION KILL" : "SCRIPT KILL") + " or SHUTDOWN NOSAVE.";
+  return BusyText(function);
 }
 
 std::string RunningScripts::KillBusy(bool functions) {
   std::lock_guard<std::mutex> g(running_mu);
   std::vector<Running*> busy;
   for (Running* r : running) {
-    if (r->busy && r->function == functions) busy.push_back(r);
+    if (r->busy) busy.push_back(r);
   }
   if (busy.empty()) return "NOTBUSY No scripts in execution right now.";
+  // In Redis' order (scriptKill): a script that wrote cannot be killed at all,
+  // and each kind only by its own KILL (the -BUSY error names the right one).
   for (Running* r : busy) {
     if (r->wrote) {
       return "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either "
              "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
     }
+  }
+  for (Running* r : busy) {
+    if (r->function != functions) return BusyText(r->function);
   }
   for (Running* r : busy) r->kill = true;
   return "";

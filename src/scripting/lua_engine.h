@@ -67,7 +67,7 @@ class RunningScripts {
   // The -BUSY error text (it names SCRIPT KILL or FUNCTION KILL).
   static std::string BusyError();
   // SCRIPT KILL (functions false) / FUNCTION KILL (true): "" if killed, else
-  // the error reply text (NOTBUSY, UNKILLABLE).
+  // the error reply text (NOTBUSY, UNKILLABLE, or BUSY for the other kind).
   static std::string KillBusy(bool functions);
   // FUNCTION STATS' running_script: false if no function runs, else its
   // name, command line and run time.

@@ -314,7 +314,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     } else if (conn->block.active) {
       conn->EndBlock();  // a retry that got its data
     }
-    if (batcher->pending()) {
+    if (batcher->pending() && !conn->worker()->serving_while_busy()) {
       conn->awaiting_commit = true;
       batcher->Defer(conn->id());
     }

@@ -238,6 +238,7 @@ void Worker::ServeWhileBusy(Connection* running) {
     }
   }
   AdoptQueued();
+  serving_while_busy_ = true;
   // Other posted tasks are left for later: a woken blocked command would run
   // inside the running script's write batch.
   std::vector<uint64_t> ids;
@@ -247,6 +248,7 @@ void Worker::ServeWhileBusy(Connection* running) {
   for (uint64_t id : ids) {
     if (Connection* c = Find(id)) c->ReadInput();
   }
+  serving_while_busy_ = false;
 }
 
 Connection* Worker::Find(uint64_t id) {

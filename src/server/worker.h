@@ -58,6 +58,9 @@ class Worker {
   // answers the input of every other connection of this worker (they get
   // -BUSY, or run SCRIPT KILL).
   void ServeWhileBusy(Connection* running);
+  // True inside ServeWhileBusy: the batch is the busy script's and commits only
+  // after it, so what runs meanwhile (no writes: -BUSY refuses them) answers at once.
+  bool serving_while_busy() const { return serving_while_busy_; }
   // Group commit of this worker's write commands.
   WriteBatcher* batcher() { return batcher_.get(); }
 
@@ -69,6 +72,7 @@ class Worker {
 
   Server* server_;
   int index_;
+  bool serving_while_busy_ = false;
   event_base* base_;
   std::vector<evconnlistener*> listeners_;
   event* posted_ev_ = nullptr;

@@ -2,7 +2,7 @@
 persistence across restarts and FUNCTION DUMP/RESTORE between the servers."""
 import pytest
 
-from conftest import Differ, RawClient, call_in_background, poll_until
+from conftest import Differ, RawClient, call_in_background, encode, poll_until
 
 LIB = """#!lua name=mylib
 local function helper() return 'h' end
@@ -203,7 +203,8 @@ def test_busy_function_and_function_kill(fresh_server):
     assert reply == b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
     stats = c.call("FUNCTION", "STATS")
     assert b"spin" in stats and b"duration_ms" in stats
-    assert c.call("SCRIPT", "KILL") == b"-NOTBUSY No scripts in execution right now.\r\n"
+    # As Redis: SCRIPT KILL does not stop a function, and says which KILL would.
+    assert c.call("SCRIPT", "KILL") == reply
     assert c.call("FUNCTION", "KILL") == b"+OK\r\n"
     t.join(10)
     assert result["reply"].startswith(b"-ERR Script killed by user with SCRIPT KILL... script: spin, on")
@@ -251,3 +252,47 @@ def test_acl_check_cmd_and_blocking_reads_in_scripts(d):
     d("EVAL", "return redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')", "1", "s")
     d("EVAL", "return redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', 's', '>')", "1", "s")
     d("EVAL", "return redis.pcall('xread', 'STREAMS', 's', '0')", "1", "s")
+
+
+def test_each_kill_stops_only_its_own_kind_of_script(kvrocks_server, redis_ref):
+    loop = "#!lua name=spin\nredis.register_function('spin', function() local a = 1 while true do a = a + 1 end end)"
+    got = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.call("CONFIG", "SET", "busy-reply-threshold", "10")
+        c.call("FUNCTION", "LOAD", "REPLACE", loop)
+        replies = []
+        for start, wrong, right in ((("FCALL", "spin", "0"), "SCRIPT", "FUNCTION"),
+                                    (("EVAL", "local a = 1 while true do a = a + 1 end", "0"), "FUNCTION", "SCRIPT")):
+            runner = RawClient(port)
+            runner.send_raw(encode(start))
+            replies.append(poll_until(c, ("PING",), b"-BUSY"))
+            replies.append(c.call(wrong, "KILL"))
+            replies.append(c.call(right, "KILL"))
+            replies.append(runner.read_reply()[:40])
+            replies.append(poll_until(c, ("PING",), b"+PONG"))
+            runner.close()
+        c.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+        c.call("FUNCTION", "DELETE", "spin")
+        c.close()
+        got.append(replies)
+    assert got[0] == got[1]
+
+
+def test_busy_allowed_commands_answer_on_the_busy_worker(fresh_server):
+    # A client on the worker that runs the busy function is served from inside
+    # it; its FUNCTION STATS / KILL must not wait for the function's batch.
+    srv = fresh_server.start()
+    c = RawClient(srv.port)
+    c.call("CONFIG", "SET", "busy-reply-threshold", "10")
+    c.call("FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function() while true do end end)")
+    runner = RawClient(srv.port)
+    others = [RawClient(srv.port) for _ in range(3)]  # on every worker, the runner's included
+    runner.send_raw(encode(("FCALL", "spin", "0")))
+    poll_until(c, ("PING",), b"-BUSY")
+    for o in others:
+        o.sock.settimeout(5)
+        assert b"running_script" in o.call("FUNCTION", "STATS")
+        assert o.call("SCRIPT", "KILL").startswith(b"-BUSY")
+    assert others[0].call("FUNCTION", "KILL") == b"+OK\r\n"
+    assert runner.read_reply().startswith(b"-ERR Script killed by user")
