@@ -110,7 +110,12 @@ std::string FormatLongDoubleHuman(long double v) {
   return std::string(buf, len);
 }
 
-static bool MatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool nocase, int nesting) {
+// skip_longer: set when the pattern after a '*' matched nowhere in the rest of
+// the string; then no earlier '*' can help by matching more (that would only
+// start the rest later), so every caller gives up at once, as Redis'
+// stringmatchlen does. Without it "a*a*a*...*b" against "aaaa..." is exponential.
+static bool MatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool nocase, int nesting,
+                      bool* skip_longer) {
   if (nesting > 1000) return false;
   auto fold = [nocase](char c) {
     return nocase ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
@@ -124,10 +129,12 @@ static bool MatchImpl(const char* p, size_t plen, const char* s, size_t slen, bo
         }
         if (plen == 1) return true;
         while (slen) {
-          if (MatchImpl(p + 1, plen - 1, s, slen, nocase, nesting + 1)) return true;
+          if (MatchImpl(p + 1, plen - 1, s, slen, nocase, nesting + 1, skip_longer)) return true;
+          if (*skip_longer) return false;
           s++;
           slen--;
         }
+        *skip_longer = true;
         return false;
       case '?':
         s++;
@@ -198,7 +205,8 @@ static bool MatchImpl(const char* p, size_t plen, const char* s, size_t slen, bo
 }
 
 bool StringMatch(std::string_view pattern, std::string_view str, bool nocase) {
-  return MatchImpl(pattern.data(), pattern.size(), str.data(), str.size(), nocase, 0);
+  bool skip_longer = false;
+  return MatchImpl(pattern.data(), pattern.size(), str.data(), str.size(), nocase, 0, &skip_longer);
 }
 
 // CRC16-CCITT (XMODEM), the hash of Redis Cluster slots.

@@ -233,3 +233,12 @@ def test_dbsize_and_info_keyspace_are_exact(r):
     info = r.info("keyspace")
     assert info["db0"]["keys"] == 48
     assert info["db0"]["expires"] == 9
+
+
+def test_pattern_with_many_stars_answers_at_once(diff):
+    # Redis' CVE-2022-36021 regression: a glob of nested stars must not backtrack exponentially.
+    diff("SET", "a" * 200, "1")
+    pattern = "a*" * 100 + "b"
+    diff("KEYS", pattern)
+    diff("SCAN", "0", "MATCH", pattern, "COUNT", "100")
+    diff("KEYS", "a*" * 100)

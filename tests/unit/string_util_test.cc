@@ -35,6 +35,18 @@ TEST(StringUtil, FormatLongDoubleHuman) {
   EXPECT_EQ(FormatLongDoubleHuman(5.0e3L), "5000");
 }
 
+TEST(StringUtil, StringMatchGivesUpOnNestedStarsInLinearTime) {
+  // Redis' CVE-2022-36021 regression: without the early stop this takes
+  // exponential time (the test would not finish).
+  std::string pattern;
+  for (int i = 0; i < 100; i++) pattern += "a*";
+  pattern += "b";
+  EXPECT_FALSE(StringMatch(pattern, std::string(200, 'a')));
+  EXPECT_TRUE(StringMatch(pattern, std::string(200, 'a') + "b"));
+  EXPECT_TRUE(StringMatch("*a*b*c", "xxaxxbxxbxxc"));
+  EXPECT_FALSE(StringMatch("*a*b*c", "xxaxxbxxbxxd"));
+}
+
 TEST(StringUtil, StringMatch) {
   EXPECT_TRUE(StringMatch("*", "anything"));
   EXPECT_TRUE(StringMatch("h?llo", "hello"));
