@@ -1,8 +1,10 @@
 // ACL: SETUSER GETUSER DELUSER LIST USERS WHOAMI CAT LOG GENPASS DRYRUN LOAD
 // SAVE HELP. The users and the checks are in server/acl.cc.
 #include <fstream>
+#include <optional>
 #include <random>
 
+#include "commands/command_keys.h"
 #include "commands/helpers.h"
 #include "common/time_util.h"
 #include "server/acl.h"
@@ -86,11 +88,14 @@ void DryRun(CommandCall& call) {
   auto u = call.server->acl().Find(a[2]);
   if (u == nullptr) return ReplyError(call, "ERR User '" + a[2] + "' not found");
   const CommandSpec* spec = CommandTable::Instance().Find(a[3]);
-  if (spec == nullptr) return ReplyError(call, "ERR Command '" + a[3] + "' not found");
   std::vector<std::string> args(a.begin() + 3, a.end());
-  int argc = static_cast<int>(args.size());
-  if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
-    return ReplyError(call, "ERR wrong number of arguments for '" + std::string(spec->name) + "' command");
+  // The command or, for a container, its subcommand (as Redis looks it up).
+  std::optional<CommandKeyFinder> command;
+  if (spec != nullptr) command.emplace(*spec, args);
+  if (!command || !command->valid()) return ReplyError(call, "ERR Command '" + a[3] + "' not found");
+  int argc = static_cast<int>(args.size()), arity = command->arity();
+  if ((arity > 0 && argc != arity) || argc < -arity) {
+    return ReplyError(call, "ERR wrong number of arguments for '" + command->name() + "' command");
   }
   std::string reason, object;
   if (u->Allows(*spec, args, &reason, &object)) return reply::Ok(call.out);

@@ -6,8 +6,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
 
+#include "commands/command_keys.h"
 #include "commands/helpers.h"
 #include "commands/redis_command_meta.h"
 #include "replication/replica.h"
@@ -578,26 +580,34 @@ void CommandCmd(CommandCall& call) {
     reply::BulkArray(call.out, names);
     return;
   }
-  if (EqualsIgnoreCase(sub, "getkeys")) {
+  bool with_flags = EqualsIgnoreCase(sub, "getkeysandflags");
+  if (with_flags || EqualsIgnoreCase(sub, "getkeys")) {
     if (a.size() < 3) return ReplySubcommandArity(call);
-    const CommandSpec* c = CommandTable::Instance().Find(a[2]);
-    if (c == nullptr) return ReplyError(call, "ERR Invalid command specified");
-    int argc = static_cast<int>(a.size()) - 2;
-    if ((c->arity > 0 && argc != c->arity) || (c->arity < 0 && argc < -c->arity)) {
+    std::vector<std::string> target(a.begin() + 2, a.end());
+    const CommandSpec* c = CommandTable::Instance().Find(target[0]);
+    std::optional<CommandKeyFinder> finder;
+    if (c != nullptr) finder.emplace(*c, target);
+    if (!finder || !finder->valid()) return ReplyError(call, "ERR Invalid command specified");
+    if (!finder->may_have_keys()) return ReplyError(call, "ERR The command has no key arguments");
+    int argc = static_cast<int>(target.size()), arity = finder->arity();
+    if ((arity > 0 && argc != arity) || argc < -arity) {
       return ReplyError(call, "ERR Invalid number of arguments specified for command");
     }
-    std::vector<std::string> keys;
-    for (size_t i : CommandTable::KeyIndexes(*c, static_cast<size_t>(argc))) keys.push_back(a[i + 2]);
-    if (c->extra_keys != nullptr) {
-      // The keys found by parsing the arguments (numkeys, STREAMS, STORE ...), as the command locks them.
-      std::vector<std::string> args(a.begin() + 2, a.end());
-      CommandCall target{call.server, call.conn, args, call.ctx, call.out, call.in_exec, call.resp};
-      for (auto& [db, key] : c->extra_keys(target)) {
-        if (db == call.conn->db) keys.push_back(std::move(key));  // MOVE's target database is not a key
+    std::vector<KeyReference> keys = finder->Find(target);
+    if (keys.empty() && !finder->keys_optional()) {
+      return ReplyError(call, "ERR Invalid arguments specified for command");
+    }
+    reply::ArrayHeader(call.out, keys.size());
+    for (const KeyReference& k : keys) {
+      if (with_flags) reply::ArrayHeader(call.out, 2);
+      reply::Bulk(call.out, target[k.pos]);
+      if (with_flags) {
+        std::vector<std::string> flags = KeyFlagNames(k.flags);
+        reply::SetHeader(call.out, flags.size(), call.resp);
+        for (const std::string& f : flags) reply::Simple(call.out, f);
       }
     }
-    if (keys.empty()) return ReplyError(call, "ERR The command has no key arguments");
-    return reply::BulkArray(call.out, keys);
+    return;
   }
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
     static const std::vector<std::string> kHelp = {
@@ -610,10 +620,16 @@ void CommandCmd(CommandCall& call) {
         "    Return a list of all commands in this Redis server.",
         "INFO [<command-name> ...]",
         "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
         "DOCS [<command-name> ...]",
         "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP",
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
@@ -799,7 +815,7 @@ void RegisterServerCommands(CommandTable* t) {
   t->Add({"time", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Time, "server", "Returns the server time.", "2.6.0"});
   t->Add({"command", -1, kCmdLoading | kCmdStale | kCmdSlow, 0, 0, 0, CommandCmd, "server", "Returns detailed information about all commands.", "2.8.13", nullptr,
           {{"command|count", 2}, {"command|info", -2}, {"command|docs", -2}, {"command|list", -2},
-           {"command|getkeys", -4}, {"command|help", 2}}});
+           {"command|getkeys", -4}, {"command|getkeysandflags", -4}, {"command|help", 2}}});
   t->Add({"slowlog", -2, adm, 0, 0, 0, SlowlogCmd, "server", "A container for slow log commands.", "2.2.12", nullptr,
           {{"slowlog|get", -2}, {"slowlog|len", 2}, {"slowlog|reset", 2}, {"slowlog|help", 2}}});
   t->Add({"monitor", 1, adm, 0, 0, 0, Monitor, "server", "Listens for all requests received by the server in real-time.", "1.0.0"});

@@ -38,6 +38,12 @@ struct SortItem {
   std::optional<std::string> by;
 };
 
+// Whether the caller's ACL user may read any key (SORT's BY and GET patterns).
+bool ReadsEveryKey(const CommandCall& call) {
+  const AclUser* user = call.conn != nullptr ? call.conn->user.get() : nullptr;
+  return user == nullptr || call.conn->is_master || user->AllowsEveryKey(true, false);
+}
+
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA] [STORE destination]
 void SortGeneric(CommandCall& call, bool read_only) {
   const auto& a = call.args;
@@ -65,8 +71,15 @@ void SortGeneric(CommandCall& call, bool read_only) {
     } else if (EqualsIgnoreCase(a[i], "by") && left >= 1) {
       by = a[++i];
       has_by = true;
+      // A pattern reads keys the user's key patterns were not checked against.
+      if (by.find('*') != std::string::npos && !ReadsEveryKey(call)) {
+        return ReplyError(call, "ERR BY option of SORT denied due to insufficient ACL permissions.");
+      }
     } else if (EqualsIgnoreCase(a[i], "get") && left >= 1) {
       gets.push_back(a[++i]);
+      if (!ReadsEveryKey(call)) {
+        return ReplyError(call, "ERR GET option of SORT denied due to insufficient ACL permissions.");
+      }
     } else {
       return ReplyError(call, kSyntaxError);
     }

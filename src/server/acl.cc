@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "commands/command.h"
+#include "commands/command_keys.h"
 #include "commands/redis_command_meta.h"
 #include "common/sha256.h"
 #include "common/string_util.h"
@@ -75,10 +76,18 @@ bool AclUser::AllowsCommand(const std::string& name, const std::string& sub) con
   return !sub.empty() && commands.count(name + "|" + sub) > 0;
 }
 
-bool AclUser::AllowsKey(const std::string& key, bool write) const {
+bool AclUser::AllowsKey(const std::string& key, bool read, bool write) const {
   if (all_keys) return true;
   for (const auto& k : keys) {
-    if ((write ? k.write : k.read) && StringMatch(k.pattern, key)) return true;
+    if ((!read || k.read) && (!write || k.write) && StringMatch(k.pattern, key)) return true;
+  }
+  return false;
+}
+
+bool AclUser::AllowsEveryKey(bool read, bool write) const {
+  if (all_keys) return true;
+  for (const auto& k : keys) {
+    if ((!read || k.read) && (!write || k.write) && k.pattern == "*") return true;
   }
   return false;
 }
@@ -104,26 +113,17 @@ bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& ar
     return false;
   }
   if (!all_keys) {
-    bool write = (spec.flags & kCmdWrite) != 0;
-    for (size_t i : CommandTable::KeyIndexes(spec, args.size())) {
-      if (!AllowsKey(args[i], write)) {
-        *reason = "key";
-        *object = args[i];
-        return false;
-      }
-    }
-    if (name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro" || name == "fcall" ||
-        name == "fcall_ro") {
-      // A script's declared keys: read-only scripts read them, others may also write.
-      bool script_writes = name.size() < 3 || name.compare(name.size() - 3, 3, "_ro") != 0;
-      int64_t n;
-      if (args.size() > 2 && ParseInt64(args[2], &n)) {
-        for (int64_t i = 0; i < n && 3 + static_cast<size_t>(i) < args.size(); i++) {
-          if (!AllowsKey(args[3 + static_cast<size_t>(i)], script_writes)) {
-            *reason = "key";
-            *object = args[3 + static_cast<size_t>(i)];
-            return false;
-          }
+    // Each key needs what its flags imply (Redis' ACLSelectorCheckKey): read to
+    // access it, write to insert, delete or update.
+    CommandKeyFinder finder(spec, args);
+    if (finder.valid()) {
+      for (const KeyReference& k : finder.Find(args)) {
+        bool read = (k.flags & kKeyAccess) != 0;
+        bool write = (k.flags & (kKeyInsert | kKeyDelete | kKeyUpdate)) != 0;
+        if (!AllowsKey(args[k.pos], read, write)) {
+          *reason = "key";
+          *object = args[k.pos];
+          return false;
         }
       }
     }

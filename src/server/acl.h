@@ -46,8 +46,12 @@ struct AclUser {
   bool Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
               std::string* object) const;
   bool AllowsCommand(const std::string& name, const std::string& sub) const;
-  bool AllowsKey(const std::string& key, bool write) const;
+  // Whether a pattern grants every access asked for (none asked: any pattern matching the key).
+  bool AllowsKey(const std::string& key, bool read, bool write) const;
   bool AllowsChannel(const std::string& channel, bool is_pattern) const;
+  // Whether the user reaches every key with the access asked for ("~*",
+  // "%R~*" ...), as SORT's BY and GET patterns need.
+  bool AllowsEveryKey(bool read, bool write) const;
   // "user <name> on|off [nopass] [#hash...] [~keys] [&channels] <commands>"
   std::string Describe() const;
 };
