@@ -314,6 +314,8 @@ void SwapDb(CommandCall& call) {
     if (s.ok()) {
       call.server->TouchKeys(touched);
       call.server->SwapWatchedDbs(pa, pb);
+      // Blocked clients stay in their database, which now holds the other's keys.
+      call.server->SignalBlockedInDbs({static_cast<int>(a), static_cast<int>(b)});
     }
   }
   if (!s.ok()) return ReplyStatusError(call, s);
@@ -344,6 +346,7 @@ void FlushDb(CommandCall& call) {
   if (s.ok()) s = call.server->storage()->FlushDb(db);
   if (!s.ok()) return ReplyStatusError(call, s);
   call.server->TouchKeys(touched);
+  call.server->SignalBlockedInDbs({call.conn->db});
   reply::Ok(call.out);
 }
 
@@ -359,6 +362,9 @@ void FlushAll(CommandCall& call) {
   }
   if (!s.ok()) return ReplyStatusError(call, s);
   call.server->TouchKeys(touched);
+  std::vector<int> all(static_cast<size_t>(call.server->config()->databases));
+  for (size_t i = 0; i < all.size(); i++) all[i] = static_cast<int>(i);
+  call.server->SignalBlockedInDbs(all);
   reply::Ok(call.out);
 }
 

@@ -21,7 +21,6 @@ void PushGeneric(CommandCall& call, bool left, bool only_if_exists) {
   Status s = RedisList(&db).Push(call.args[1], ArgsFrom(call, 2), left, only_if_exists, &len);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, len);
-  if (len > 0) call.server->SignalKeyReady(call.server->storage()->PhysicalDb(call.conn->db), call.args[1]);
 }
 
 void LPush(CommandCall& call) { PushGeneric(call, true, false); }
@@ -220,7 +219,6 @@ Status MoveElement(CommandCall& call, const std::string& src, const std::string&
   s = list.Push(dst, {elems[0]}, to_left, false, &len);
   if (!s.ok()) return s;
   *moved = elems[0];
-  call.server->SignalKeyReady(call.server->storage()->PhysicalDb(call.conn->db), dst);
   return Status::OK();
 }
 
@@ -310,9 +308,8 @@ bool ParseTimeout(CommandCall& call, const std::string& arg, uint64_t* ms) {
 // Blocks the caller on keys, or answers a null array when it cannot block (in EXEC).
 void BlockOrNull(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout_ms) {
   if (call.in_exec) return reply::NullArray(call.out, call.resp);
-  uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
   std::vector<std::pair<uint8_t, std::string>> wait;
-  for (const auto& k : keys) wait.emplace_back(db, k);
+  for (const auto& k : keys) wait.emplace_back(call.conn->db, k);
   call.conn->RequestBlock(std::move(wait), timeout_ms);
 }
 

@@ -257,28 +257,48 @@ std::string InfoRocksdb(Server* srv) {
   return s;
 }
 
+void CommandStatsLine(std::string* s, const std::string& name, const CommandCounters& c) {
+  uint64_t calls = c.calls.load(), usec = c.usec.load();
+  uint64_t rejected = c.rejected_calls.load(), failed = c.failed_calls.load();
+  if (calls == 0 && rejected == 0 && failed == 0) return;
+  char buf[256];
+  snprintf(buf, sizeof(buf),
+           "calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,rejected_calls=%" PRIu64 ",failed_calls=%" PRIu64,
+           calls, usec, calls ? static_cast<double>(usec) / static_cast<double>(calls) : 0.0, rejected, failed);
+  Line(s, "cmdstat_" + name, buf);
+}
+
 std::string InfoCommandStats() {
   std::string s = "# Commandstats\r\n";
   for (auto& [name, spec] : CommandTable::Instance().all()) {
-    const CommandCounters& c = *spec.counters;
-    uint64_t calls = c.calls.load(), usec = c.usec.load();
-    uint64_t rejected = c.rejected_calls.load(), failed = c.failed_calls.load();
-    if (calls == 0 && rejected == 0 && failed == 0) continue;
-    char buf[256];
-    snprintf(buf, sizeof(buf),
-             "calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,rejected_calls=%" PRIu64 ",failed_calls=%" PRIu64,
-             calls, usec, calls ? static_cast<double>(usec) / static_cast<double>(calls) : 0.0, rejected, failed);
-    Line(&s, "cmdstat_" + name, buf);
+    CommandStatsLine(&s, spec.name, *spec.counters);  // Redis names a renamed command by its own name
+    for (const SubcommandSpec& sub : spec.subcommands) CommandStatsLine(&s, sub.name, *sub.counters);
+  }
+  return s;
+}
+
+std::string InfoErrorStats(Server* srv) {
+  std::string s = "# Errorstats\r\n";
+  for (auto& [code, count] : srv->stats().ErrorCounts()) {
+    std::string name = code;
+    for (char& ch : name) {
+      if (ch == ':' || ch == '\r' || ch == '\n') ch = '_';  // Redis' getSafeInfoString
+    }
+    Line(&s, "errorstat_" + name, "count=" + std::to_string(count));
   }
   return s;
 }
 
 void ResetCommandStats() {
+  auto reset = [](CommandCounters* c) {
+    c->calls = 0;
+    c->usec = 0;
+    c->rejected_calls = 0;
+    c->failed_calls = 0;
+  };
   for (auto& [name, spec] : CommandTable::Instance().all()) {
-    spec.counters->calls = 0;
-    spec.counters->usec = 0;
-    spec.counters->rejected_calls = 0;
-    spec.counters->failed_calls = 0;
+    reset(spec.counters.get());
+    for (const SubcommandSpec& sub : spec.subcommands) reset(sub.counters.get());
   }
 }
 
@@ -308,6 +328,7 @@ void Info(CommandCall& call) {
   if (want("replication", true)) parts.push_back(InfoReplication(srv));
   if (want("cpu", true)) parts.push_back(InfoCpu());
   if (want("commandstats", false)) parts.push_back(InfoCommandStats());
+  if (want("errorstats", true)) parts.push_back(InfoErrorStats(srv));
   if (want("keyspace", true)) parts.push_back(InfoKeyspace(srv));
   if (want("rocksdb", true)) parts.push_back(InfoRocksdb(srv));
   std::string text;

@@ -373,11 +373,18 @@ void ReadGeneric(CommandCall& call, bool group_read) {
     LoadedKey lk;
     bool e;
     Status s = rs.Load(key, &lk, &metas[k], &e);
+    // A blocked XREADGROUP woken because a key it waits on was deleted or
+    // overwritten ends with an error, as in Redis (XREAD stays blocked).
+    bool woken = group_read && call.conn != nullptr && call.conn->block.active;
+    if (woken && (!e || s.IsRedisError())) return ReplyError(call, "UNBLOCKED the stream key no longer exists");
     if (!s.ok()) return ReplyStatusError(call, s);
     exists[k] = e;
     if (group_read) {
       StreamGroupInfo info;
       s = e ? rs.GetGroup(key, metas[k], *group, &info) : Status::NotFound();
+      if (s.IsNotFound() && woken) {
+        return ReplyError(call, "NOGROUP the consumer group this client was blocked on no longer exists");
+      }
       if (s.IsNotFound()) {
         return ReplyError(call, "NOGROUP No such key '" + key + "' or consumer group '" + *group +
                                     "' in XREADGROUP with GROUP option");
@@ -448,9 +455,8 @@ void ReadGeneric(CommandCall& call, bool group_read) {
   std::vector<std::string> keys(a.begin() + static_cast<long>(streams_at),
                                 a.begin() + static_cast<long>(streams_at + nstreams));
   if (call.in_exec) return reply::NullArray(call.out, call.resp);
-  uint8_t pdb = call.server->storage()->PhysicalDb(call.conn->db);
   std::vector<std::pair<uint8_t, std::string>> wait;
-  for (const auto& k : keys) wait.emplace_back(pdb, k);
+  for (const auto& k : keys) wait.emplace_back(call.conn->db, k);
   // Served after blocking, a read without COUNT returns at most 1000 entries, as in Redis.
   if (count == 0) retry_args.insert(retry_args.begin() + 1, {"COUNT", "1000"});
   call.conn->RequestBlock(std::move(wait), static_cast<uint64_t>(timeout), std::move(retry_args));

@@ -92,7 +92,6 @@ void ZAdd(CommandCall& call) {
   std::optional<double> incr;
   Status s = RedisZSet(&db).Add(a[1], ms, f, &result, &incr);
   if (!s.ok()) return ReplyStatusError(call, s);
-  if (result > 0 || incr) call.server->SignalKeyReady(call.server->storage()->PhysicalDb(call.conn->db), a[1]);
   if (f.incr) return incr ? reply::Double(call.out, *incr, call.resp) : reply::Null(call.out, call.resp);
   reply::Integer(call.out, result);
 }
@@ -107,7 +106,6 @@ void ZIncrBy(CommandCall& call) {
   std::optional<double> score;
   Status s = RedisZSet(&db).Add(call.args[1], {{call.args[3], incr}}, f, &result, &score);
   if (!s.ok()) return ReplyStatusError(call, s);
-  call.server->SignalKeyReady(call.server->storage()->PhysicalDb(call.conn->db), call.args[1]);
   reply::Double(call.out, *score, call.resp);
 }
 

@@ -81,6 +81,7 @@ struct CommandCounters {
 struct SubcommandSpec {
   std::string name;  // "config|get"
   int arity;         // >0 exact count, <0 minimum count (including the command's name), 0 unchecked
+  std::shared_ptr<CommandCounters> counters = std::make_shared<CommandCounters>();  // INFO commandstats
 };
 
 struct CommandSpec {
@@ -114,6 +115,9 @@ class CommandTable {
   // subcommands, and for DEBUG, whose subcommands Redis does not list).
   enum class SubcommandCheck { kOk, kUnknown, kWrongArity };
   static SubcommandCheck CheckSubcommand(const CommandSpec& spec, const std::vector<std::string>& args);
+  // The statistics a call counts in, as Redis keeps them: its subcommand's
+  // ("config|get") for a container, nullptr for an unknown subcommand.
+  static CommandCounters* CountersOf(const CommandSpec& spec, const std::vector<std::string>& args);
 
  private:
   CommandTable();

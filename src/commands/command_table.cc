@@ -82,6 +82,17 @@ CommandTable::SubcommandCheck CommandTable::CheckSubcommand(const CommandSpec& s
   return SubcommandCheck::kUnknown;
 }
 
+CommandCounters* CommandTable::CountersOf(const CommandSpec& spec, const std::vector<std::string>& args) {
+  if (args.size() < 2) return spec.counters.get();
+  bool container = false;
+  for (const auto& s : spec.subcommands) {
+    if (s.arity == 0) continue;  // DEBUG's subcommands count as DEBUG
+    container = true;
+    if (EqualsIgnoreCase(std::string_view(s.name).substr(s.name.find('|') + 1), args[1])) return s.counters.get();
+  }
+  return container ? nullptr : spec.counters.get();
+}
+
 std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec, size_t argc) {
   std::vector<size_t> out;
   if (spec.first_key <= 0) return out;

@@ -39,12 +39,17 @@ class CommandScriptHost : public scripting::ScriptHost {
     nested.from_script = true;
     if (!call_.exclusive && !LockFor(*spec, nested)) return false;
     if (write) scripting::NoteScriptWrite();
-    spec->counters->calls.fetch_add(1, std::memory_order_relaxed);
+    CommandCounters* counters = CommandTable::CountersOf(*spec, args);
+    if (counters != nullptr) counters->calls.fetch_add(1, std::memory_order_relaxed);
     size_t touched_before = call_.ctx->touched().size();
+    size_t reply_start = reply->size();
     try {
       spec->handler(nested);
     } catch (const std::exception& e) {
       reply::Error(reply, std::string("ERR internal error: ") + e.what());
+    }
+    if (counters != nullptr && reply->size() > reply_start && (*reply)[reply_start] == '-') {
+      counters->failed_calls.fetch_add(1, std::memory_order_relaxed);
     }
     CollectCommandEvents(call_.server, call_.conn->db, *spec, args, *call_.ctx, touched_before);
     call_.conn->block.requested = false;  // blocking commands never block inside a script

@@ -104,12 +104,13 @@ void Connection::RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys,
 void Connection::UnblockWith(bool error) {
   if (!block.active) return;
   std::string reply = block.timeout_reply;
-  EndBlock();
   if (error) {
     reply = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n";
   } else if (reply.empty()) {
     reply::NullArray(&reply, resp);
   }
+  FinishBlocked(this, reply);
+  EndBlock();
   Write(reply);
   Resume();
 }

@@ -65,7 +65,7 @@ class Connection {
   struct BlockState {
     bool requested = false;  // set by a handler that found nothing to return
     bool active = false;
-    std::vector<std::pair<uint8_t, std::string>> keys;  // (physical db, key)
+    std::vector<std::pair<uint8_t, std::string>> keys;  // (logical db, key)
     std::vector<std::string> args;
     uint64_t timeout_ms = 0;  // 0 = forever
     event* timer = nullptr;

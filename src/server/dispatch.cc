@@ -54,17 +54,29 @@ std::vector<uint64_t> LockKeys(Server* srv, Connection* conn, const CommandSpec&
   return keys;
 }
 
+// The error line of a reply (without '-' and CRLF), or empty if it is no error.
+std::string_view ErrorOf(const std::string& out, size_t reply_start) {
+  if (out.size() <= reply_start || out[reply_start] != '-') return {};
+  size_t eol = out.find('\r', reply_start);
+  return std::string_view(out).substr(reply_start + 1, (eol == std::string::npos ? out.size() : eol) - reply_start - 1);
+}
+
 // Statistics and SLOWLOG for one call whose reply starts at out[reply_start].
+// As in Redis, a call that blocked counts once, when it is answered: not when
+// it blocks (processed only), nor in a retry that finds nothing (nothing).
 void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
-            const std::string& out, size_t reply_start, uint64_t start_us) {
+            const std::string& out, size_t reply_start, uint64_t start_us, bool retry = false) {
+  if (!retry) srv->stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+  if (conn->block.active) return;
   uint64_t dur = MonotonicUs() - start_us;
-  bool failed = out.size() > reply_start && out[reply_start] == '-';
-  CommandCounters& c = *spec.counters;
-  c.calls.fetch_add(1, std::memory_order_relaxed);
-  c.usec.fetch_add(dur, std::memory_order_relaxed);
-  if (failed) c.failed_calls.fetch_add(1, std::memory_order_relaxed);
-  srv->stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
-  if (failed) srv->stats().total_error_replies++;
+  std::string_view error = ErrorOf(out, reply_start);
+  bool failed = !error.empty();
+  if (CommandCounters* c = CommandTable::CountersOf(spec, args)) {
+    c->calls.fetch_add(1, std::memory_order_relaxed);
+    c->usec.fetch_add(dur, std::memory_order_relaxed);
+    if (failed) c->failed_calls.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (failed) srv->stats().RecordError(error);
   int64_t latency_threshold = srv->config()->latency_monitor_threshold;
   if (latency_threshold > 0 && static_cast<int64_t>(dur / 1000) >= latency_threshold) {
     srv->latency().Add((spec.flags & kCmdFast) ? "fast-command" : "command", static_cast<int64_t>(dur / 1000));
@@ -176,12 +188,13 @@ bool AnyBlockKeyOfType(Connection* conn, RedisType type) {
   // The keys' locks first, as the command itself takes them: the write that woke
   // the client may still be in another worker's batch, which holds them until it commits.
   WriteBatcher* batcher = conn->worker()->batcher();
+  Storage* storage = conn->server()->storage();
   std::vector<uint64_t> locks;
-  for (const auto& [db, key] : conn->block.keys) locks.push_back(LockManager::KeyHash(db, key));
+  for (const auto& [db, key] : conn->block.keys) locks.push_back(LockManager::KeyHash(storage->PhysicalDb(db), key));
   batcher->Lock(locks);
   Context* ctx = batcher->ctx();
   for (const auto& [db, key] : conn->block.keys) {
-    Database d(ctx, db);
+    Database d(ctx, storage->PhysicalDb(db));
     RedisType t;
     if (d.Type(key, &t).ok() && t == type) return true;
   }
@@ -196,8 +209,21 @@ void RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args)
   // As Redis' handleClientsBlockedOnKeys: only a key holding the type the client
   // waits for serves it; a key that became another type leaves it blocked.
   RedisType type = WaitedType(*spec);
-  if (type != RedisType::kNone && !AnyBlockKeyOfType(conn, type)) return;
+  // XREADGROUP runs whatever the keys hold: a key deleted or overwritten ends its wait with an error.
+  bool group_read = EqualsIgnoreCase(spec->name, "xreadgroup");
+  if (type != RedisType::kNone && !group_read && !AnyBlockKeyOfType(conn, type)) return;
   RunCommand(conn, *spec, args);
+}
+
+void FinishBlocked(Connection* conn, const std::string& reply) {
+  if (conn->block.args.empty()) return;
+  const CommandSpec* spec = CommandTable::Instance().Find(conn->block.args[0]);
+  if (spec == nullptr) return;
+  spec->counters->calls.fetch_add(1, std::memory_order_relaxed);
+  std::string_view error = ErrorOf(reply, 0);
+  if (error.empty()) return;
+  spec->counters->failed_calls.fetch_add(1, std::memory_order_relaxed);
+  conn->server()->stats().RecordError(error);
 }
 
 // Runs a command that needs every key lock, outside any batch.
@@ -274,7 +300,8 @@ size_t PrefetchGets(Connection* conn, std::string_view input) {
 
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
   Server* srv = conn->server();
-  if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
+  const bool retry = conn->block.active;  // a blocked command run again: already monitored and counted
+  if (!retry && srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
   WriteBatcher* batcher = conn->worker()->batcher();
   // Replies are written straight into the connection's output buffer.
   std::string* out = conn->output();
@@ -300,7 +327,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
         CollectCommandEvents(srv, conn->db, spec, args, *ectx, 0);
       });
       FlushEvents(srv, nullptr);
-      Finish(srv, conn, spec, args, *out, reply_start, start);
+      Finish(srv, conn, spec, args, *out, reply_start, start, retry);
       return;
     }
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
@@ -320,7 +347,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     }
     FlushEvents(srv, batcher);
   }
-  Finish(srv, conn, spec, args, *out, reply_start, start);
+  Finish(srv, conn, spec, args, *out, reply_start, start, retry);
 }
 
 void RunTransaction(Connection* conn, std::string* out) {
@@ -453,8 +480,9 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     }
   }
   if (!err.empty()) {
-    if (spec != nullptr) spec->counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
-    srv->stats().total_error_replies++;
+    CommandCounters* counters = spec != nullptr ? CommandTable::CountersOf(*spec, args) : nullptr;
+    if (counters != nullptr) counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
+    srv->stats().RecordError(err);
     if (conn->in_multi) conn->multi_error = true;
     if (conn->in_multi && spec != nullptr && std::string_view(spec->name) == "exec") {
       // Redis' rejectCommand: a refused EXEC ends the transaction and says why

@@ -26,6 +26,9 @@ size_t PrefetchGets(Connection* conn, std::string_view input);
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args);
 // Re-runs the command of a blocked connection (a key it waits on got data).
 void RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args);
+// Counts the call of a blocked command answered without running it again
+// (timeout, CLIENT UNBLOCK) with this reply.
+void FinishBlocked(Connection* conn, const std::string& reply);
 // EXEC: runs the queued commands under all their key locks and commits them
 // as one batch; appends the EXEC reply to out.
 void RunTransaction(Connection* conn, std::string* out);

@@ -7,6 +7,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <filesystem>
@@ -191,6 +192,10 @@ void Server::UnwatchAll(Connection* conn) {
 }
 
 void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys) {
+  // As Redis signals a key on every creation, overwrite or deletion (RENAME,
+  // COPY, SORT STORE ... onto a list a client waits on; a stream deleted under
+  // XREADGROUP): a woken client whose key holds nothing for it blocks on.
+  for (auto& [db, key] : keys) SignalKeyReady(db, key);
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
   for (auto& k : keys) {
@@ -301,10 +306,15 @@ bool Server::UnblockClient(uint64_t id, bool error) {
   return true;
 }
 
+size_t Server::BlockFilterSlot(const std::string& key) { return std::hash<std::string>()(key) % kBlockFilterSlots; }
+
 void Server::Block(Connection* conn) {
   conn->blocked = true;
   std::lock_guard<std::mutex> g(blocked_mu_);
-  for (auto& k : conn->block.keys) blocked_[k].emplace_back(conn->worker(), conn->id());
+  for (auto& k : conn->block.keys) {
+    blocked_[k].emplace_back(conn->worker(), conn->id());
+    block_filter_[BlockFilterSlot(k.second)].fetch_add(1);
+  }
   blocked_clients_++;
 }
 
@@ -320,6 +330,7 @@ void Server::Unblock(Connection* conn) {
       for (auto qi = q.begin(); qi != q.end(); ++qi) {
         if (qi->second == conn->id()) {
           q.erase(qi);
+          block_filter_[BlockFilterSlot(k.second)].fetch_sub(1);
           break;
         }
       }
@@ -328,31 +339,43 @@ void Server::Unblock(Connection* conn) {
     blocked_clients_--;
   }
   // Whatever this client was woken for (or leaves behind) goes to the next in line.
-  for (auto& [db, key] : keys) SignalKeyReady(db, key);
+  for (auto& [db, key] : keys) WakeBlocked(db, key, false);
 }
 
-void Server::SignalKeyReady(uint8_t db, const std::string& key) {
+void Server::WakeBlocked(int logical_db, const std::string& key, bool all) {
   std::lock_guard<std::mutex> g(blocked_mu_);
-  auto it = blocked_.find({db, key});
-  if (it == blocked_.end() || it->second.empty()) return;
-  Worker* worker = it->second.front().first;
-  uint64_t id = it->second.front().second;
-  worker->Post([worker, id] {
-    if (Connection* c = worker->Find(id)) c->RetryBlocked();
-  });
-}
-
-void Server::SignalKeyReadyAll(uint8_t db, const std::string& key) {
-  std::lock_guard<std::mutex> g(blocked_mu_);
-  auto it = blocked_.find({db, key});
+  auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
   if (it == blocked_.end()) return;
-  for (const auto& waiter : it->second) {
-    Worker* worker = waiter.first;
-    uint64_t id = waiter.second;
-    worker->Post([worker, id] {
+  for (const auto& [worker, id] : it->second) {
+    worker->Post([worker = worker, id = id] {
       if (Connection* c = worker->Find(id)) c->RetryBlocked();
     });
+    if (!all) break;
   }
+}
+
+void Server::SignalKeyReady(uint8_t physical_db, const std::string& key) {
+  if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
+  int logical = storage_->LogicalDb(physical_db);
+  if (logical >= 0) WakeBlocked(logical, key, false);
+}
+
+void Server::SignalKeyReadyAll(uint8_t physical_db, const std::string& key) {
+  if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
+  int logical = storage_->LogicalDb(physical_db);
+  if (logical >= 0) WakeBlocked(logical, key, true);
+}
+
+void Server::SignalBlockedInDbs(const std::vector<int>& logical_dbs) {
+  if (blocked_clients_.load(std::memory_order_relaxed) == 0) return;
+  std::vector<std::pair<uint8_t, std::string>> keys;
+  {
+    std::lock_guard<std::mutex> g(blocked_mu_);
+    for (auto& [k, waiters] : blocked_) {
+      if (std::find(logical_dbs.begin(), logical_dbs.end(), k.first) != logical_dbs.end()) keys.push_back(k);
+    }
+  }
+  for (auto& [db, key] : keys) WakeBlocked(db, key, false);
 }
 
 size_t Server::BlockedCount() {

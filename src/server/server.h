@@ -2,6 +2,7 @@
 // SLOWLOG, statistics, background jobs (active expiry, BGSAVE) and shutdown.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -78,7 +79,8 @@ class Server {
   // WATCH bookkeeping.
   void Watch(Connection* conn, uint8_t db, const std::string& key);
   void UnwatchAll(Connection* conn);
-  // Marks watchers of modified keys dirty. Called while the key locks are held.
+  // Marks watchers of modified keys dirty and wakes the first client blocked on
+  // each (it checks what the key holds now). Called while the key locks are held.
   void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys);
   // Watched keys of a physical db (to find which a FLUSHDB or SWAPDB affects).
   std::vector<std::string> WatchedKeys(uint8_t db);
@@ -90,12 +92,17 @@ class Server {
   // Blocking commands. Each key has a FIFO queue of blocked connections; data
   // arriving on a key wakes the first of them (which re-signals the key if it
   // leaves data behind), so clients are served in the order they blocked.
+  // Blocked keys are (logical db, key), as in Redis clients stay in their
+  // database across SWAPDB; signals name the physical db their write used.
   void Block(Connection* conn);
   void Unblock(Connection* conn);
   // Called (under the key's lock) by commands that add data to a key.
-  void SignalKeyReady(uint8_t db, const std::string& key);
+  void SignalKeyReady(uint8_t physical_db, const std::string& key);
   // Wakes every client blocked on key (stream readers all see a new entry).
-  void SignalKeyReadyAll(uint8_t db, const std::string& key);
+  void SignalKeyReadyAll(uint8_t physical_db, const std::string& key);
+  // Wakes the first client blocked on every key of these logical databases
+  // (FLUSHDB, FLUSHALL, SWAPDB change keys without touching each).
+  void SignalBlockedInDbs(const std::vector<int>& logical_dbs);
   size_t BlockedCount();
 
   // CLIENT PAUSE: until until_ms (unix ms), all commands (all) or those that
@@ -153,7 +160,14 @@ class Server {
 
   std::mutex blocked_mu_;
   std::map<std::pair<uint8_t, std::string>, std::deque<std::pair<Worker*, uint64_t>>> blocked_;
-  size_t blocked_clients_ = 0;
+  std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it
+  // Blocked clients per slot of a key's hash: a write to a key nobody waits on
+  // (the common case) signals without taking blocked_mu_.
+  static constexpr size_t kBlockFilterSlots = 1024;
+  std::array<std::atomic<uint32_t>, kBlockFilterSlots> block_filter_{};
+  static size_t BlockFilterSlot(const std::string& key);
+  // Posts a retry to the first (or every) client blocked on (logical db, key).
+  void WakeBlocked(int logical_db, const std::string& key, bool all);
 
   std::atomic<int64_t> pause_until_ms_{0};
   std::atomic<bool> pause_all_{false};

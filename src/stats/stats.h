@@ -3,6 +3,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
 
 namespace kvrocks {
 
@@ -19,8 +23,19 @@ class Stats {
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> total_error_replies{0};
 
+  // Counts an error reply (its line without the leading '-') in
+  // total_error_replies and under its code, the first word (INFO errorstats):
+  // "ERR" when no space comes within its first 31 bytes, as in Redis.
+  void RecordError(std::string_view error);
+  // (code, count) in code order.
+  std::map<std::string, uint64_t> ErrorCounts();
+
   // Zeroes the counters above (per-command counters live in the command table).
   void Reset();
+
+ private:
+  std::mutex errors_mu_;  // errors are not a hot path
+  std::map<std::string, uint64_t> errors_;
 };
 
 }  // namespace kvrocks

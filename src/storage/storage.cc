@@ -403,6 +403,13 @@ void Storage::AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db
   }
 }
 
+int Storage::LogicalDb(uint8_t physical) const {
+  for (int i = 0; i < kMaxDatabases; i++) {
+    if (db_map_[i].load(std::memory_order_acquire) == physical) return i;
+  }
+  return -1;
+}
+
 Status Storage::SwapDb(int a, int b) {
   uint8_t pa = db_map_[a].load(), pb = db_map_[b].load();
   std::string v(kMaxDatabases, '\0');

@@ -72,6 +72,8 @@ class Storage {
 
   // Physical database id of a logical one (SELECT index).
   uint8_t PhysicalDb(int logical) const { return db_map_[logical].load(std::memory_order_acquire); }
+  // The logical db mapped to a physical one, or -1 (a bulk load's staging db).
+  int LogicalDb(uint8_t physical) const;
   // Swaps two logical databases: O(1), persisted. Caller holds all key stripes.
   Status SwapDb(int a, int b);
 

@@ -1,0 +1,96 @@
+"""What wakes a blocked client, against Debian's redis-server 7.0: any write
+that creates the key it waits on (RENAME, COPY, MOVE, SORT STORE, ZUNIONSTORE,
+RESTORE, scripts, SWAPDB), and for XREADGROUP the deletion or overwrite of its
+stream (-UNBLOCKED) or of its group (-NOGROUP). The blocked client's reply
+bytes are compared."""
+import time
+
+import pytest
+
+from conftest import RawClient, encode
+
+CASES = [
+    ([["LPUSH", "src", "a"]], ["BLPOP", "dst", "5"], [["RENAME", "src", "dst"]]),
+    ([["LPUSH", "src", "a"]], ["BLPOP", "dst", "5"], [["COPY", "src", "dst"]]),
+    ([["SELECT", "1"], ["LPUSH", "dst", "a"]], ["BLPOP", "dst", "5"], [["SELECT", "1"], ["MOVE", "dst", "0"]]),
+    ([["LPUSH", "src", "c", "b", "a"]], ["BLPOP", "dst", "5"], [["SORT", "src", "ALPHA", "STORE", "dst"]]),
+    ([["ZADD", "a", "1", "x"]], ["BZPOPMIN", "dst", "5"], [["ZUNIONSTORE", "dst", "1", "a"]]),
+    ([["ZADD", "a", "1", "x"]], ["BZPOPMIN", "dst", "5"], [["ZRANGESTORE", "dst", "a", "0", "-1"]]),
+    ([["GEOADD", "g", "1", "1", "m"]], ["BZPOPMAX", "dst", "5"], [["GEOSEARCHSTORE", "dst", "g", "FROMMEMBER", "m",
+                                                                   "BYRADIUS", "1", "km"]]),
+    ([["LPUSH", "src", "a"]], ["BLPOP", "dst", "5"], [["EVAL", "redis.call('rename', 'src', 'dst')", "0"]]),
+    ([["LPUSH", "src", "a"]], ["BLPOP", "dst", "5"], [["MULTI"], ["RENAME", "src", "dst"], ["EXEC"]]),
+    ([["LPUSH", "tmpl", "a"]], ["BLPOP", "dst", "5"], [["RESTORE", "dst", "0", "<dump tmpl>"]]),
+    ([["SELECT", "1"], ["LPUSH", "dst", "a"], ["SELECT", "0"]], ["BLPOP", "dst", "5"], [["SWAPDB", "0", "1"]]),
+    ([["LPUSH", "src", "a"]], ["BLMOVE", "dst", "x", "LEFT", "LEFT", "5"], [["RENAME", "src", "dst"]]),
+    # A key that becomes another type leaves the client blocked.
+    ([["SET", "src", "a"]], ["BLPOP", "dst", "0.5"], [["RENAME", "src", "dst"]]),
+    # XREADGROUP: the stream deleted, overwritten, flushed, swapped away, or its group gone.
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["DEL", "s"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["SET", "s", "x"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"],
+     [["MULTI"], ["DEL", "s"], ["SADD", "s", "e"], ["EXEC"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["FLUSHALL"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["FLUSHDB"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["SWAPDB", "0", "1"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"],
+     [["DEL", "s"], ["XADD", "s", "2", "f", "v"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["XGROUP", "DESTROY", "s", "g"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"], ["XADD", "s2", "5", "f", "v"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["RENAME", "s2", "s"]]),
+    ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"], ["XADD", "s2", "5", "f", "v"],
+      ["XGROUP", "CREATE", "s2", "g", "0"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["RENAME", "s2", "s"]]),
+    # XREAD stays blocked when its stream is deleted, and reads the one created after.
+    ([["XADD", "s", "1", "f", "v"]], ["XREAD", "BLOCK", "5000", "STREAMS", "s", "$"],
+     [["DEL", "s"], ["XADD", "s", "2", "f", "v"]]),
+    ([["XADD", "s", "1", "f", "v"]], ["XREAD", "BLOCK", "5000", "STREAMS", "s", "$"],
+     [["SET", "s", "x"], ["DEL", "s"], ["XADD", "s", "2", "f", "v"]]),
+]
+
+
+def blocked_reply(port, setup, block, actions):
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    for cmd in setup:
+        c.call(*cmd)
+    c.call("SELECT", "0")
+    dump = c.call("DUMP", "tmpl")
+    b = RawClient(port)
+    b.send_raw(encode(block))
+    assert blocked(c), "the client did not block"
+    for cmd in actions:
+        if "<dump tmpl>" in cmd:
+            payload = dump.split(b"\r\n", 1)[1][:-2]
+            cmd = [x if x != "<dump tmpl>" else payload for x in cmd]
+        c.call(*cmd)
+    reply = b.read_reply()
+    b.close()
+    c.call("FLUSHALL")
+    c.close()
+    return reply
+
+
+def blocked(c):
+    """Waits until one client is blocked."""
+    for _ in range(1000):
+        if b"blocked_clients:1\r\n" in c.call("INFO", "clients"):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_what_wakes_a_blocked_client(kvrocks_server, redis_ref, case):
+    setup, block, actions = CASES[case]
+    ours = blocked_reply(kvrocks_server.port, setup, block, actions)
+    theirs = blocked_reply(redis_ref.port, setup, block, actions)
+    assert ours == theirs, (block, actions)
