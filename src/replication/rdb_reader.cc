@@ -389,6 +389,10 @@ Status Reader::ReadStream(int type, Object* obj) {
       uint64_t er;
       if (!(s = ReadLen(&er)).ok()) return s;
       group.entries_read = static_cast<int64_t>(er);
+    } else {
+      // Older files do not store it: Redis estimates it from the group's last id.
+      group.entries_read =
+          StreamEstimateEntriesRead(st.entries_added, st.length, st.first_id, st.last_id, st.max_deleted, group.last_id);
     }
     uint64_t npel;
     if (!(s = ReadLen(&npel)).ok()) return s;

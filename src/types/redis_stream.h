@@ -128,6 +128,11 @@ struct StreamDump {
   std::vector<StreamGroupDump> groups;
 };
 
+// Redis' streamEstimateDistanceFromFirstEverEntry: the logical read counter
+// (entries read) of id in a stream of this shape, or -1 when it cannot be known.
+int64_t StreamEstimateEntriesRead(uint64_t entries_added, uint64_t length, const StreamID& first_id,
+                                  const StreamID& last_id, const StreamID& max_deleted, const StreamID& id);
+
 class RedisStream {
  public:
   explicit RedisStream(Database* db, StreamNodeLimits limits = {}) : db_(db), limits_(limits) {}

@@ -67,18 +67,8 @@ bool RangeHasTombstones(const StreamMeta& m, const StreamID& start, const Stream
   return start <= m.max_deleted && m.max_deleted <= end;
 }
 
-// Redis' streamEstimateDistanceFromFirstEverEntry: the logical read counter of
-// an id, or -1 when it cannot be known.
 int64_t EstimateDistance(const StreamMeta& m, const StreamID& id) {
-  if (m.entries_added == 0) return 0;
-  if (m.length == 0 && id <= m.last_id) return static_cast<int64_t>(m.entries_added);
-  if (id == m.last_id) return static_cast<int64_t>(m.entries_added);
-  if (id > m.last_id) return -1;
-  if (m.max_deleted.IsZero() || m.max_deleted < m.first_id) {
-    if (id < m.first_id) return static_cast<int64_t>(m.entries_added - m.length);
-    if (id == m.first_id) return static_cast<int64_t>(m.entries_added - m.length + 1);
-  }
-  return -1;
+  return StreamEstimateEntriesRead(m.entries_added, m.length, m.first_id, m.last_id, m.max_deleted, id);
 }
 
 // Moves the group's delivery point to id (a delivered entry), keeping the read counter.
@@ -632,6 +622,19 @@ Status RedisStream::GroupPending(std::string_view key, const StreamMeta& meta, s
     out->push_back(StreamPending{stream::GetId(rest.data()), n.consumer, n.delivery_time, n.delivery_count});
     return count == 0 || out->size() < count;
   });
+}
+
+int64_t StreamEstimateEntriesRead(uint64_t entries_added, uint64_t length, const StreamID& first_id,
+                                  const StreamID& last_id, const StreamID& max_deleted, const StreamID& id) {
+  if (entries_added == 0) return 0;
+  if (length == 0 && id <= last_id) return static_cast<int64_t>(entries_added);
+  if (id == last_id) return static_cast<int64_t>(entries_added);
+  if (id > last_id) return -1;
+  if (max_deleted.IsZero() || max_deleted < first_id) {
+    if (id < first_id) return static_cast<int64_t>(entries_added - length);
+    if (id == first_id) return static_cast<int64_t>(entries_added - length + 1);
+  }
+  return -1;
 }
 
 }  // namespace kvrocks

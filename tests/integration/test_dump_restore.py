@@ -123,3 +123,20 @@ def test_restore_of_a_big_sorted_set_keeps_negative_zero_scores(diff):
     diff("RESTORE", "restored", "0", raw)
     diff("ZRANGE", "restored", "0", "2", "WITHSCORES")
     diff("ZSCORE", "restored", "m0")
+
+
+def test_restore_of_a_redis_5_stream_estimates_group_read_counters(diff):
+    """A stream DUMPed by Redis 5 (RDB 9, no entries-added or entries-read):
+    the loader derives them as Redis does (Redis' unit/type/stream-cgroups)."""
+    payload = bytes.fromhex(
+        "0f011000000000000000010000000000000000c3404a40571657000000230002010401010184646174610500010301002001"
+        "0381610204200a0001400a0062600a0002400a0063600a4022018164200a4039200a0065600a0005400a0066200a00ff0206"
+        "0002026731050004000000000000000100000000000000003ef783437a01000001000000000000000200000000000000003e"
+        "f783437a01000001000000000000000400000000000000003ef783437a01000001000000000000000500000000000000003e"
+        "f783437a0100000101036331313ef783437a0100000400000000000000010000000000000000000000000000000200000000"
+        "0000000000000000000000040000000000000000000000000000000500000000000000000267320000000009003d52ef6867"
+        "521dfa")
+    diff("RESTORE", "x", "0", payload)
+    diff("XINFO", "STREAM", "x", "FULL")
+    diff("XREADGROUP", "GROUP", "g1", "c", "STREAMS", "x", ">")
+    diff("XINFO", "GROUPS", "x")
