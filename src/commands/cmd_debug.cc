@@ -223,7 +223,11 @@ void Memory(CommandCall& call) {
   if (!lk.live) return reply::Null(call.out, call.resp);
   uint64_t bytes = lk.meta_key.size() + lk.raw.size();
   Metadata meta;
-  if (meta.Decode(lk.raw).ok() && meta.version != 0) {
+  if (meta.Decode(lk.raw).ok() && meta.version != 0 && lk.type == RedisType::kString) {
+    // A value stored out of line: its length is in the metadata (estimates of
+    // memtable ranges are far off for one big entry).
+    bytes += meta.size + EncodeSubkeyPrefix(db.id(), a[2], meta.version).size();
+  } else if (meta.Decode(lk.raw).ok() && meta.version != 0) {
     Storage* st = call.server->storage();
     std::string begin = EncodeSubkeyPrefix(db.id(), a[2], meta.version), end = begin;
     end.push_back('\xff');

@@ -15,6 +15,7 @@ size_t SubscriptionCount(const Connection* conn, PubSubKind kind) {
 
 // [kind-name, name, count] as a push in RESP3.
 void ReplySubscription(CommandCall& call, const char* type, const std::string* name, PubSubKind kind) {
+  size_t start = call.out->size();
   call.out->append(call.resp == 3 ? ">3\r\n" : "*3\r\n");
   reply::Bulk(call.out, type);
   if (name != nullptr) {
@@ -23,6 +24,7 @@ void ReplySubscription(CommandCall& call, const char* type, const std::string* n
     reply::Null(call.out, call.resp);
   }
   reply::Integer(call.out, static_cast<int64_t>(SubscriptionCount(call.conn, kind)));
+  if (call.out == call.conn->output()) call.conn->NotePush(start);
 }
 
 void SubscribeAll(CommandCall& call, PubSubKind kind, const char* type) {

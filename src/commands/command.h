@@ -133,6 +133,11 @@ std::vector<std::string> CommandAclCategories(const CommandSpec& spec);
 // Redis lists (DEBUG's are not listed).
 std::vector<std::string> ListedSubcommandNames(const CommandSpec& spec);
 
+// Whether a call writes or may be propagated to replicas (Redis' write and
+// may-replicate commands: PUBLISH, PFCOUNT, scripts that did not declare
+// no-writes ...): what CLIENT PAUSE WRITE holds and read-only scripts refuse.
+bool CommandMayReplicate(const CommandSpec& spec, const std::vector<std::string>& args);
+
 // The COMMAND INFO flag names of a command's flags, in Redis' order.
 std::vector<std::string> CommandFlagNames(uint32_t flags);
 

@@ -3,6 +3,7 @@
 
 #include "commands/command.h"
 #include "commands/redis_command_meta.h"
+#include "commands/script_runner.h"
 #include "common/string_util.h"
 
 namespace kvrocks {
@@ -75,6 +76,18 @@ std::vector<std::string> ListedSubcommandNames(const CommandSpec& spec) {
     if (s.arity != 0) out.push_back(s.name);
   }
   return out;
+}
+
+bool CommandMayReplicate(const CommandSpec& spec, const std::vector<std::string>& args) {
+  if (spec.flags & kCmdWrite) return true;
+  std::string name = ToLower(spec.name);
+  if (name == "eval" || name == "evalsha" || name == "fcall") return !ScriptDeclaresNoWrites(args);
+  if (name == "pfcount" || name == "publish" || name == "spublish") return true;
+  if (name == "function" && args.size() > 1) {  // its writing subcommands (SCRIPT's do not replicate in 7.0)
+    std::string sub = ToLower(args[1]);
+    return sub == "load" || sub == "flush" || sub == "delete" || sub == "restore";
+  }
+  return false;
 }
 
 std::vector<std::string> CommandFlagNames(uint32_t f) {

@@ -33,7 +33,9 @@ class CommandScriptHost : public scripting::ScriptHost {
     std::string acl_err = CheckAcl(*spec, args);
     if (!acl_err.empty()) return Fail(reply, acl_err);
     bool write = (spec->flags & kCmdWrite) != 0;
-    if (write && read_only_) return Fail(reply, "ERR Write commands are not allowed from read-only scripts.");
+    if (read_only_ && CommandMayReplicate(*spec, args)) {
+      return Fail(reply, "ERR Write commands are not allowed from read-only scripts.");
+    }
     if (write && ReadOnlyReplica(call_)) return Fail(reply, "READONLY You can't write against a read only replica.");
     CommandCall nested{call_.server, call_.conn, args, call_.ctx, reply, true, resp, call_.exclusive};
     nested.from_script = true;
@@ -144,6 +146,22 @@ std::vector<std::pair<int, std::string>> ScriptKeys(const CommandCall& call) {
   if (!ScriptNumKeys(call.args, &n, &err)) return keys;
   for (int64_t i = 0; i < n; i++) keys.emplace_back(call.conn->db, call.args[3 + static_cast<size_t>(i)]);
   return keys;
+}
+
+bool ScriptDeclaresNoWrites(const std::vector<std::string>& args) {
+  if (args.size() < 2) return false;
+  bool has_flags = false;
+  uint32_t flags = 0;
+  if (EqualsIgnoreCase(args[0], "eval")) {
+    if (!scripting::ParseEvalShebang(args[1], &has_flags, &flags).empty()) return false;
+  } else if (EqualsIgnoreCase(args[0], "evalsha")) {
+    if (!scripting::ScriptCache::Instance().GetFlags(ToLower(args[1]), &has_flags, &flags)) return false;
+  } else if (EqualsIgnoreCase(args[0], "fcall")) {
+    scripting::FunctionInfo info;
+    has_flags = scripting::FunctionRegistry::Instance().FindFunction(args[1], &info);
+    flags = info.flags;
+  }
+  return has_flags && (flags & scripting::kFlagNoWrites);
 }
 
 std::string CheckScriptFlags(const CommandCall& call, uint32_t flags, bool ro_command) {

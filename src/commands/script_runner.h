@@ -24,4 +24,9 @@ bool ScriptNumKeys(const std::vector<std::string>& args, int64_t* n, std::string
 // As extra lock keys for the dispatcher.
 std::vector<std::pair<int, std::string>> ScriptKeys(const CommandCall& call);
 
+// Whether an EVAL / EVALSHA / FCALL call runs a script that declared flags
+// without writes ("#!lua flags=no-writes", a no-writes function): then, as in
+// Redis, it neither writes nor may be propagated (CLIENT PAUSE WRITE lets it run).
+bool ScriptDeclaresNoWrites(const std::vector<std::string>& args);
+
 }  // namespace kvrocks

@@ -117,7 +117,7 @@ void Connection::UnblockWith(bool error) {
 
 void Connection::RunPostponed() {
   if (!postponed) return;
-  postponed = false;
+  server()->EndPostpone(this);
   std::vector<std::string> args = std::move(postponed_args);
   postponed_args.clear();
   processing_ = true;

@@ -38,6 +38,11 @@ class Connection {
   void Write(std::string_view bytes);
   // The output buffer, for commands that write their replies in place.
   std::string* output();
+  // Marks output()[start, end) as a push (Pub/Sub message or (un)subscribe
+  // confirmation) written by the running command: CLIENT REPLY OFF / SKIP
+  // silence its reply but not these, as in Redis.
+  void NotePush(size_t start) { push_ranges.emplace_back(start, out_.size() - start); }
+  std::vector<std::pair<size_t, size_t>> push_ranges;  // (offset, length), cleared by each command
   // Sends what is buffered; schedules a write event if the socket is full.
   void Flush();
   // Closes once everything buffered has been written.

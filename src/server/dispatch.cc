@@ -424,9 +424,19 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args);
 void Dispatch(Connection* conn, std::vector<std::string>& args) {
   // CLIENT REPLY OFF / SKIP drop what the command writes (but CLIENT REPLY ON answers).
   bool was_off = conn->reply_off, was_skip = conn->reply_skip;
-  size_t before = conn->output()->size();
+  std::string* out = conn->output();
+  size_t before = out->size();
+  conn->push_ranges.clear();
   DispatchCommand(conn, args);
-  if ((was_skip || (was_off && conn->reply_off)) && conn->output()->size() >= before) conn->output()->resize(before);
+  if ((was_skip || (was_off && conn->reply_off)) && out->size() >= before) {
+    std::string pushes;  // what the command pushed stays
+    for (auto [start, len] : conn->push_ranges) {
+      if (start >= before) pushes.append(*out, start, len);
+    }
+    out->resize(before);
+    out->append(pushes);
+  }
+  conn->push_ranges.clear();
   if (conn->postponed) return;  // runs again after the pause
   if (was_skip) conn->reply_skip = false;
   if (conn->reply_skip_next) {

@@ -89,7 +89,9 @@ int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::
   auto add = [&](Connection* c, uint32_t slot) {
     receivers++;
     if (c == from) {
+      size_t start = from->output()->size();
       from->Write(msg->forms[2 * slot + (from->resp == 3 ? 1 : 0)]);
+      from->NotePush(start);
       return;
     }
     by_worker[c->worker()].receivers.emplace_back(c->id(), slot);
@@ -114,7 +116,7 @@ int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::
     worker->Post([worker, msg, d = std::move(entry.second)] {
       for (const auto& [id, slot] : d.receivers) {
         Connection* c = worker->Find(id);
-        if (c == nullptr || c->reply_off) continue;
+        if (c == nullptr) continue;  // CLIENT REPLY OFF does not silence messages (Redis 7)
         c->Write(msg->forms[2 * slot + (c->resp == 3 ? 1 : 0)]);
         worker->FlushAfterPosted(c);
       }

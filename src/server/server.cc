@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include "commands/command.h"
+#include "commands/script_runner.h"
 #include "common/string_util.h"
 #include "replication/replica.h"
 #include "server/notify.h"
@@ -134,6 +135,10 @@ bool Server::Register(Connection* conn) {
 
 void Server::Unregister(Connection* conn) {
   conn->EndBlock();
+  if (conn->postponed) {
+    conn->postponed = false;
+    postponed_clients_--;
+  }
   UnwatchAll(conn);
   if (conn->monitor) RemoveMonitor(conn);
   UnsubscribeAll(conn);
@@ -268,18 +273,12 @@ bool Server::ClientsPaused() const {
 bool Server::PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const {
   if (conn->is_master || !ClientsPaused()) return false;
   if (pause_all_) return true;
-  // WRITE pauses what writes or may write (Redis' may-replicate commands).
-  if (spec.flags & kCmdWrite) return true;
-  std::string name = ToLower(spec.name);
-  if (name == "eval" || name == "evalsha" || name == "fcall" || name == "pfcount") return true;
-  if ((name == "script" || name == "function") && args.size() > 1) {
-    std::string sub = ToLower(args[1]);
-    return sub == "load" || sub == "flush" || sub == "delete" || sub == "restore";
-  }
-  if (name == "exec") {
+  // WRITE pauses what writes or may be propagated, also inside EXEC.
+  if (CommandMayReplicate(spec, args)) return true;
+  if (EqualsIgnoreCase(spec.name, "exec")) {
     for (const auto& q : conn->queued) {
       const CommandSpec* s = CommandTable::Instance().Find(q[0]);
-      if (s != nullptr && (s->flags & kCmdWrite)) return true;
+      if (s != nullptr && CommandMayReplicate(*s, q)) return true;
     }
   }
   return false;
@@ -287,6 +286,7 @@ bool Server::PausedFor(const Connection* conn, const CommandSpec& spec, const st
 
 void Server::Postpone(Connection* conn, std::vector<std::string> args) {
   conn->postponed = true;
+  postponed_clients_++;
   conn->postponed_args = std::move(args);
   {
     std::lock_guard<std::mutex> g(postponed_mu_);
@@ -378,9 +378,11 @@ void Server::SignalBlockedInDbs(const std::vector<int>& logical_dbs) {
   for (auto& [db, key] : keys) WakeBlocked(db, key, false);
 }
 
-size_t Server::BlockedCount() {
-  std::lock_guard<std::mutex> g(blocked_mu_);
-  return blocked_clients_;
+size_t Server::BlockedCount() { return blocked_clients_.load() + postponed_clients_.load(); }
+
+void Server::EndPostpone(Connection* conn) {
+  conn->postponed = false;
+  postponed_clients_--;
 }
 
 void Server::AddMonitor(Connection* conn) {

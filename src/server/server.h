@@ -103,6 +103,8 @@ class Server {
   // Wakes the first client blocked on every key of these logical databases
   // (FLUSHDB, FLUSHALL, SWAPDB change keys without touching each).
   void SignalBlockedInDbs(const std::vector<int>& logical_dbs);
+  // Clients blocked on keys (or WAIT) or held by CLIENT PAUSE, as Redis'
+  // blocked_clients counts them.
   size_t BlockedCount();
 
   // CLIENT PAUSE: until until_ms (unix ms), all commands (all) or those that
@@ -115,6 +117,8 @@ class Server {
   bool PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const;
   // Holds conn's command until the pause ends.
   void Postpone(Connection* conn, std::vector<std::string> args);
+  // Releases conn's held command (it runs now).
+  void EndPostpone(Connection* conn);
   // CLIENT UNBLOCK: false if no client id is blocked.
   bool UnblockClient(uint64_t id, bool error);
 
@@ -173,6 +177,7 @@ class Server {
   std::atomic<bool> pause_all_{false};
   std::mutex postponed_mu_;
   std::vector<std::pair<Worker*, uint64_t>> postponed_;
+  std::atomic<size_t> postponed_clients_{0};
 
   std::mutex monitor_mu_;
   std::atomic<size_t> monitor_count_{0};

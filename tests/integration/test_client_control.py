@@ -4,7 +4,7 @@ behaviour checked on kvrocks where timing is involved."""
 import threading
 import time
 
-from conftest import Differ, RawClient, poll_until
+from conftest import Differ, RawClient, encode, poll_until
 
 
 def test_replies_match_redis(diff):
@@ -211,3 +211,69 @@ def test_client_list_names_the_last_command_as_redis(kvrocks_server, redis_ref):
         return seen
 
     assert last_commands(kvrocks_server.port) == last_commands(redis_ref.port)
+
+
+PAUSE_CASES = [
+    ["SET", "k", "v"], ["GET", "k"], ["PUBLISH", "ch", "m"], ["SPUBLISH", "ch", "m"], ["PFCOUNT", "hll"],
+    ["EVAL", "return 1", "0"], ["EVAL", "#!lua flags=no-writes\nreturn 1", "0"],
+    ["EVAL", "#!lua\nreturn 1", "0"], ["EVAL_RO", "return 1", "0"], ["FCALL", "ro", "0"], ["FCALL", "rw", "0"],
+    ["SCRIPT", "LOAD", "return 5"], ["SCRIPT", "FLUSH"], ["FUNCTION", "FLUSH"], ["PING"], ["INFO", "clients"],
+]
+
+
+def held_by_pause(port, cmd):
+    """(whether CLIENT PAUSE WRITE held cmd, its reply once unpaused)."""
+    admin, c = RawClient(port), RawClient(port)
+    admin.call("FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\n"
+               "redis.register_function{function_name='ro', callback=function() return 1 end, flags={'no-writes'}}\n"
+               "redis.register_function('rw', function() return 2 end)")
+    admin.call("CLIENT", "PAUSE", "100000", "WRITE")
+    c.send_raw(encode(cmd))
+    c.sock.setblocking(False)
+    held = None
+    for _ in range(2000):
+        try:
+            c.buf += c.sock.recv(65536)
+            held = False
+        except BlockingIOError:
+            if b"blocked_clients:1\r\n" in admin.call("INFO", "clients"):
+                held = True
+        if held is not None:
+            break
+        time.sleep(0.005)
+    assert held is not None, "neither answered nor counted as blocked"
+    c.sock.setblocking(True)
+    c.sock.settimeout(20)
+    admin.call("CLIENT", "UNPAUSE")
+    reply = c.read_reply()
+    if cmd[0] == "INFO":
+        reply = b"blocked_clients:0" in reply
+    admin.call("FUNCTION", "FLUSH")
+    admin.close()
+    c.close()
+    return held, reply
+
+
+def test_what_client_pause_write_holds(kvrocks_server, redis_ref):
+    """As in Redis: writes and what may be propagated (PUBLISH, PFCOUNT, scripts
+    without no-writes, FUNCTION LOAD/FLUSH ...), counted in blocked_clients."""
+    for cmd in PAUSE_CASES:
+        assert held_by_pause(kvrocks_server.port, cmd) == held_by_pause(redis_ref.port, cmd), cmd
+
+
+def test_read_only_scripts_refuse_what_may_replicate(diff):
+    diff("EVAL_RO", "return redis.call('publish', 'ch', 'm')", "0")
+    diff("EVAL", "#!lua flags=no-writes\nreturn redis.call('publish', 'ch', 'm')", "0")
+    diff("EVAL", "#!lua flags=no-writes\nreturn redis.call('pfcount', 'h')", "0")
+    diff("EVAL", "return redis.call('publish', 'ch', 'm')", "0")
+
+
+def test_memory_usage_of_a_big_string_is_its_size(kvrocks_server):
+    """A big value overwritten by a smaller one (Redis' type/string "trim on SET
+    with big value" bound): the usage follows the value, not an estimate."""
+    c = RawClient(kvrocks_server.port)
+    c.call("SET", "big", "A" * 100000)
+    c.call("SET", "big", "A" * 33000)
+    usage = int(c.call("MEMORY", "USAGE", "big")[1:-2])
+    assert 33000 < usage < 42000
+    c.close()

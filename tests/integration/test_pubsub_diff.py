@@ -6,7 +6,7 @@ import time
 import pytest
 import redis
 
-from conftest import Differ, RawClient
+from conftest import Differ, RawClient, encode
 
 
 @pytest.fixture
@@ -239,3 +239,41 @@ def test_output_limit_closes_slow_subscriber(fresh_server):
         time.sleep(0.05)
     assert r.pubsub_numsub("flood") == [(b"flood", 0)]
     assert r.ping()
+
+
+@pytest.mark.parametrize("protocol", ["2", "3"])
+def test_client_reply_off_keeps_pushes(pair, protocol):
+    """CLIENT REPLY OFF / SKIP silence replies, not Pub/Sub confirmations and
+    messages (Redis' unit/pubsub "PubSub messages with CLIENT REPLY OFF")."""
+    sub, pub = pair
+    sub.both("HELLO", protocol)
+
+    def send(*args):
+        for c in (sub.kv, sub.ref):
+            c.send_raw(encode(args))
+
+    send("CLIENT", "REPLY", "OFF")
+    send("SUBSCRIBE", "channel")
+    read_both(sub)
+    if protocol == "3":  # RESP2 allows only (un)subscribe commands here
+        send("GET", "silenced")
+        send("PSUBSCRIBE", "ch*")
+        read_both(sub)
+    pub("PUBLISH", "channel", "hello")
+    read_both(sub)
+    if protocol == "3":
+        read_both(sub)
+        send("PUBLISH", "channel", "to myself")  # its own messages, not its reply
+        read_both(sub)
+        read_both(sub)
+        send("CLIENT", "REPLY", "ON")
+        read_both(sub)
+        send("CLIENT", "REPLY", "SKIP")
+        send("UNSUBSCRIBE", "channel")
+        read_both(sub)
+        sub("PING")
+    else:
+        send("UNSUBSCRIBE", "channel")
+        read_both(sub)
+        send("CLIENT", "REPLY", "ON")
+        read_both(sub)
