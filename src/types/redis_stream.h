@@ -130,8 +130,19 @@ struct StreamDump {
 
 // Redis' streamEstimateDistanceFromFirstEverEntry: the logical read counter
 // (entries read) of id in a stream of this shape, or -1 when it cannot be known.
-int64_t StreamEstimateEntriesRead(uint64_t entries_added, uint64_t length, const StreamID& first_id,
-                                  const StreamID& last_id, const StreamID& max_deleted, const StreamID& id);
+// (Inline: the RDB parser, built alone for fuzzing, uses it too.)
+inline int64_t StreamEstimateEntriesRead(uint64_t entries_added, uint64_t length, const StreamID& first_id,
+                                         const StreamID& last_id, const StreamID& max_deleted, const StreamID& id) {
+  if (entries_added == 0) return 0;
+  if (length == 0 && id <= last_id) return static_cast<int64_t>(entries_added);
+  if (id == last_id) return static_cast<int64_t>(entries_added);
+  if (id > last_id) return -1;
+  if (max_deleted.IsZero() || max_deleted < first_id) {
+    if (id < first_id) return static_cast<int64_t>(entries_added - length);
+    if (id == first_id) return static_cast<int64_t>(entries_added - length + 1);
+  }
+  return -1;
+}
 
 class RedisStream {
  public:

@@ -624,17 +624,4 @@ Status RedisStream::GroupPending(std::string_view key, const StreamMeta& meta, s
   });
 }
 
-int64_t StreamEstimateEntriesRead(uint64_t entries_added, uint64_t length, const StreamID& first_id,
-                                  const StreamID& last_id, const StreamID& max_deleted, const StreamID& id) {
-  if (entries_added == 0) return 0;
-  if (length == 0 && id <= last_id) return static_cast<int64_t>(entries_added);
-  if (id == last_id) return static_cast<int64_t>(entries_added);
-  if (id > last_id) return -1;
-  if (max_deleted.IsZero() || max_deleted < first_id) {
-    if (id < first_id) return static_cast<int64_t>(entries_added - length);
-    if (id == first_id) return static_cast<int64_t>(entries_added - length + 1);
-  }
-  return -1;
-}
-
 }  // namespace kvrocks
