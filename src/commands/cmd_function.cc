@@ -97,7 +97,7 @@ void FunctionDelete(CommandCall& call) {
 
 void FunctionFlush(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() > 3) return ReplySubcommandArity(call);
+  if (a.size() > 3) return ReplySubcommandSyntaxError(call);
   if (a.size() == 3 && !EqualsIgnoreCase(a[2], "sync") && !EqualsIgnoreCase(a[2], "async")) {
     return ReplyError(call, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
   }

@@ -164,6 +164,19 @@ void StopHook(lua_State* L, lua_Debug*) {
   lua_error(L);
 }
 
+// A library's load (FUNCTION LOAD runs its code to learn its functions) may
+// take this long, as in Redis: a loop there would otherwise hold the worker
+// for good (no FUNCTION KILL reaches a load).
+constexpr uint64_t kLoadTimeoutMs = 500;
+thread_local uint64_t load_start_ms = 0;
+
+void LoadHook(lua_State* L, lua_Debug*) {
+  if (NowMs() - load_start_ms <= kLoadTimeoutMs) return;
+  lua_sethook(L, LoadHook, LUA_MASKLINE, 0);  // raise again at every line if the code catches it
+  PushErrorTable(L, "FUNCTION LOAD timeout");
+  lua_error(L);
+}
+
 void CountHook(lua_State* L, lua_Debug*) {
   Running* r = current;
   if (r == nullptr) return;
@@ -392,7 +405,10 @@ std::string LuaEngine::LoadLibrary(const std::string& code, std::vector<Function
   functions->clear();
   SetLoadingFunctions(functions);
   SetApi(L, true);
+  load_start_ms = NowMs();
+  lua_sethook(L, LoadHook, LUA_MASKCOUNT, 100000);
   int rc = lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, nullptr, 0, 0);
   SetApi(L, false);
   SetLoadingFunctions(nullptr);
   std::string err;

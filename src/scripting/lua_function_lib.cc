@@ -26,6 +26,13 @@ bool ValidFunctionName(const char* s, size_t len) {
   return true;
 }
 
+// The string at index, NULs included (a name with a NUL is not a valid name).
+std::string LuaString(lua_State* L, int index) {
+  size_t len = 0;
+  const char* p = lua_tolstring(L, index, &len);
+  return std::string(p, len);
+}
+
 // Reads the arguments; returns nullptr or the error text. On success the
 // callback is at the top of the stack.
 const char* ReadArgs(lua_State* L, FunctionInfo* info) {
@@ -34,7 +41,7 @@ const char* ReadArgs(lua_State* L, FunctionInfo* info) {
   if (argc == 2) {
     if (!lua_isstring(L, 1)) return "first argument to redis.register_function must be a string";
     if (!lua_isfunction(L, 2)) return "second argument to redis.register_function must be a function";
-    info->name = lua_tostring(L, 1);
+    info->name = LuaString(L, 1);
     lua_pushvalue(L, 2);
     return nullptr;
   }
@@ -50,11 +57,11 @@ const char* ReadArgs(lua_State* L, FunctionInfo* info) {
     const char* key = lua_tostring(L, -2);
     if (strcasecmp(key, "function_name") == 0) {
       if (!lua_isstring(L, -1)) return "function_name argument given to redis.register_function must be a string";
-      info->name = lua_tostring(L, -1);
+      info->name = LuaString(L, -1);
       have_name = true;
     } else if (strcasecmp(key, "description") == 0) {
       if (!lua_isstring(L, -1)) return "description argument given to redis.register_function must be a string";
-      info->description = lua_tostring(L, -1);
+      info->description = LuaString(L, -1);
       info->has_description = true;
     } else if (strcasecmp(key, "callback") == 0) {
       if (!lua_isfunction(L, -1)) return "callback argument given to redis.register_function must be a function";

@@ -296,3 +296,17 @@ def test_busy_allowed_commands_answer_on_the_busy_worker(fresh_server):
         assert o.call("SCRIPT", "KILL").startswith(b"-BUSY")
     assert others[0].call("FUNCTION", "KILL") == b"+OK\r\n"
     assert runner.read_reply().startswith(b"-ERR Script killed by user")
+
+
+def test_load_timeout_names_with_nul_and_flush_arguments(d):
+    """A library whose load loops ends after 500 ms with Redis' error (it held
+    a worker for good); a function name with a NUL is not a valid name; FUNCTION
+    FLUSH with extra arguments (Redis' unit/functions)."""
+    d("FUNCTION", "LOAD", "#!lua name=lib\nlocal a = 1\nwhile 1 do a = a + 1 end")
+    d("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('test\\0test', function() return 1 end)")
+    d("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function{function_name='a\\0', callback=function() end}")
+    d("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('', function() return 1 end)")
+    d("FUNCTION", "LIST")
+    d("FUNCTION", "FLUSH", "sync", "extra_arg")
+    d("FUNCTION", "FLUSH", "bad_arg")
+    d("PING")  # the worker that ran the load serves again
