@@ -31,7 +31,9 @@ void RPushX(CommandCall& call) { PushGeneric(call, false, true); }
 // LPOP/RPOP key [count]
 void PopGeneric(CommandCall& call, bool left) {
   const auto& a = call.args;
-  if (a.size() > 3) return ReplyError(call, kSyntaxError);
+  if (a.size() > 3) {  // Redis' arity error, though the arity (-2) allows it
+    return ReplyError(call, std::string("ERR wrong number of arguments for '") + (left ? "lpop" : "rpop") + "' command");
+  }
   int64_t count = 1;
   if (a.size() == 3) {
     if (!ParseInt64(a[2], &count) || count < 0) return ReplyError(call, "ERR value is out of range, must be positive");

@@ -34,6 +34,8 @@ def test_list_push_pop_range(diff):
     EXISTS l
     LPOP nokey
     LPOP nokey 2
+    LPOP l 1 1
+    RPOP l 2 2
     RPUSH l a
     LPOP l -1
     LPUSHX nokey a
