@@ -200,7 +200,11 @@ void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys)
   // As Redis signals a key on every creation, overwrite or deletion (RENAME,
   // COPY, SORT STORE ... onto a list a client waits on; a stream deleted under
   // XREADGROUP): a woken client whose key holds nothing for it blocks on.
-  for (auto& [db, key] : keys) SignalKeyReady(db, key);
+  // Counted before its block ends its command's batch (which holds the key
+  // locks this write needed), so a waiter is never missed here.
+  if (blocked_clients_.load(std::memory_order_relaxed) != 0) {
+    for (auto& [db, key] : keys) SignalKeyReady(db, key);
+  }
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
   for (auto& k : keys) {
