@@ -36,10 +36,19 @@ class MetadataCursor {
     }
     const rocksdb::Slice target(meta_key);
     // The iterator stands at the first record >= the previous target; for a
-    // bigger target step forward a little before paying for a Seek.
+    // bigger target step forward a little before paying for a Seek, unless the
+    // last targets were all further away than that (then steps are wasted: a
+    // sweep of 8 KiB strings among many small keys has gaps of dozens of
+    // records). Every kProbeEvery-th lookup steps again to notice denser keys.
     if (positioned_ && target.compare(last_target_) >= 0) {
-      for (int i = 0; i < kMaxSteps && it_->Valid() && it_->key().compare(target) < 0; i++) it_->Next();
-      if (it_->Valid() && it_->key().compare(target) < 0) it_->Seek(target);
+      bool step = far_in_row_ < kFarBeforeSeeking || lookups_ % kProbeEvery == 0;
+      for (int i = 0; step && i < kMaxSteps && it_->Valid() && it_->key().compare(target) < 0; i++) it_->Next();
+      if (it_->Valid() && it_->key().compare(target) < 0) {
+        it_->Seek(target);
+        if (step) far_in_row_++;
+      } else if (step) {
+        far_in_row_ = 0;
+      }
     } else {
       it_->Seek(target);
     }
@@ -52,8 +61,11 @@ class MetadataCursor {
   }
 
  private:
-  // Bounds what a sparse sweep (targets far apart) pays in steps on top of each Seek.
-  static constexpr int kMaxSteps = 16;
+  // A Seek through the memtables and levels costs about as much as four or five
+  // Next() (perf of the 8 KiB SET runs, bench/RESULTS.md session 22).
+  static constexpr int kMaxSteps = 4;
+  static constexpr int kFarBeforeSeeking = 2;
+  static constexpr uint64_t kProbeEvery = 16;
   static constexpr uint64_t kRefreshLookups = 1 << 16;
 
   rocksdb::DB* db_;
@@ -62,6 +74,7 @@ class MetadataCursor {
   std::string last_target_;
   bool positioned_ = false;
   uint64_t lookups_ = 0;
+  int far_in_row_ = 0;  // consecutive stepping lookups that still needed a Seek
 };
 
 class SubkeyFilter : public rocksdb::CompactionFilter {

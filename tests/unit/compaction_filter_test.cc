@@ -98,5 +98,35 @@ TEST_F(CompactionFilterTest, KeepsExactlyTheLiveVersions) {
   EXPECT_FALSE(HasSubkey("zzzz-no-metadata", 9, "x"));
 }
 
+// Few keys with subkeys among many without (the lookups then Seek instead of
+// stepping), followed by a stretch where every key has subkeys (stepping pays
+// again): the verdicts stay exact through both.
+TEST_F(CompactionFilterTest, SparseThenDenseLookups) {
+  std::vector<std::string> live, dead;
+  for (int i = 0; i < 3000; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "{s}k%05d", i);
+    std::string key = name;
+    bool sparse = i < 2000;
+    if (sparse && i % 37 != 0 && i % 37 != 5) {
+      PutMeta(key, EncodeStringValue("small", 0));  // no subkeys
+      continue;
+    }
+    if (i % 3 == 0) {
+      live.push_back(key);
+      PutMeta(key, HashMeta(100 + i));
+    } else {
+      dead.push_back(key);
+      PutMeta(key, HashMeta(9000 + i));
+    }
+    PutSubkey(key, 100 + i, "f");
+  }
+  ASSERT_TRUE(storage_->db()->Flush(rocksdb::FlushOptions(), storage_->cf(ColumnFamily::kSubkey)).ok());
+  CompactSubkeys();
+  auto version_of = [](const std::string& key) { return 100 + static_cast<uint64_t>(std::stoi(key.substr(4))); };
+  for (const auto& k : live) EXPECT_TRUE(HasSubkey(k, version_of(k), "f")) << k;
+  for (const auto& k : dead) EXPECT_FALSE(HasSubkey(k, version_of(k), "f")) << k;
+}
+
 }  // namespace
 }  // namespace kvrocks
