@@ -73,6 +73,82 @@ void NoEvict(CommandCall& call) {
   reply::Ok(call.out);
 }
 
+void TrackingCmd(CommandCall& call) {
+  const auto& a = call.args;
+  Tracking::Options o;
+  for (size_t j = 3; j < a.size(); j++) {
+    bool more = j + 1 < a.size();
+    if (EqualsIgnoreCase(a[j], "redirect") && more) {
+      j++;
+      if (o.redirect != 0) return ReplyError(call, "ERR A client can only redirect to a single other client");
+      int64_t id;
+      if (!IntArg(call, j, &id)) return;
+      // The target must exist now, though it may go away later.
+      if (id <= 0 || call.server->WorkerOf(static_cast<uint64_t>(id)) == nullptr) {
+        return ReplyError(call, "ERR The client ID you want redirect to does not exist");
+      }
+      o.redirect = static_cast<uint64_t>(id);
+    } else if (EqualsIgnoreCase(a[j], "bcast")) {
+      o.bcast = true;
+    } else if (EqualsIgnoreCase(a[j], "optin")) {
+      o.optin = true;
+    } else if (EqualsIgnoreCase(a[j], "optout")) {
+      o.optout = true;
+    } else if (EqualsIgnoreCase(a[j], "noloop")) {
+      o.noloop = true;
+    } else if (EqualsIgnoreCase(a[j], "prefix") && more) {
+      o.prefixes.push_back(a[++j]);
+    } else {
+      return ReplyError(call, kSyntaxError);
+    }
+  }
+  Tracking& tracking = call.server->tracking();
+  if (EqualsIgnoreCase(a[2], "on")) {
+    std::string err = tracking.Validate(call.conn, o);
+    if (!err.empty()) return ReplyError(call, err);
+    tracking.Enable(call.conn, o);
+  } else if (EqualsIgnoreCase(a[2], "off")) {
+    tracking.Disable(call.conn);
+  } else {
+    return ReplyError(call, kSyntaxError);
+  }
+  reply::Ok(call.out);
+}
+
+void Caching(CommandCall& call) {
+  Connection* c = call.conn;
+  if (!c->tracking) {
+    return ReplyError(call, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+                            "OPTOUT mode enabled");
+  }
+  if (EqualsIgnoreCase(call.args[2], "yes")) {
+    if (!c->tracking_optin) {
+      return ReplyError(call, "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+    }
+  } else if (EqualsIgnoreCase(call.args[2], "no")) {
+    if (!c->tracking_optout) {
+      return ReplyError(call, "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+    }
+  } else {
+    return ReplyError(call, kSyntaxError);
+  }
+  c->tracking_caching = true;  // for the next command (or transaction)
+  reply::Ok(call.out);
+}
+
+void TrackingInfo(CommandCall& call) {
+  Tracking::Info info = call.server->tracking().InfoOf(call.conn);
+  reply::MapHeader(call.out, 3, call.resp);
+  reply::Bulk(call.out, "flags");
+  reply::SetHeader(call.out, info.flags.size(), call.resp);
+  for (const auto& f : info.flags) reply::Bulk(call.out, f);
+  reply::Bulk(call.out, "redirect");
+  reply::Integer(call.out, info.redirect);
+  reply::Bulk(call.out, "prefixes");
+  reply::ArrayHeader(call.out, info.prefixes.size());
+  for (const auto& p : info.prefixes) reply::Bulk(call.out, p);
+}
+
 }  // namespace
 
 bool ClientControl(CommandCall& call) {
@@ -92,6 +168,15 @@ bool ClientControl(CommandCall& call) {
     Unblock(call);
   } else if (EqualsIgnoreCase(sub, "no-evict")) {
     NoEvict(call);
+  } else if (EqualsIgnoreCase(sub, "tracking") && call.args.size() >= 3) {
+    TrackingCmd(call);
+  } else if (EqualsIgnoreCase(sub, "caching") && call.args.size() >= 3) {
+    Caching(call);
+  } else if (EqualsIgnoreCase(sub, "getredir") && call.args.size() == 2) {
+    Tracking::Info info = call.server->tracking().InfoOf(call.conn);
+    reply::Integer(call.out, info.redirect);
+  } else if (EqualsIgnoreCase(sub, "trackinginfo") && call.args.size() == 2) {
+    TrackingInfo(call);
   } else {
     return false;
   }

@@ -1,5 +1,5 @@
 // CLIENT subcommands that control connections (PAUSE UNPAUSE REPLY UNBLOCK
-// NO-EVICT), kept apart from the CLIENT container in cmd_connection.cc.
+// NO-EVICT, and client-side caching: TRACKING CACHING GETREDIR TRACKINGINFO), kept apart from the CLIENT container in cmd_connection.cc.
 #pragma once
 
 #include "commands/command.h"

@@ -42,6 +42,7 @@ void Reset(CommandCall& call) {
   c->reply_off = c->reply_skip = c->reply_skip_next = false;
   srv->UnwatchAll(c);
   srv->UnsubscribeAll(c);
+  srv->tracking().Disable(c);
   {
     std::lock_guard<std::mutex> g(c->info_mu);
     c->name.clear();
@@ -117,6 +118,7 @@ void Hello(CommandCall& call) {
     call.conn->name = setname;
   }
   call.conn->resp = static_cast<int>(ver);
+  call.server->tracking().SetResp(call.conn);
   call.resp = call.conn->resp;
   reply::MapHeader(call.out, 7, call.resp);
   reply::Bulk(call.out, "server");
@@ -280,6 +282,10 @@ void Client(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
     static const std::vector<std::string> kHelp = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME",
         "    Return the name of the current connection.",
         "ID",
@@ -289,11 +295,23 @@ void Client(CommandCall& call) {
         "KILL <ip:port>",
         "    Kill connection made from <ip:port>.",
         "KILL <option> <value> [<option> <value> [...]]",
-        "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME.",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
         "LIST [options ...]",
-        "    Return information about client connections. Options: TYPE, ID.",
-        "NO-EVICT (ON|OFF)",
-        "    Protect current client connection from eviction.",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
         "PAUSE <timeout> [WRITE|ALL]",
         "    Suspend all, or just write, clients for <timeout> milliseconds.",
         "REPLY (ON|OFF|SKIP)",
@@ -302,8 +320,13 @@ void Client(CommandCall& call) {
         "    Assign the name <name> to the current connection.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
-        "UNPAUSE",
-        "    Stop the current client pause, resuming traffic.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
         "HELP",
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
@@ -334,7 +357,8 @@ void RegisterConnectionCommands(CommandTable* t) {
           "A container for client connection commands.", "2.4.0", nullptr,
           {{"client|id", 2}, {"client|info", 2}, {"client|list", -2}, {"client|kill", -3}, {"client|setname", 3},
            {"client|getname", 2}, {"client|help", 2}, {"client|pause", -3}, {"client|unpause", 2}, {"client|reply", 3},
-           {"client|unblock", -3}, {"client|no-evict", 3}}});
+           {"client|unblock", -3}, {"client|no-evict", 3}, {"client|tracking", -3}, {"client|caching", 3},
+           {"client|getredir", 2}, {"client|trackinginfo", 2}}});
 }
 
 }  // namespace kvrocks

@@ -346,6 +346,7 @@ void FlushDb(CommandCall& call) {
   if (s.ok()) s = call.server->storage()->FlushDb(db);
   if (!s.ok()) return ReplyStatusError(call, s);
   call.server->TouchKeys(touched);
+  call.server->tracking().InvalidateAll();
   call.server->SignalBlockedInDbs({call.conn->db});
   reply::Ok(call.out);
 }
@@ -362,6 +363,7 @@ void FlushAll(CommandCall& call) {
   }
   if (!s.ok()) return ReplyStatusError(call, s);
   call.server->TouchKeys(touched);
+  call.server->tracking().InvalidateAll();
   std::vector<int> all(static_cast<size_t>(call.server->config()->databases));
   for (size_t i = 0; i < all.size(); i++) all[i] = static_cast<int>(i);
   call.server->SignalBlockedInDbs(all);

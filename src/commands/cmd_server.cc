@@ -107,7 +107,7 @@ std::string InfoClients(Server* srv) {
   Line(&s, "cluster_connections", 0);
   Line(&s, "maxclients", srv->config()->maxclients);
   Line(&s, "blocked_clients", static_cast<int64_t>(srv->BlockedCount()));
-  Line(&s, "tracking_clients", 0);
+  Line(&s, "tracking_clients", static_cast<int64_t>(srv->tracking().clients()));
   Line(&s, "clients_in_timeout_table", 0);
   return s;
 }
@@ -156,6 +156,9 @@ std::string InfoStats(Server* srv) {
   Line(&s, "pubsub_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kChannel)));
   Line(&s, "pubsub_patterns", static_cast<int64_t>(srv->pubsub().NumPatterns()));
   Line(&s, "pubsubshard_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kShard)));
+  Line(&s, "tracking_total_keys", static_cast<int64_t>(srv->tracking().keys()));
+  Line(&s, "tracking_total_items", static_cast<int64_t>(srv->tracking().items()));
+  Line(&s, "tracking_total_prefixes", static_cast<int64_t>(srv->tracking().prefixes()));
   Line(&s, "total_error_replies", static_cast<int64_t>(st.total_error_replies.load()));
   return s;
 }

@@ -1,5 +1,6 @@
 #include "commands/script_runner.h"
 
+#include "commands/command_keys.h"
 #include "commands/helpers.h"
 #include "replication/replica.h"
 #include "scripting/functions.h"
@@ -45,6 +46,7 @@ class CommandScriptHost : public scripting::ScriptHost {
     if (counters != nullptr) counters->calls.fetch_add(1, std::memory_order_relaxed);
     size_t touched_before = call_.ctx->touched().size();
     size_t reply_start = reply->size();
+    if ((spec->flags & kCmdReadOnly) && call_.conn->tracking) RememberScriptKeys();
     try {
       spec->handler(nested);
     } catch (const std::exception& e) {
@@ -56,6 +58,18 @@ class CommandScriptHost : public scripting::ScriptHost {
     CollectCommandEvents(call_.server, call_.conn->db, *spec, args, *call_.ctx, touched_before);
     call_.conn->block.requested = false;  // blocking commands never block inside a script
     return !nested.rerun_exclusive;
+  }
+
+  // Client-side caching: a read inside a script remembers the keys the script
+  // declared (EVAL's, FCALL's), as Redis does.
+  void RememberScriptKeys() {
+    const CommandSpec* outer = CommandTable::Instance().Find(call_.args[0]);
+    if (outer == nullptr) return;
+    CommandKeyFinder finder(*outer, call_.args);
+    if (!finder.valid()) return;
+    std::vector<std::string> keys;
+    for (const KeyReference& k : finder.Find(call_.args)) keys.push_back(call_.args[k.pos]);
+    call_.server->tracking().Remember(call_.conn, keys);
   }
 
   int AclCheck(const std::vector<std::string>& args) override {

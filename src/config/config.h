@@ -65,6 +65,7 @@ struct Config {
   OutputBufferLimit obl_normal, obl_replica{256LL << 20, 64LL << 20, 60}, obl_pubsub{32LL << 20, 8LL << 20, 60};
   int64_t slowlog_log_slower_than = 10000;
   int slowlog_max_len = 128;
+  int64_t tracking_table_max_keys = 1000000;  // CLIENT TRACKING keys remembered; 0 = no limit
   int64_t latency_monitor_threshold = 0;  // ms; 0 = latency monitor off
   int64_t busy_reply_threshold = 5000;  // ms a script runs before others get -BUSY
   // notify-keyspace-events as NotifyFlag bits (0: off).

@@ -78,6 +78,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   offset_ = safe;
   read_offset_ = pos;
   if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
+  server_->KeysChanged(ctx.touched(), 0);  // the master's writes, as a Redis replica invalidates them
   PublishEvents(server_, TakePendingEvents());
   batch->consumed = complete;
   return Status::OK();

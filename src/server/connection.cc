@@ -277,12 +277,16 @@ void Connection::CloseAfterReply() { close_after_reply_ = true; }
 
 std::string Connection::InfoLine() {
   int64_t now = static_cast<int64_t>(NowMs());
+  // In Redis' order.
   std::string flags;
+  int64_t redirect;
   if (monitor) flags += "O";
   if (subscribed()) flags += "P";
-  if (no_evict) flags += "e";
-  if (block.active) flags += "b";
   if (in_multi) flags += "x";
+  if (block.active) flags += "b";
+  server()->tracking().ListFields(id_, &flags, &redirect);
+  if (watch_dirty) flags += "d";
+  if (no_evict) flags += "e";
   if (flags.empty()) flags = "N";
   std::lock_guard<std::mutex> g(info_mu);
   std::string s;
@@ -306,7 +310,7 @@ std::string Connection::InfoLine() {
   s += " events=r";
   const char* last = last_command.load();
   s += std::string(" cmd=") + (last ? last : "NULL");
-  s += " user=" + username + " redir=-1 resp=" + std::to_string(resp);
+  s += " user=" + username + " redir=" + std::to_string(redirect) + " resp=" + std::to_string(resp);
   return s;
 }
 

@@ -124,6 +124,13 @@ class Connection {
   bool subscribed() const {
     return subscription_count[0] + subscription_count[1] + subscription_count[2] > 0;
   }
+  // CLIENT TRACKING state of this client's own commands (Tracking keeps what
+  // other threads need). caching: CLIENT CACHING given for the next command.
+  bool tracking = false;
+  bool tracking_bcast = false;
+  bool tracking_optin = false;
+  bool tracking_optout = false;
+  bool tracking_caching = false;
   // MULTI state.
   bool in_multi = false;
   bool multi_error = false;

@@ -9,6 +9,7 @@
 #include <glog/logging.h>
 
 #include "commands/command.h"
+#include "commands/command_keys.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/replica.h"
@@ -52,6 +53,21 @@ std::vector<uint64_t> LockKeys(Server* srv, Connection* conn, const CommandSpec&
     }
   }
   return keys;
+}
+
+// Client-side caching: a tracking client's read-only command is remembered for
+// its keys before it reads them (tracking.h says why before). Read-only scripts
+// are not: the reads inside them remember the script's keys.
+void RememberReads(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
+  if (!conn->tracking || !(spec.flags & kCmdReadOnly) || std::string_view(spec.group) == "pubsub" ||
+      std::string_view(spec.group) == "scripting") {
+    return;
+  }
+  CommandKeyFinder finder(spec, args);
+  if (!finder.valid()) return;
+  std::vector<std::string> keys;
+  for (const KeyReference& k : finder.Find(args)) keys.push_back(args[k.pos]);
+  srv->tracking().Remember(conn, keys);
 }
 
 // The error line of a reply (without '-' and CRLF), or empty if it is no error.
@@ -240,6 +256,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     conn->Write(err);
   }
   srv->TouchKeys(ctx.touched());
+  if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id());
 }
 
 namespace {
@@ -318,6 +335,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     Context* ctx = batcher->ctx();
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
     if (spec.flags & (kCmdWrite | kCmdLocksKeys)) batcher->Lock(LockKeys(srv, conn, spec, args, call));
+    RememberReads(srv, conn, spec, args);
     Invoke(spec, call);
     if (call.rerun_exclusive) {
       out->resize(reply_start);
@@ -333,7 +351,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched());
-      ctx->ClearTouched();
+      batcher->NoteChanged(ctx, conn->id());
     }
     if (conn->block.requested) {
       conn->block.requested = false;
@@ -382,6 +400,7 @@ void RunTransaction(Connection* conn, std::string* out) {
       CommandCall call{srv, conn, queued[i], ctx, out, true, conn->resp, all_keys};
       uint64_t start = MonotonicUs();
       size_t touched_before = ctx->touched().size();
+      RememberReads(srv, conn, spec, queued[i]);
       Invoke(spec, call);
       CollectCommandEvents(srv, conn->db, spec, queued[i], *ctx, touched_before);
       Finish(srv, conn, spec, queued[i], *out, reply_start, start);
@@ -410,7 +429,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   run(ctx, false);
   if (!ctx->touched().empty()) {
     srv->TouchKeys(ctx->touched());
-    ctx->ClearTouched();
+    batcher->NoteChanged(ctx, conn->id());
   }
   FlushEvents(srv, batcher);
 }
@@ -427,7 +446,10 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   std::string* out = conn->output();
   size_t before = out->size();
   conn->push_ranges.clear();
+  // CLIENT CACHING applies to the next command, or the next transaction.
+  const bool keeps_caching = EqualsIgnoreCase(args[0], "client");
   DispatchCommand(conn, args);
+  if (!keeps_caching && !conn->in_multi && !conn->postponed) conn->tracking_caching = false;
   if ((was_skip || (was_off && conn->reply_off)) && out->size() >= before) {
     std::string pushes;  // what the command pushed stays
     for (auto [start, len] : conn->push_ranges) {

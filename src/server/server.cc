@@ -142,8 +142,15 @@ void Server::Unregister(Connection* conn) {
   UnwatchAll(conn);
   if (conn->monitor) RemoveMonitor(conn);
   UnsubscribeAll(conn);
+  tracking_.Disable(conn);
   std::lock_guard<std::mutex> g(clients_mu_);
   clients_.erase(conn->id());
+}
+
+Worker* Server::WorkerOf(uint64_t id) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : it->second->worker();
 }
 
 void Server::UnsubscribeAll(Connection* conn) {
@@ -496,6 +503,8 @@ void Server::ActiveExpireLoop() {
       storage_->AdjustBlobCompression();
       last_blob_check_ms = now_ms;
     }
+    // As Redis' cron: a lowered tracking-table-max-keys takes effect without new reads.
+    if (!tracking_.idle()) tracking_.Trim();
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.
     if (!config_->active_expire || (replica_ && replica_->is_replica()) || ClientsPaused()) continue;
@@ -563,6 +572,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
   if (ctx.Commit().ok()) {
     stats_.expired_keys += expired;
     if (!ctx.touched().empty()) TouchKeys(ctx.touched());
+    KeysChanged(ctx.touched(), 0);
     NotifyExpired(this, db, expired_names);
   }
   return due.size();

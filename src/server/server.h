@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "server/acl.h"
 #include "server/pubsub.h"
+#include "server/tracking.h"
 #include "stats/latency.h"
 #include "stats/slowlog.h"
 #include "stats/stats.h"
@@ -51,6 +52,7 @@ class Server {
   Stats& stats() { return stats_; }
   SlowLog& slowlog() { return slowlog_; }
   PubSub& pubsub() { return pubsub_; }
+  Tracking& tracking() { return tracking_; }
   Acl& acl() { return acl_; }
   // Loads the ACL users of the configuration (requirepass, "user" lines, aclfile).
   Status LoadAcl();
@@ -65,6 +67,8 @@ class Server {
   // Client registry. Register fails when maxclients is reached.
   uint64_t NextClientId() { return next_client_id_.fetch_add(1) + 1; }
   bool Register(Connection* conn);
+  // The worker serving client id, or nullptr if there is no such client.
+  Worker* WorkerOf(uint64_t id);
   void Unregister(Connection* conn);
   size_t ClientCount();
   // Calls fn(conn) for every client under the registry lock; fn must not block.
@@ -82,6 +86,11 @@ class Server {
   // Marks watchers of modified keys dirty and wakes the first client blocked on
   // each (it checks what the key holds now). Called while the key locks are held.
   void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys);
+  // Client-side caching: keys (physical db, name) changed by client `by` (0:
+  // none) are invalidated. Called once the change is visible to readers.
+  void KeysChanged(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by) {
+    if (!keys.empty() && !tracking_.idle()) tracking_.Invalidate(keys, by);
+  }
   // Watched keys of a physical db (to find which a FLUSHDB or SWAPDB affects).
   std::vector<std::string> WatchedKeys(uint8_t db);
   // The (physical db, key) pairs conn watches.
@@ -147,6 +156,7 @@ class Server {
   Stats stats_;
   SlowLog slowlog_;
   PubSub pubsub_;
+  Tracking tracking_{this};
   Acl acl_;
   LatencyMonitor latency_;
   int64_t start_time_;

@@ -105,6 +105,16 @@ void WriteBatcher::Unlock() {
   }
 }
 
+void WriteBatcher::NoteChanged(Context* ctx, uint64_t by) {
+  if (!pending()) {
+    worker_->server()->KeysChanged(ctx->touched(), by);  // nothing to wait for
+    ctx->ClearTouched();
+    return;
+  }
+  ctx->MoveTouchedTo(&changed_);
+  changed_by_.emplace_back(by, changed_.size());
+}
+
 void WriteBatcher::Commit() {
   Status s = ctx_.Commit();
   Unlock();
@@ -113,7 +123,17 @@ void WriteBatcher::Commit() {
   after.swap(after_commit_);
   if (s.ok()) {
     for (auto& fn : after) fn();
+    if (!changed_.empty() && !worker_->server()->tracking().idle()) {
+      size_t from = 0;
+      for (auto [by, to] : changed_by_) {
+        std::vector<std::pair<uint8_t, std::string>> keys(changed_.begin() + from, changed_.begin() + to);
+        worker_->server()->KeysChanged(keys, by);
+        from = to;
+      }
+    }
   }
+  changed_.clear();
+  changed_by_.clear();
   std::vector<uint64_t> conns;
   conns.swap(deferred_);
   for (uint64_t id : conns) {

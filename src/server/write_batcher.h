@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -45,6 +47,9 @@ class WriteBatcher {
   void Defer(uint64_t conn_id);
   // Runs fn after the batch commits (if it commits).
   void AfterCommit(std::function<void()> fn);
+  // Takes the keys ctx touched, changed by client `by`: client-side caching
+  // invalidates them once the batch commits (Server::KeysChanged).
+  void NoteChanged(Context* ctx, uint64_t by);
   // Commits the batch, releases its locks and flushes deferred connections.
   // Connections whose writes failed are closed without a reply.
   void Commit();
@@ -60,6 +65,9 @@ class WriteBatcher {
   std::unordered_set<uint64_t> held_;
   std::vector<uint64_t> deferred_;
   std::vector<std::function<void()>> after_commit_;
+  // Keys changed in this batch, and (client, end of its run in changed_).
+  std::vector<std::pair<uint8_t, std::string>> changed_;
+  std::vector<std::pair<uint64_t, size_t>> changed_by_;
   event* commit_ev_;
   bool scheduled_ = false;
 };

@@ -129,6 +129,12 @@ class Context {
   }
   // touch_kinds()[i] is how touched()[i] changed.
   const std::vector<TouchKind>& touch_kinds() const { return touch_kinds_; }
+  // Moves the touched keys to the end of *out (and forgets them, their kinds
+  // and noted events, keeping the buffers for the next command).
+  void MoveTouchedTo(std::vector<std::pair<uint8_t, std::string>>* out) {
+    for (auto& k : touched_) out->push_back(std::move(k));
+    ClearTouched();
+  }
   void ClearTouched() {
     touched_.clear();
     touch_kinds_.clear();

@@ -1,0 +1,307 @@
+#include "server/tracking.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "server/connection.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace kvrocks {
+
+namespace {
+
+bool PrefixesOverlap(const std::string& a, const std::string& b) {
+  size_t n = std::min(a.size(), b.size());
+  return a.compare(0, n, b, 0, n) == 0;
+}
+
+std::string KeyArray(const std::vector<const std::string*>& keys) {
+  std::string out;
+  reply::ArrayHeader(&out, keys.size());
+  for (const std::string* k : keys) reply::Bulk(&out, *k);
+  return out;
+}
+
+// The push (RESP3) or Pub/Sub message (a RESP2 redirect target in Pub/Sub
+// mode) that carries payload to c; empty when c cannot receive it.
+std::string Frame(const Connection* c, const std::string& payload, bool redirected) {
+  std::string out;
+  if (c->resp == 3) {
+    out = ">2\r\n$10\r\ninvalidate\r\n";
+  } else if (redirected && c->subscribed()) {
+    out = "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n";
+  } else {
+    return out;  // RESP2 has no pushes on the same connection
+  }
+  out += payload;
+  return out;
+}
+
+}  // namespace
+
+std::string Tracking::Validate(Connection* conn, const Options& o) {
+  if (!o.bcast && !o.prefixes.empty()) return "ERR PREFIX option requires BCAST mode to be enabled";
+  if (conn->tracking && conn->tracking_bcast != o.bcast) {
+    return "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling "
+           "it with a different mode.";
+  }
+  if (o.bcast && (o.optin || o.optout)) return "ERR OPTIN and OPTOUT are not compatible with BCAST";
+  if (o.optin && o.optout) return "ERR You can't specify both OPTIN mode and OPTOUT mode";
+  if (conn->tracking && ((o.optin && conn->tracking_optout) || (o.optout && conn->tracking_optin))) {
+    return "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling "
+           "it with a different mode.";
+  }
+  if (!o.bcast) return "";
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = clients_.find(conn->id());
+  for (size_t i = 0; i < o.prefixes.size(); i++) {
+    if (it != clients_.end()) {
+      for (const auto& mine : it->second.prefixes) {
+        if (PrefixesOverlap(mine, o.prefixes[i])) {
+          return "ERR Prefix '" + o.prefixes[i] + "' overlaps with an existing prefix '" + mine +
+                 "'. Prefixes for a single client must not overlap.";
+        }
+      }
+    }
+    for (size_t j = i + 1; j < o.prefixes.size(); j++) {
+      if (PrefixesOverlap(o.prefixes[i], o.prefixes[j])) {
+        return "ERR Prefix '" + o.prefixes[i] + "' overlaps with another provided prefix '" + o.prefixes[j] +
+               "'. Prefixes for a single client must not overlap.";
+      }
+    }
+  }
+  return "";
+}
+
+void Tracking::Enable(Connection* conn, const Options& o) {
+  conn->tracking = true;
+  conn->tracking_bcast = o.bcast;
+  conn->tracking_optin = o.optin;
+  conn->tracking_optout = o.optout;
+  std::lock_guard<std::mutex> g(mu_);
+  auto [it, added] = clients_.try_emplace(conn->id());
+  if (added) tracking_clients_++;
+  ClientState& st = it->second;
+  st.worker = conn->worker();
+  st.resp = conn->resp;
+  st.bcast = o.bcast;
+  st.noloop = o.noloop;
+  st.broken_redirect = false;
+  st.redirect = o.redirect;
+  if (!o.bcast) return;
+  std::vector<std::string> wanted = o.prefixes;
+  if (wanted.empty()) wanted.emplace_back();  // BCAST alone: every key
+  for (auto& p : wanted) {
+    if (st.prefixes.insert(p).second) prefix_clients_[p].insert(conn->id());
+  }
+}
+
+void Tracking::Disable(Connection* conn) {
+  if (!conn->tracking) return;
+  conn->tracking = conn->tracking_bcast = conn->tracking_optin = conn->tracking_optout = false;
+  conn->tracking_caching = false;
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = clients_.find(conn->id());
+  if (it == clients_.end()) return;
+  for (const auto& p : it->second.prefixes) {
+    auto pc = prefix_clients_.find(p);
+    if (pc == prefix_clients_.end()) continue;
+    pc->second.erase(conn->id());
+    if (pc->second.empty()) prefix_clients_.erase(pc);
+  }
+  clients_.erase(it);
+  tracking_clients_--;
+  // Its entries in the key table stay until their keys change, as in Redis.
+}
+
+void Tracking::SetResp(Connection* conn) {
+  if (!conn->tracking) return;
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = clients_.find(conn->id());
+  if (it != clients_.end()) it->second.resp = conn->resp;
+}
+
+void Tracking::Remember(Connection* conn, const std::vector<std::string>& keys) {
+  if (!conn->tracking || conn->tracking_bcast || keys.empty()) return;
+  if ((conn->tracking_optin && !conn->tracking_caching) || (conn->tracking_optout && conn->tracking_caching)) return;
+  std::vector<Message> out;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& k : keys) {
+      if (table_[k].insert(conn->id()).second) items_++;
+    }
+    keys_.store(table_.size());
+    EnforceLimit(&out);
+  }
+  Post(std::move(out));
+}
+
+void Tracking::AddMessage(uint64_t id, const ClientState& st, std::string payload, std::vector<Message>* out) {
+  out->push_back(Message{id, st.redirect != 0 ? st.redirect : id, std::move(payload), st.redirect != 0});
+}
+
+void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by) {
+  std::vector<Message> out;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& [db, key] : keys) {
+      auto it = table_.find(key);
+      if (it == table_.end()) continue;
+      std::vector<const std::string*> one{&key};
+      for (uint64_t id : it->second) {
+        auto c = clients_.find(id);
+        // A client that stopped tracking, or switched to BCAST, gets nothing.
+        if (c == clients_.end() || c->second.bcast) continue;
+        if (c->second.noloop && id == by) continue;
+        AddMessage(id, c->second, KeyArray(one), &out);
+      }
+      items_ -= it->second.size();
+      table_.erase(it);
+    }
+    keys_.store(table_.size());
+    // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
+    // lists them), without those a NOLOOP client changed itself.
+    for (const auto& [prefix, ids] : prefix_clients_) {
+      std::vector<const std::string*> matched;
+      for (const auto& [db, key] : keys) {
+        if (key.compare(0, prefix.size(), prefix) == 0) matched.push_back(&key);
+      }
+      if (matched.empty()) continue;
+      std::sort(matched.begin(), matched.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+      matched.erase(std::unique(matched.begin(), matched.end(),
+                                [](const std::string* a, const std::string* b) { return *a == *b; }),
+                    matched.end());
+      std::string all = KeyArray(matched);
+      for (uint64_t id : ids) {
+        const ClientState& st = clients_[id];
+        if (st.noloop && id == by) continue;  // every key here is its own
+        AddMessage(id, st, all, &out);
+      }
+    }
+  }
+  Post(std::move(out));
+}
+
+void Tracking::InvalidateAll() {
+  std::vector<Message> out;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& [id, st] : clients_) AddMessage(id, st, st.resp == 3 ? "_\r\n" : "$-1\r\n", &out);
+    table_.clear();
+    items_ = 0;
+    keys_.store(0);
+  }
+  Post(std::move(out));
+}
+
+void Tracking::Trim() {
+  std::vector<Message> out;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    EnforceLimit(&out);
+  }
+  Post(std::move(out));
+}
+
+void Tracking::EnforceLimit(std::vector<Message>* out) {
+  int64_t max_keys = server_->config()->tracking_table_max_keys;
+  if (max_keys <= 0) return;
+  // As Redis, forget keys as if they had changed; the hash order stands in
+  // for its random walk.
+  while (table_.size() > static_cast<size_t>(max_keys)) {
+    auto it = table_.begin();
+    std::vector<const std::string*> one{&it->first};
+    for (uint64_t id : it->second) {
+      auto c = clients_.find(id);
+      if (c == clients_.end() || c->second.bcast) continue;
+      AddMessage(id, c->second, KeyArray(one), out);
+    }
+    items_ -= it->second.size();
+    table_.erase(it);
+  }
+  keys_.store(table_.size());
+}
+
+void Tracking::Post(std::vector<Message> out) {
+  for (auto& m : out) {
+    Worker* w = server_->WorkerOf(m.receiver);
+    if (w == nullptr) {
+      if (m.redirected) PostBrokenRedirect(m.tracker, m.receiver);
+      continue;
+    }
+    w->Post([w, id = m.receiver, payload = std::move(m.payload), redirected = m.redirected] {
+      Connection* c = w->Find(id);
+      if (c == nullptr) return;
+      std::string frame = Frame(c, payload, redirected);
+      if (frame.empty()) return;
+      c->Write(frame);
+      w->FlushAfterPosted(c);
+    });
+  }
+}
+
+void Tracking::PostBrokenRedirect(uint64_t tracker, uint64_t redirect) {
+  Worker* w = nullptr;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = clients_.find(tracker);
+    if (it == clients_.end()) return;
+    it->second.broken_redirect = true;
+    w = it->second.worker;
+  }
+  w->Post([w, tracker, redirect] {
+    Connection* c = w->Find(tracker);
+    if (c == nullptr || c->resp != 3) return;
+    std::string frame = ">2\r\n$21\r\ntracking-redir-broken\r\n";
+    reply::Integer(&frame, static_cast<int64_t>(redirect));
+    c->Write(frame);
+    w->FlushAfterPosted(c);
+  });
+}
+
+size_t Tracking::items() {
+  std::lock_guard<std::mutex> g(mu_);
+  return items_;
+}
+
+size_t Tracking::prefixes() {
+  std::lock_guard<std::mutex> g(mu_);
+  return prefix_clients_.size();
+}
+
+Tracking::Info Tracking::InfoOf(Connection* conn) {
+  Info info;
+  info.flags.emplace_back(conn->tracking ? "on" : "off");
+  if (conn->tracking_bcast) info.flags.emplace_back("bcast");
+  if (conn->tracking_optin) {
+    info.flags.emplace_back("optin");
+    if (conn->tracking_caching) info.flags.emplace_back("caching-yes");
+  }
+  if (conn->tracking_optout) {
+    info.flags.emplace_back("optout");
+    if (conn->tracking_caching) info.flags.emplace_back("caching-no");
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = clients_.find(conn->id());
+  if (it == clients_.end()) return info;
+  if (it->second.noloop) info.flags.emplace_back("noloop");
+  if (it->second.broken_redirect) info.flags.emplace_back("broken_redirect");
+  info.redirect = static_cast<int64_t>(it->second.redirect);
+  info.prefixes.assign(it->second.prefixes.begin(), it->second.prefixes.end());
+  return info;
+}
+
+void Tracking::ListFields(uint64_t id, std::string* flags, int64_t* redirect) {
+  *redirect = -1;
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  *flags += "t";
+  if (it->second.broken_redirect) *flags += "R";
+  if (it->second.bcast) *flags += "B";
+  *redirect = static_cast<int64_t>(it->second.redirect);
+}
+
+}  // namespace kvrocks

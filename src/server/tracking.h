@@ -1,0 +1,130 @@
+// Client-side caching (CLIENT TRACKING), as Redis 7.0's tracking.c does it:
+// which clients may cache which keys, and the invalidation messages they get.
+//
+// Keys are tracked by name across databases, as in Redis. A tracking client in
+// the default mode is remembered for every key its read commands fetch; a
+// modification of such a key sends it one "invalidate" message and forgets the
+// key. In BCAST mode a client instead gets every modified key under the
+// prefixes it registered, one message per prefix and commit. FLUSHDB and
+// FLUSHALL send every tracking client a null ("everything").
+//
+// Threading: callers are workers (and the expiry thread); one mutex guards the
+// tables. Messages are posted to the receiving connection's worker, which
+// formats them for its protocol. To never leave a stale value cached, a reader
+// is remembered before it reads, and writers invalidate after their commit is
+// visible: the message then reaches the reader after the reply of any read that
+// could have seen the old value (both run on the reader's worker in order).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace kvrocks {
+
+class Connection;
+class Server;
+class Worker;
+
+class Tracking {
+ public:
+  explicit Tracking(Server* server) : server_(server) {}
+
+  struct Options {
+    bool bcast = false;
+    bool optin = false;
+    bool optout = false;
+    bool noloop = false;
+    uint64_t redirect = 0;  // client id, 0 = none
+    std::vector<std::string> prefixes;
+  };
+
+  // CLIENT TRACKING ON with options already validated (Validate). Called on
+  // conn's thread; re-enabling replaces the options (prefixes add up).
+  void Enable(Connection* conn, const Options& options);
+  // CLIENT TRACKING OFF, RESET, and closing connections.
+  void Disable(Connection* conn);
+  // Redis' error for enabling conn with these options, or "".
+  std::string Validate(Connection* conn, const Options& options);
+  // The protocol conn speaks changed (HELLO): flush messages use it.
+  void SetResp(Connection* conn);
+
+  // conn is about to run a read-only command on these keys (its own thread).
+  // Applies the OPTIN/OPTOUT rules; nothing for BCAST or non-tracking clients.
+  void Remember(Connection* conn, const std::vector<std::string>& keys);
+
+  // Keys whose values changed, once the change is visible to readers; `by` is
+  // the client that changed them (0 for expiry), for NOLOOP.
+  void Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by);
+  // Every key changed (FLUSHDB, FLUSHALL): a null to every tracking client.
+  void InvalidateAll();
+
+  // Forgets keys (with invalidations) while the table is over
+  // tracking-table-max-keys; Remember does it too.
+  void Trim();
+
+  // True when no client tracks anything: writers can skip Invalidate.
+  bool idle() const { return tracking_clients_.load(std::memory_order_relaxed) == 0 && keys_.load() == 0; }
+
+  size_t clients() const { return tracking_clients_.load(); }
+  size_t keys() const { return keys_.load(); }
+  size_t items();
+  size_t prefixes();
+
+  // CLIENT TRACKINGINFO of conn: flags, redirect id (-1 when off), prefixes.
+  struct Info {
+    std::vector<std::string> flags;
+    int64_t redirect = -1;
+    std::vector<std::string> prefixes;
+  };
+  Info InfoOf(Connection* conn);
+  // CLIENT LIST flags "t", "R", "B" and redir= of a client id (any thread).
+  void ListFields(uint64_t id, std::string* flags, int64_t* redirect);
+
+ private:
+  struct ClientState {
+    Worker* worker = nullptr;
+    int resp = 2;
+    bool bcast = false;
+    bool noloop = false;
+    bool broken_redirect = false;
+    uint64_t redirect = 0;
+    std::set<std::string> prefixes;
+  };
+  // One message to post: the receiver (the tracking client, or its redirect
+  // target), and for a key list the RESP array, for a flush the null of the
+  // tracking client's protocol (as Redis sends it, even through a redirect).
+  struct Message {
+    uint64_t tracker;
+    uint64_t receiver;
+    std::string payload;
+    bool redirected;
+  };
+  // Drops keys (sending their invalidations) while the table is over
+  // tracking-table-max-keys. Called with mu_ held.
+  void EnforceLimit(std::vector<Message>* out);
+  void AddMessage(uint64_t id, const ClientState& st, std::string payload, std::vector<Message>* out);
+  // Sends out, after mu_ is released (redirect targets are looked up in the
+  // server's client registry).
+  void Post(std::vector<Message> out);
+  void PostBrokenRedirect(uint64_t tracker, uint64_t redirect);
+
+  Server* server_;
+  std::mutex mu_;
+  std::unordered_map<uint64_t, ClientState> clients_;
+  std::unordered_map<std::string, std::unordered_set<uint64_t>> table_;
+  size_t items_ = 0;
+  // BCAST prefix -> its clients.
+  std::map<std::string, std::set<uint64_t>> prefix_clients_;
+  std::atomic<size_t> tracking_clients_{0};
+  std::atomic<size_t> keys_{0};
+};
+
+}  // namespace kvrocks

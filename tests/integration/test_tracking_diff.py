@@ -1,0 +1,339 @@
+"""Client-side caching (CLIENT TRACKING) against Debian's redis-server 7.0:
+the same connections on both servers, invalidation messages compared byte for
+byte. kvrocks' connections are dealt to its workers round-robin, so a tracker
+and a writer usually run on different threads."""
+import time
+
+import pytest
+
+from conftest import Differ, RawClient, encode
+
+
+@pytest.fixture
+def clients(kvrocks_server, redis_ref):
+    """Three connections to each server: a tracker, a writer and a spare (redirect target)."""
+    made = []
+
+    def make():
+        d = Differ.__new__(Differ)
+        d.kv, d.ref = RawClient(kvrocks_server.port), RawClient(redis_ref.port)
+        made.append(d)
+        return d
+
+    tracker, writer, spare = make(), make(), make()
+    writer("FLUSHALL")
+    tracker.read_both = lambda: read_both(tracker)
+    yield tracker, writer, spare
+    for d in made:
+        d.close()
+
+
+def read_both(d):
+    a, b = d.kv.read_reply(), d.ref.read_reply()
+    assert a == b, f"kvrocks {a!r} != redis {b!r}"
+    return a
+
+
+def same_info(d, *fields):
+    """The INFO lines of these fields are the same on both servers."""
+    a, b = d.both("INFO", "everything")
+    for name in fields:
+        pick = [line for line in a.split(b"\r\n") if line.startswith(name.encode() + b":")]
+        assert pick and pick == [line for line in b.split(b"\r\n") if line.startswith(name.encode() + b":")], name
+
+
+def ids(d):
+    """The CLIENT ID of d's connection on kvrocks and on redis."""
+    if not hasattr(d, "ids"):
+        a, b = d.both("CLIENT", "ID")
+        d.ids = int(a[1:-2]), int(b[1:-2])
+    return d.ids
+
+
+def track(d, *options, redirect=None):
+    args = ["CLIENT", "TRACKING", "on", *options]
+    if redirect is None:
+        d(*args)
+    else:
+        kv_id, ref_id = ids(redirect)
+        a = d.kv.call(*args, "REDIRECT", kv_id)
+        b = d.ref.call(*args, "REDIRECT", ref_id)
+        assert a == b == b"+OK\r\n"
+
+
+def invalidate(*keys):
+    body = b"*%d\r\n" % len(keys) + b"".join(b"$%d\r\n%s\r\n" % (len(k), k.encode()) for k in keys)
+    return b">2\r\n$10\r\ninvalidate\r\n" + body
+
+
+def test_default_mode_resp3(clients):
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    tracker("GET", "a")
+    tracker("MGET", "b", "c")
+    writer("SET", "a", "1")
+    assert tracker.read_both() == invalidate("a")
+    writer("SET", "a", "2")  # no longer tracked: nothing
+    writer("MSET", "c", "1", "b", "1", "zz", "1")
+    assert tracker.read_both() == invalidate("c")
+    assert tracker.read_both() == invalidate("b")
+    assert tracker("PING") == b"+PONG\r\n"
+    # A failed read (wrong type) still remembers its key, as in Redis.
+    writer("LPUSH", "l", "x")
+    tracker("GET", "l")
+    writer("DEL", "l")
+    assert tracker.read_both() == invalidate("l")
+    # A write that changes nothing invalidates nothing.
+    tracker("GET", "nokey")
+    writer("DEL", "nokey")
+    assert tracker("PING") == b"+PONG\r\n"
+    same_info(writer, "tracking_clients", "tracking_total_keys", "tracking_total_items")
+
+
+def test_own_writes_and_noloop(clients):
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    tracker("GET", "k")
+    tracker("SET", "k", "v")  # the reply first, then its own invalidation
+    assert tracker.read_both() == invalidate("k")
+    track(tracker, "NOLOOP")
+    tracker("GET", "k")
+    tracker("SET", "k", "w")
+    assert tracker("PING") == b"+PONG\r\n"
+    tracker("GET", "k")
+    writer("SET", "k", "x")
+    assert tracker.read_both() == invalidate("k")
+    tracker("CLIENT", "TRACKINGINFO")
+
+
+def test_resp2_redirect_to_subscriber(clients):
+    tracker, writer, spare = clients
+    ids(spare)
+    spare("SUBSCRIBE", "__redis__:invalidate")
+    track(tracker, redirect=spare)
+    tracker("GET", "x")
+    writer("INCR", "x")
+    msg = read_both(spare)
+    assert msg == b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\nx\r\n"
+    tracker("GET", "x")
+    writer("FLUSHALL")
+    assert read_both(spare) == b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n$-1\r\n"
+    # CLIENT GETREDIR names the target (ids differ between the servers).
+    assert tracker.kv.call("CLIENT", "GETREDIR") == b":%d\r\n" % ids(spare)[0]
+    assert tracker.ref.call("CLIENT", "GETREDIR") == b":%d\r\n" % ids(spare)[1]
+
+
+def test_resp2_without_redirect_gets_nothing(clients):
+    tracker, writer, _ = clients
+    track(tracker)
+    tracker("GET", "q")
+    writer("SET", "q", "1")
+    assert tracker("PING") == b"+PONG\r\n"
+    assert tracker("GET", "q") == b"$1\r\n1\r\n"
+
+
+def test_bcast_prefixes(clients):
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker, "BCAST", "PREFIX", "b:", "PREFIX", "a:")
+    writer("MULTI")
+    for k in ("a:2", "b:1", "a:1", "c:1", "b:2"):
+        writer("INCR", k)
+    writer("EXEC")
+    # One message per prefix, keys in order.
+    assert tracker.read_both() == invalidate("a:1", "a:2")
+    assert tracker.read_both() == invalidate("b:1", "b:2")
+    writer("SET", "c:9", "1")
+    tracker("SET", "a:5", "1")  # not NOLOOP: its own change too
+    assert tracker.read_both() == invalidate("a:5")
+    tracker("CLIENT", "TRACKINGINFO")
+    same_info(writer, "tracking_clients", "tracking_total_prefixes")
+    tracker("CLIENT", "TRACKING", "off")
+    track(tracker, "BCAST")  # every key
+    writer("DEL", "c:1")
+    assert tracker.read_both() == invalidate("c:1")
+    track(tracker, "BCAST", "NOLOOP")
+    tracker("SET", "own", "1")
+    writer("SET", "other", "1")
+    assert tracker.read_both() == invalidate("other")
+
+
+def test_optin_optout(clients):
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker, "OPTIN")
+    tracker("GET", "k1")
+    tracker("CLIENT", "CACHING", "yes")
+    tracker("GET", "k2")
+    tracker("GET", "k3")  # CACHING covered only the command after it
+    tracker("CLIENT", "CACHING", "yes")
+    tracker("MULTI")
+    tracker("GET", "k4")
+    tracker("EXEC")  # ... or the transaction after it
+    writer("MSET", "k1", "1", "k2", "1", "k3", "1", "k4", "1")
+    assert tracker.read_both() == invalidate("k2")
+    assert tracker.read_both() == invalidate("k4")
+    assert tracker("PING") == b"+PONG\r\n"
+    tracker("CLIENT", "CACHING", "yes")
+    tracker("CLIENT", "TRACKINGINFO")
+    tracker("CLIENT", "TRACKING", "off")
+    track(tracker, "OPTOUT")
+    tracker("CLIENT", "CACHING", "no")
+    tracker("GET", "k1")
+    tracker("GET", "k2")
+    writer("MSET", "k1", "2", "k2", "2")
+    assert tracker.read_both() == invalidate("k2")
+    tracker("CLIENT", "TRACKINGINFO")
+
+
+@pytest.mark.parametrize("args", [
+    ["CLIENT", "TRACKING", "on", "PREFIX", "a"],
+    ["CLIENT", "TRACKING", "on", "OPTIN", "OPTOUT"],
+    ["CLIENT", "TRACKING", "on", "BCAST", "OPTIN"],
+    ["CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab", "PREFIX", "a"],
+    ["CLIENT", "TRACKING", "on", "REDIRECT", "999999"],
+    ["CLIENT", "TRACKING", "on", "REDIRECT", "x"],
+    ["CLIENT", "TRACKING", "on", "bogus"],
+    ["CLIENT", "TRACKING", "maybe"],
+    ["CLIENT", "TRACKING"],
+    ["CLIENT", "CACHING", "yes"],
+    ["CLIENT", "CACHING"],
+    ["CLIENT", "GETREDIR"],
+    ["CLIENT", "GETREDIR", "x"],
+    ["CLIENT", "TRACKINGINFO"],
+    ["CLIENT", "TRACKINGINFO", "x"],
+])
+def test_errors_and_idle_replies(clients, args):
+    tracker, _, _ = clients
+    tracker(*args)
+
+
+def test_mode_switch_errors(clients):
+    tracker, _, _ = clients
+    track(tracker, "BCAST", "PREFIX", "a")
+    tracker("CLIENT", "TRACKING", "on")
+    tracker("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab")
+    tracker("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "b")
+    tracker("CLIENT", "TRACKINGINFO")
+    tracker("CLIENT", "CACHING", "no")
+    tracker("CLIENT", "TRACKING", "off")
+    track(tracker, "OPTIN")
+    tracker("CLIENT", "TRACKING", "on", "OPTOUT")
+    tracker("CLIENT", "CACHING", "no")
+    tracker("CLIENT", "CACHING", "maybe")
+    tracker("CLIENT", "TRACKING", "off")
+    tracker("CLIENT", "TRACKINGINFO")
+    tracker("CLIENT", "GETREDIR")
+
+
+def test_broken_redirect(clients, kvrocks_server, redis_ref):
+    tracker, writer, _ = clients
+    target = Differ.__new__(Differ)
+    target.kv, target.ref = RawClient(kvrocks_server.port), RawClient(redis_ref.port)
+    target_ids = ids(target)
+    tracker.both("HELLO", "3")
+    track(tracker, redirect=target)
+    tracker("GET", "r")
+    target.close()
+    time.sleep(0.2)
+    writer("SET", "r", "1")
+    for got, tid in ((tracker.kv.read_reply(), target_ids[0]), (tracker.ref.read_reply(), target_ids[1])):
+        assert got == b">2\r\n$21\r\ntracking-redir-broken\r\n:%d\r\n" % tid
+    a, b = tracker.both("CLIENT", "TRACKINGINFO")
+    assert a.replace(b":%d\r\n" % target_ids[0], b":ID\r\n") == b.replace(b":%d\r\n" % target_ids[1], b":ID\r\n")
+    assert b"broken_redirect" in a
+
+
+def test_flush_and_expiry(clients):
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    tracker("GET", "f")
+    writer("FLUSHDB")
+    assert tracker.read_both() == b">2\r\n$10\r\ninvalidate\r\n_\r\n"
+    writer("SET", "e", "1", "PX", "50")
+    tracker("GET", "e")
+    # The active expiry deletes it and invalidates (no read needed).
+    assert tracker.read_both() == invalidate("e")
+
+
+def test_scripts_remember_declared_keys(clients):
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    tracker("EVAL", "return redis.call('get', KEYS[1])", "2", "s1", "s2")
+    writer("SET", "s2", "1")
+    assert tracker.read_both() == invalidate("s2")
+    tracker("EVAL_RO", "return 1", "1", "s3")  # no read inside: nothing remembered
+    tracker("EVAL_RO", "return redis.call('exists', KEYS[1])", "1", "s4")
+    writer("MSET", "s3", "1", "s4", "1")
+    assert tracker.read_both() == invalidate("s4")
+
+
+def test_client_list_flags(clients):
+    tracker, _, spare = clients
+    track(tracker, "BCAST", redirect=spare)
+    for srv in ("kv", "ref"):
+        line = getattr(tracker, srv).call("CLIENT", "INFO").decode()
+        fields = dict(f.split("=", 1) for f in line.split("\r\n")[1].split() if "=" in f)
+        assert fields["flags"] == "tB"
+        assert int(fields["redir"]) == ids(spare)[0 if srv == "kv" else 1]
+    tracker("CLIENT", "TRACKING", "off")
+    for srv in ("kv", "ref"):
+        line = getattr(tracker, srv).call("CLIENT", "INFO").decode()
+        assert " flags=N " in line and " redir=-1 " in line
+
+
+def test_info_counters(clients):
+    tracker, writer, _ = clients
+    track(tracker)
+    tracker("MGET", "i1", "i2", "i3")
+    other = clients[2]
+    track(other)
+    other("GET", "i1")
+    same_info(writer, "tracking_clients", "tracking_total_keys", "tracking_total_items", "tracking_total_prefixes")
+
+
+def test_table_limit_evicts_with_invalidation(fresh_server):
+    fresh_server.start()
+    admin, tracker = RawClient(fresh_server.port), RawClient(fresh_server.port)
+    pushes = []
+
+    def call(*args):
+        """The command's reply; pushes that come before it are collected."""
+        tracker.send_raw(encode(args))
+        while True:
+            r = tracker.read_reply()
+            if not r.startswith(b">"):
+                return r
+            pushes.append(r.rsplit(b"\r\n", 2)[-2].decode())
+
+    admin.call("CONFIG", "SET", "tracking-table-max-keys", "2")
+    call("HELLO", "3")
+    assert call("CLIENT", "TRACKING", "on") == b"+OK\r\n"
+    for k in ("t1", "t2", "t3"):
+        assert call("GET", k) == b"_\r\n"
+    while not pushes:
+        call("PING")
+    assert len(pushes) == 1 and pushes[0] in ("t1", "t2", "t3")
+    forgotten = pushes.pop()
+    assert b"tracking_total_keys:2\r\n" in admin.call("INFO", "stats")
+    admin.call("MSET", "t1", "x", "t2", "x", "t3", "x")
+    while len(pushes) < 2:
+        call("PING")
+    assert set(pushes) == {"t1", "t2", "t3"} - {forgotten}
+    admin.close()
+    tracker.close()
+
+
+def test_reset_and_close_stop_tracking(clients):
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    tracker("GET", "z")
+    tracker.both("RESET")
+    writer("SET", "z", "1")
+    assert tracker("PING") == b"+PONG\r\n"
+    same_info(writer, "tracking_clients")
