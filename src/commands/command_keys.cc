@@ -425,6 +425,13 @@ bool CommandKeyFinder::may_have_keys() const {
   return false;
 }
 
+std::vector<std::string> CommandKeyFinder::Names(const std::vector<std::string>& args) const {
+  std::vector<std::string> names;
+  if (!valid()) return names;
+  for (const KeyReference& k : Find(args)) names.push_back(args[k.pos]);
+  return names;
+}
+
 std::vector<KeyReference> CommandKeyFinder::Find(const std::vector<std::string>& args) const {
   bool has_spec = false, variable_flags = false;
   for (const KeySpec& s : info_->specs) {

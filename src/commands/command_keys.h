@@ -64,6 +64,9 @@ class CommandKeyFinder {
   // well formed enough to say (the command itself reports the error).
   std::vector<KeyReference> Find(const std::vector<std::string>& args) const;
 
+  // The names of those keys (none for a call Find cannot parse or an invalid finder).
+  std::vector<std::string> Names(const std::vector<std::string>& args) const;
+
   struct Info;  // a command's parsed key specifications and parser, built once
 
  private:

@@ -65,11 +65,7 @@ class CommandScriptHost : public scripting::ScriptHost {
   void RememberScriptKeys() {
     const CommandSpec* outer = CommandTable::Instance().Find(call_.args[0]);
     if (outer == nullptr) return;
-    CommandKeyFinder finder(*outer, call_.args);
-    if (!finder.valid()) return;
-    std::vector<std::string> keys;
-    for (const KeyReference& k : finder.Find(call_.args)) keys.push_back(call_.args[k.pos]);
-    call_.server->tracking().Remember(call_.conn, keys);
+    call_.server->tracking().Remember(call_.conn, CommandKeyFinder(*outer, call_.args).Names(call_.args));
   }
 
   int AclCheck(const std::vector<std::string>& args) override {

@@ -63,11 +63,7 @@ void RememberReads(Server* srv, Connection* conn, const CommandSpec& spec, const
       std::string_view(spec.group) == "scripting") {
     return;
   }
-  CommandKeyFinder finder(spec, args);
-  if (!finder.valid()) return;
-  std::vector<std::string> keys;
-  for (const KeyReference& k : finder.Find(args)) keys.push_back(args[k.pos]);
-  srv->tracking().Remember(conn, keys);
+  srv->tracking().Remember(conn, CommandKeyFinder(spec, args).Names(args));
 }
 
 // The error line of a reply (without '-' and CRLF), or empty if it is no error.
