@@ -287,7 +287,8 @@ bool PeekBulk(std::string_view in, size_t* pos, std::string_view* out) {
 size_t PrefetchGets(Connection* conn, std::string_view input) {
   constexpr size_t kMaxRun = 1024;
   // Not for a client that has yet to authenticate: its GETs only get NOAUTH.
-  if (conn->in_multi || !conn->authenticated) return 0;
+  // Nor for a tracking one: its GETs must be remembered before they read.
+  if (conn->in_multi || !conn->authenticated || conn->tracking) return 0;
   std::vector<std::string> keys;
   size_t pos = 0;
   while (keys.size() < kMaxRun) {
