@@ -56,6 +56,8 @@ class CommandScriptHost : public scripting::ScriptHost {
       counters->failed_calls.fetch_add(1, std::memory_order_relaxed);
     }
     CollectCommandEvents(call_.server, call_.conn->db, *spec, args, *call_.ctx, touched_before);
+    // As Redis' call(): after the command ran, so the script's own line comes first.
+    if (call_.server->HasMonitors() && !(spec->flags & kCmdSkipMonitor)) call_.server->FeedMonitors(call_.conn, args, true);
     call_.conn->block.requested = false;  // blocking commands never block inside a script
     return !nested.rerun_exclusive;
   }

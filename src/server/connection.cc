@@ -188,6 +188,9 @@ void Connection::ProcessInput() {
   processing_ = true;
   Config* cfg = server()->config();
   size_t prefetched_run = 0;  // commands left that a GET prefetch covers
+  // As Redis' qbuf: the commands being run stay in the query buffer until all
+  // that was read has been processed.
+  query_buffer_size = in_.size();
   while (!close_after_reply_ && !closing_ && !block.active && !postponed) {
     if (prefetched_run == 0 && !parser_.in_multibulk()) {  // peek only from the start of a command
       prefetched_run = PrefetchGets(this, std::string_view(in_).substr(in_pos_));

@@ -66,6 +66,15 @@ void RememberReads(Server* srv, Connection* conn, const CommandSpec& spec, const
   srv->tracking().Remember(conn, CommandKeyFinder(spec, args).Names(args));
 }
 
+// MONITOR shows a command once it ran, as Redis 7.0's call() does, except
+// scripts (EVAL, FCALL ...), which show themselves before the calls they make.
+void FeedMonitors(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+                  bool before) {
+  if (!srv->HasMonitors()) return;
+  bool script = (spec.flags & kCmdSkipMonitor) && std::string_view(spec.group) == "scripting";
+  if (before ? script : !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
+}
+
 // The error line of a reply (without '-' and CRLF), or empty if it is no error.
 std::string_view ErrorOf(const std::string& out, size_t reply_start) {
   if (out.size() <= reply_start || out[reply_start] != '-') return {};
@@ -315,7 +324,7 @@ size_t PrefetchGets(Connection* conn, std::string_view input) {
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
   Server* srv = conn->server();
   const bool retry = conn->block.active;  // a blocked command run again: already monitored and counted
-  if (!retry && srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
+  if (!retry) FeedMonitors(srv, conn, spec, args, true);
   WriteBatcher* batcher = conn->worker()->batcher();
   // Replies are written straight into the connection's output buffer.
   std::string* out = conn->output();
@@ -342,6 +351,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
         CollectCommandEvents(srv, conn->db, spec, args, *ectx, 0);
       });
       FlushEvents(srv, nullptr);
+      if (!retry) FeedMonitors(srv, conn, spec, args, false);
       Finish(srv, conn, spec, args, *out, reply_start, start, retry);
       return;
     }
@@ -362,6 +372,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     }
     FlushEvents(srv, batcher);
   }
+  if (!retry) FeedMonitors(srv, conn, spec, args, false);
   Finish(srv, conn, spec, args, *out, reply_start, start, retry);
 }
 
@@ -392,7 +403,7 @@ void RunTransaction(Connection* conn, std::string* out) {
     reply::ArrayHeader(out, queued.size());
     for (size_t i = 0; i < queued.size(); i++) {
       const CommandSpec& spec = *specs[i];
-      if (srv->HasMonitors() && !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, queued[i]);
+      FeedMonitors(srv, conn, spec, queued[i], true);
       size_t reply_start = out->size();
       CommandCall call{srv, conn, queued[i], ctx, out, true, conn->resp, all_keys};
       uint64_t start = MonotonicUs();
@@ -400,6 +411,7 @@ void RunTransaction(Connection* conn, std::string* out) {
       RememberReads(srv, conn, spec, queued[i]);
       Invoke(spec, call);
       CollectCommandEvents(srv, conn->db, spec, queued[i], *ctx, touched_before);
+      FeedMonitors(srv, conn, spec, queued[i], false);
       Finish(srv, conn, spec, queued[i], *out, reply_start, start);
     }
   };
@@ -447,7 +459,8 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   const bool keeps_caching = EqualsIgnoreCase(args[0], "client");
   DispatchCommand(conn, args);
   if (!keeps_caching && !conn->in_multi && !conn->postponed) conn->tracking_caching = false;
-  if ((was_skip || (was_off && conn->reply_off)) && out->size() >= before) {
+  // CLIENT REPLY ON answers even right after SKIP or OFF: it clears them first.
+  if (((was_skip && conn->reply_skip) || (was_off && conn->reply_off)) && out->size() >= before) {
     std::string pushes;  // what the command pushed stays
     for (auto [start, len] : conn->push_ranges) {
       if (start >= before) pushes.append(*out, start, len);

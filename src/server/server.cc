@@ -431,13 +431,13 @@ static void AppendRepr(std::string* out, const std::string& s) {
   out->push_back('"');
 }
 
-void Server::FeedMonitors(Connection* from, const std::vector<std::string>& args) {
+void Server::FeedMonitors(Connection* from, const std::vector<std::string>& args, bool from_script) {
   uint64_t us = NowUs();
   char ts[64];
   snprintf(ts, sizeof(ts), "+%llu.%06llu ", static_cast<unsigned long long>(us / 1000000),
            static_cast<unsigned long long>(us % 1000000));
   std::string line = ts;
-  line += "[" + std::to_string(from->db) + " " + from->peer() + "]";
+  line += "[" + std::to_string(from->db) + " " + (from_script ? std::string("lua") : from->peer()) + "]";
   for (const auto& a : args) {
     line.push_back(' ');
     AppendRepr(&line, a);

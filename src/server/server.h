@@ -135,7 +135,9 @@ class Server {
   void AddMonitor(Connection* conn);
   void RemoveMonitor(Connection* conn);
   bool HasMonitors() const { return monitor_count_.load(std::memory_order_relaxed) > 0; }
-  void FeedMonitors(Connection* from, const std::vector<std::string>& args);
+  // One MONITOR line for a command of `from`; from_script: a script's call,
+  // shown as "[db lua]" as Redis does.
+  void FeedMonitors(Connection* from, const std::vector<std::string>& args, bool from_script = false);
 
   // SAVE / BGSAVE: a RocksDB checkpoint at dir/checkpoint.
   Status Save();

@@ -80,6 +80,27 @@ def test_client_reply_modes(kvrocks_server):
     c.close()
 
 
+def test_client_reply_on_answers_after_skip_as_redis(kvrocks_server, redis_ref):
+    # ON clears SKIP before it replies (Redis' unit/introspection "CLIENT REPLY ON: unset SKIP flag").
+    got = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.send_raw(b"CLIENT REPLY SKIP\r\nCLIENT REPLY ON\r\nPING\r\n")
+        got.append((c.read_reply(), c.read_reply()))
+        c.close()
+    assert got[0] == got[1] == (b"+OK\r\n", b"+PONG\r\n")
+
+
+def test_qbuf_counts_the_running_command_as_redis(kvrocks_server, redis_ref):
+    fields = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        line = c.call("CLIENT", "INFO").decode()
+        fields.append(dict(f.split("=", 1) for f in line.split("\r\n")[1].split() if "=" in f)["qbuf"])
+        c.close()
+    assert fields[0] == fields[1] == "26"  # *2 $6 client $4 info
+
+
 def test_client_pause_write_and_all(kvrocks_server):
     admin, c = RawClient(kvrocks_server.port), RawClient(kvrocks_server.port)
     c.call("SET", "p", "before")

@@ -259,6 +259,38 @@ def test_monitor_sees_other_clients(kvrocks_server):
     c.close()
 
 
+def test_monitor_order_of_scripts_and_transactions_as_redis(kvrocks_server, redis_ref):
+    """MONITOR lines without their timestamps and client addresses, kvrocks against
+    redis-server: a script before the calls it makes ("[0 lua]"), a transaction's
+    commands once they ran, EXEC after them."""
+    def lines(port):
+        m, c = RawClient(port), RawClient(port)
+        assert m.call("MONITOR") == b"+OK\r\n"
+        c.call("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])", "1", "mk", "v")
+        c.call("MULTI")
+        c.call("SET", "mk", "w")
+        c.call("INCR", "mc")
+        c.call("EXEC")
+        c.call("FUNCTION", "LOAD", "REPLACE", "#!lua name=monlib\n"
+               "redis.register_function('monf', function(keys) return redis.call('del', keys[1]) end)")
+        c.call("FCALL", "monf", "1", "mk")
+        c.call("PING")
+        out = []
+        while True:
+            line = m.read_reply().decode()
+            out.append(line.split(" ", 1)[1].replace(c.sock.getsockname()[0] + ":%d" % c.sock.getsockname()[1], "C"))
+            if '"PING"' in line:
+                break
+        m.close()
+        c.close()
+        return out
+
+    got = lines(kvrocks_server.port)
+    assert got == lines(redis_ref.port)
+    assert got[:3] == ['[0 C] "EVAL" "redis.call(\'set\', KEYS[1], ARGV[1]) return redis.call(\'get\', KEYS[1])" '
+                       '"1" "mk" "v"\r\n', '[0 lua] "set" "mk" "v"\r\n', '[0 lua] "get" "mk"\r\n']
+
+
 def test_select_in_redis_py(kvrocks_server):
     c = kvrocks_server.client(db=5)
     c.set("five", 5)
