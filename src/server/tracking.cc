@@ -175,9 +175,9 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
                     matched.end());
       std::string all = KeyArray(matched);
       for (uint64_t id : ids) {
-        const ClientState& st = clients_[id];
-        if (st.noloop && id == by) continue;  // every key here is its own
-        AddMessage(id, st, all, &out);
+        auto c = clients_.find(id);
+        if (c == clients_.end() || (c->second.noloop && id == by)) continue;  // NOLOOP: every key here is its own
+        AddMessage(id, c->second, all, &out);
       }
     }
   }
