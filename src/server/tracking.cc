@@ -149,13 +149,13 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
     for (const auto& [db, key] : keys) {
       auto it = table_.find(key);
       if (it == table_.end()) continue;
-      std::vector<const std::string*> one{&key};
+      const std::string payload = KeyArray({&key});
       for (uint64_t id : it->second) {
         auto c = clients_.find(id);
         // A client that stopped tracking, or switched to BCAST, gets nothing.
         if (c == clients_.end() || c->second.bcast) continue;
         if (c->second.noloop && id == by) continue;
-        AddMessage(id, c->second, KeyArray(one), &out);
+        AddMessage(id, c->second, payload, &out);
       }
       items_ -= it->second.size();
       table_.erase(it);
@@ -212,11 +212,11 @@ void Tracking::EnforceLimit(std::vector<Message>* out) {
   // for its random walk.
   while (table_.size() > static_cast<size_t>(max_keys)) {
     auto it = table_.begin();
-    std::vector<const std::string*> one{&it->first};
+    const std::string payload = KeyArray({&it->first});
     for (uint64_t id : it->second) {
       auto c = clients_.find(id);
       if (c == clients_.end() || c->second.bcast) continue;
-      AddMessage(id, c->second, KeyArray(one), out);
+      AddMessage(id, c->second, payload, out);
     }
     items_ -= it->second.size();
     table_.erase(it);

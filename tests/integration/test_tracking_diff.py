@@ -204,6 +204,7 @@ def test_optin_optout(clients):
     ["CLIENT", "GETREDIR", "x"],
     ["CLIENT", "TRACKINGINFO"],
     ["CLIENT", "TRACKINGINFO", "x"],
+    ["CLIENT", "HELP"],
 ])
 def test_errors_and_idle_replies(clients, args):
     tracker, _, _ = clients
