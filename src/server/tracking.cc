@@ -295,6 +295,7 @@ Tracking::Info Tracking::InfoOf(Connection* conn) {
 
 void Tracking::ListFields(uint64_t id, std::string* flags, int64_t* redirect) {
   *redirect = -1;
+  if (tracking_clients_.load() == 0) return;  // CLIENT LIST of many clients takes no lock
   std::lock_guard<std::mutex> g(mu_);
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
