@@ -328,6 +328,7 @@ struct CommandKeyFinder::Info {
   std::string name;  // "get", "xgroup|create"
   int arity = 0;
   bool keys_optional = false;
+  bool admin = false;
   std::vector<KeySpec> specs;
   Parser parser = nullptr;
 };
@@ -345,6 +346,7 @@ CommandKeyFinder::Info InfoFromMeta(const RedisCommandMeta& m) {
   info.arity = static_cast<int>(fields[1].number);
   for (const RespNode& f : fields[2].items) {
     if (f.text == "no_mandatory_keys") info.keys_optional = true;
+    if (f.text == "admin") info.admin = true;
   }
   for (const RespNode& spec : fields[8].items) info.specs.push_back(ParseKeySpec(spec));
   info.parser = FindParser(m.name);
@@ -357,6 +359,7 @@ CommandKeyFinder::Info InfoFromTable(const CommandSpec& c) {
   CommandKeyFinder::Info info;
   info.name = ToLower(c.name);
   info.arity = c.arity;
+  info.admin = (c.flags & kCmdAdmin) != 0;
   if (c.first_key > 0) {
     KeySpec s;
     s.flags = (c.flags & kCmdWrite) ? kKeyRW | kKeyUpdate : kKeyRO | kKeyAccess;
@@ -416,6 +419,8 @@ const std::string& CommandKeyFinder::name() const { return info_->name; }
 int CommandKeyFinder::arity() const { return info_->arity; }
 
 bool CommandKeyFinder::keys_optional() const { return info_->keys_optional; }
+
+bool CommandKeyFinder::admin() const { return info_->admin; }
 
 bool CommandKeyFinder::may_have_keys() const {
   if (info_->parser != nullptr) return true;

@@ -60,6 +60,8 @@ class CommandKeyFinder {
   // Whether a call without keys is well formed (EVAL with 0 keys; Redis'
   // no_mandatory_keys).
   bool keys_optional() const;
+  // Redis' "admin" flag of the command or subcommand (MONITOR does not show those).
+  bool admin() const;
   // The keys of the call, in Redis' order; empty when its arguments are not
   // well formed enough to say (the command itself reports the error).
   std::vector<KeyReference> Find(const std::vector<std::string>& args) const;

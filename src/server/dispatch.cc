@@ -67,12 +67,20 @@ void RememberReads(Server* srv, Connection* conn, const CommandSpec& spec, const
 }
 
 // MONITOR shows a command once it ran, as Redis 7.0's call() does, except
-// scripts (EVAL, FCALL ...), which show themselves before the calls they make.
+// scripts (EVAL, FCALL ...), which show themselves before the calls they make,
+// and administrative (sub)commands, which it never shows.
 void FeedMonitors(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
                   bool before) {
   if (!srv->HasMonitors()) return;
   bool script = (spec.flags & kCmdSkipMonitor) && std::string_view(spec.group) == "scripting";
-  if (before ? script : !(spec.flags & kCmdSkipMonitor)) srv->FeedMonitors(conn, args);
+  if (before) {
+    if (script) srv->FeedMonitors(conn, args);
+    return;
+  }
+  if (spec.flags & kCmdSkipMonitor) return;
+  CommandKeyFinder finder(spec, args);
+  if (finder.valid() && finder.admin()) return;
+  srv->FeedMonitors(conn, args);
 }
 
 // The error line of a reply (without '-' and CRLF), or empty if it is no error.

@@ -262,7 +262,7 @@ def test_monitor_sees_other_clients(kvrocks_server):
 def test_monitor_order_of_scripts_and_transactions_as_redis(kvrocks_server, redis_ref):
     """MONITOR lines without their timestamps and client addresses, kvrocks against
     redis-server: a script before the calls it makes ("[0 lua]"), a transaction's
-    commands once they ran, EXEC after them."""
+    commands once they ran, EXEC after them, no administrative commands."""
     def lines(port):
         m, c = RawClient(port), RawClient(port)
         assert m.call("MONITOR") == b"+OK\r\n"
@@ -274,6 +274,9 @@ def test_monitor_order_of_scripts_and_transactions_as_redis(kvrocks_server, redi
         c.call("FUNCTION", "LOAD", "REPLACE", "#!lua name=monlib\n"
                "redis.register_function('monf', function(keys) return redis.call('del', keys[1]) end)")
         c.call("FCALL", "monf", "1", "mk")
+        c.call("CONFIG", "GET", "maxclients")  # administrative: never shown
+        c.call("CLIENT", "KILL", "ID", "999999")
+        c.call("CLIENT", "ID")  # CLIENT ID is not administrative
         c.call("PING")
         out = []
         while True:
