@@ -261,6 +261,7 @@ Config::Config() {
   Add(BoolOption("replica-read-only", &replica_read_only, true));
   Add(BoolOption("replica-serve-stale-data", &replica_serve_stale_data, true));
   Add(IntOption("repl-timeout", &repl_timeout, 1, INT32_MAX, true));
+  Add(IntOption("replica-idle-apply-max-lag-ms", &replica_idle_apply_max_lag_ms, 0, INT32_MAX, true));
   Add(IntOption("repl-ping-replica-period", &repl_ping_replica_period, 1, INT32_MAX, true));
   Add(StringOption("replica-announce-ip", &replica_announce_ip, true));
   Add(IntOption("replica-announce-port", &replica_announce_port, 0, 65535, true));

@@ -79,6 +79,7 @@ struct Config {
   bool replica_read_only = true;
   bool replica_serve_stale_data = true;
   int repl_timeout = 60;
+  int replica_idle_apply_max_lag_ms = 200;  // apply_priority.h
   int repl_ping_replica_period = 10;
   std::string replica_announce_ip;
   int replica_announce_port = 0;

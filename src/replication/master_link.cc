@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -124,6 +125,12 @@ Status MasterLink::Fill(int timeout_ms, size_t* got) {
     pollfd p{fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<uint64_t>(kSliceMs, deadline - now)));
   }
+}
+
+size_t MasterLink::Unread() const {
+  int n = 0;
+  if (fd_ < 0 || ioctl(fd_, FIONREAD, &n) != 0) return 0;
+  return static_cast<size_t>(n);
 }
 
 void MasterLink::Compact() {

