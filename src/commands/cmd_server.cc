@@ -280,6 +280,30 @@ std::string InfoCommandStats() {
   return s;
 }
 
+void LatencyStatsLine(std::string* s, const std::string& name, const CommandCounters& c,
+                      const std::vector<double>& percentiles) {
+  LatencyHistogram::Snapshot h = c.latency.Read();
+  if (h.total() == 0) return;
+  std::string value;
+  for (size_t i = 0; i < percentiles.size(); i++) {
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.3f", static_cast<double>(h.ValueAtPercentile(percentiles[i])) / 1000.0);
+    value += (i ? ",p" : "p") + FormatTrimmedDouble(percentiles[i]) + "=" + buf;
+  }
+  Line(s, "latency_percentiles_usec_" + name, value);
+}
+
+std::string InfoLatencyStats(Server* srv) {
+  std::string s = "# Latencystats\r\n";
+  if (!srv->config()->latency_tracking) return s;
+  std::vector<double> percentiles = srv->config()->LatencyPercentiles();
+  for (auto& [name, spec] : CommandTable::Instance().all()) {
+    LatencyStatsLine(&s, spec.name, *spec.counters, percentiles);
+    for (const SubcommandSpec& sub : spec.subcommands) LatencyStatsLine(&s, sub.name, *sub.counters, percentiles);
+  }
+  return s;
+}
+
 std::string InfoErrorStats(Server* srv) {
   std::string s = "# Errorstats\r\n";
   for (auto& [code, count] : srv->stats().ErrorCounts()) {
@@ -298,6 +322,7 @@ void ResetCommandStats() {
     c->usec = 0;
     c->rejected_calls = 0;
     c->failed_calls = 0;
+    c->latency.Reset();
   };
   for (auto& [name, spec] : CommandTable::Instance().all()) {
     reset(spec.counters.get());
@@ -332,6 +357,7 @@ void Info(CommandCall& call) {
   if (want("cpu", true)) parts.push_back(InfoCpu());
   if (want("commandstats", false)) parts.push_back(InfoCommandStats());
   if (want("errorstats", true)) parts.push_back(InfoErrorStats(srv));
+  if (want("latencystats", false)) parts.push_back(InfoLatencyStats(srv));
   if (want("keyspace", true)) parts.push_back(InfoKeyspace(srv));
   if (want("rocksdb", true)) parts.push_back(InfoRocksdb(srv));
   std::string text;
@@ -767,6 +793,55 @@ void Shutdown(CommandCall& call) {
   call.server->Stop();
 }
 
+// One command's entry of LATENCY HISTOGRAM: {calls, histogram_usec {µs: cumulative calls}}.
+void HistogramEntry(CommandCall& call, const std::string& name, const LatencyHistogram::Snapshot& h) {
+  reply::Bulk(call.out, name);
+  reply::MapHeader(call.out, 2, call.resp);
+  reply::Bulk(call.out, "calls");
+  reply::Integer(call.out, h.total());
+  reply::Bulk(call.out, "histogram_usec");
+  auto buckets = h.CumulativeBuckets();
+  reply::MapHeader(call.out, buckets.size(), call.resp);
+  for (const auto& [usec, count] : buckets) {
+    reply::Integer(call.out, usec);
+    reply::Integer(call.out, count);
+  }
+}
+
+// LATENCY HISTOGRAM [command ...]: every command with recorded calls, or the
+// named ones ("config|get"; a container adds its subcommands; unknown names are
+// skipped), in a map as Redis replies.
+void LatencyHistogramReply(CommandCall& call) {
+  std::vector<std::pair<std::string, LatencyHistogram::Snapshot>> entries;
+  auto add = [&entries](const std::string& name, const CommandCounters& c) {
+    LatencyHistogram::Snapshot h = c.latency.Read();
+    if (h.total() > 0) entries.emplace_back(name, std::move(h));
+  };
+  const CommandTable& table = CommandTable::Instance();
+  if (call.args.size() == 2) {
+    for (auto& [key, spec] : table.all()) {
+      add(spec.name, *spec.counters);
+      for (const SubcommandSpec& sub : spec.subcommands) add(sub.name, *sub.counters);
+    }
+  }
+  for (size_t i = 2; i < call.args.size(); i++) {
+    std::string name = ToLower(call.args[i]);
+    size_t bar = name.find('|');
+    const CommandSpec* spec = table.Find(name.substr(0, bar));
+    if (spec == nullptr) continue;
+    if (bar == std::string::npos) {
+      add(spec->name, *spec->counters);
+      for (const SubcommandSpec& sub : spec->subcommands) add(sub.name, *sub.counters);
+      continue;
+    }
+    for (const SubcommandSpec& sub : spec->subcommands) {
+      if (sub.name == std::string(spec->name) + name.substr(bar)) add(sub.name, *sub.counters);
+    }
+  }
+  reply::MapHeader(call.out, entries.size(), call.resp);
+  for (const auto& [name, h] : entries) HistogramEntry(call, name, h);
+}
+
 void Latency(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
@@ -782,6 +857,9 @@ void Latency(CommandCall& call) {
                             "RESET [<event> ...]",
                             "    Reset latency data of one or more <event> classes.",
                             "    (default: reset all data for all event classes)",
+                            "HISTOGRAM [COMMAND ...]",
+                            "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+                            "    If no commands are specified then all histograms are replied.",
                             "HELP",
                             "    Prints this help."});
   }
@@ -821,6 +899,7 @@ void Latency(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "reset")) {
     return reply::Integer(call.out, mon.Reset(std::vector<std::string>(a.begin() + 2, a.end())));
   }
+  if (EqualsIgnoreCase(sub, "histogram")) return LatencyHistogramReply(call);
   if (EqualsIgnoreCase(sub, "doctor")) {
     if (a.size() != 2) return ReplySubcommandArity(call);
     return reply::Verbatim(call.out, mon.Doctor(call.server->config()->latency_monitor_threshold), call.resp);
@@ -847,7 +926,7 @@ void RegisterServerCommands(CommandTable* t) {
   t->Add({"latency", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Latency, "server",
           "A container for latency diagnostics commands.", "2.8.13", nullptr,
           {{"latency|doctor", 2}, {"latency|help", 2}, {"latency|history", 3}, {"latency|latest", 2},
-           {"latency|reset", -2}}});
+           {"latency|reset", -2}, {"latency|histogram", -2}}});
   t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
   t->Add({"save", 1, kCmdAdmin | kCmdNoScript | kCmdDenyMulti, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
   t->Add({"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});

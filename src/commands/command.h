@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stats/latency_histogram.h"
 #include "storage/context.h"
 
 namespace kvrocks {
@@ -72,6 +73,7 @@ struct CommandCounters {
   std::atomic<uint64_t> usec{0};
   std::atomic<uint64_t> rejected_calls{0};
   std::atomic<uint64_t> failed_calls{0};
+  LatencyHistogram latency;  // LATENCY HISTOGRAM, INFO latencystats (latency-tracking)
 };
 
 // A subcommand of a container command. Like Redis, the dispatcher checks its

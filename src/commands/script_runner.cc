@@ -2,6 +2,7 @@
 
 #include "commands/command_keys.h"
 #include "commands/helpers.h"
+#include "common/time_util.h"
 #include "replication/replica.h"
 #include "scripting/functions.h"
 #include "scripting/lua_libs.h"
@@ -43,7 +44,7 @@ class CommandScriptHost : public scripting::ScriptHost {
     if (!call_.exclusive && !LockFor(*spec, nested)) return false;
     if (write) scripting::NoteScriptWrite();
     CommandCounters* counters = CommandTable::CountersOf(*spec, args);
-    if (counters != nullptr) counters->calls.fetch_add(1, std::memory_order_relaxed);
+    uint64_t start_us = MonotonicUs();
     size_t touched_before = call_.ctx->touched().size();
     size_t reply_start = reply->size();
     if ((spec->flags & kCmdReadOnly) && call_.conn->tracking) RememberScriptKeys();
@@ -52,8 +53,15 @@ class CommandScriptHost : public scripting::ScriptHost {
     } catch (const std::exception& e) {
       reply::Error(reply, std::string("ERR internal error: ") + e.what());
     }
-    if (counters != nullptr && reply->size() > reply_start && (*reply)[reply_start] == '-') {
-      counters->failed_calls.fetch_add(1, std::memory_order_relaxed);
+    if (counters != nullptr) {
+      // As Redis' call() from a script: counted with its duration, not in the slowlog.
+      uint64_t dur = MonotonicUs() - start_us;
+      counters->calls.fetch_add(1, std::memory_order_relaxed);
+      counters->usec.fetch_add(dur, std::memory_order_relaxed);
+      if (call_.server->config()->latency_tracking) counters->latency.Record(static_cast<int64_t>(dur) * 1000);
+      if (reply->size() > reply_start && (*reply)[reply_start] == '-') {
+        counters->failed_calls.fetch_add(1, std::memory_order_relaxed);
+      }
     }
     CollectCommandEvents(call_.server, call_.conn->db, *spec, args, *call_.ctx, touched_before);
     // As Redis' call(): after the command ran, so the script's own line comes first.

@@ -93,6 +93,17 @@ bool ParseLongDouble(std::string_view s, long double* out) {
   return true;
 }
 
+std::string FormatTrimmedDouble(double v) {
+  char buf[512];
+  snprintf(buf, sizeof(buf), "%f", v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
 std::string FormatLongDoubleHuman(long double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[5600];

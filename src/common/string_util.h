@@ -25,6 +25,10 @@ bool ParseDouble(std::string_view s, double* out);
 bool ParseStrtod(std::string_view s, double* out, bool* range_error = nullptr);
 bool ParseLongDouble(std::string_view s, long double* out);
 
+// "%f" without trailing zeros (and then without the '.'), as Redis' sprintf
+// plus trimDoubleString: 50 -> "50", 99.9 -> "99.9".
+std::string FormatTrimmedDouble(double v);
+
 // Formats like Redis' ld2string(LD_STR_HUMAN) (INCRBYFLOAT replies).
 std::string FormatLongDoubleHuman(long double v);
 

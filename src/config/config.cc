@@ -167,6 +167,39 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   return o;
 }
 
+std::unique_ptr<Config::Option> PercentilesOption(Config* cfg) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = "latency-tracking-info-percentiles";
+  o->mutable_at_runtime = true;
+  o->get = [cfg] {
+    std::string s;
+    for (double p : cfg->LatencyPercentiles()) s += (s.empty() ? "" : " ") + FormatTrimmedDouble(p);
+    return s;
+  };
+  o->file_value = [get = o->get] {
+    std::string s = get();
+    return s.empty() ? std::string("\"\"") : s;  // an empty list, not the defaults
+  };
+  o->set = [cfg](const std::string& v) {
+    std::vector<std::string> words;
+    if (!SplitArgs(v, &words)) return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
+    std::vector<double> p;
+    if (!(words.size() == 1 && words[0].empty())) {
+      for (const auto& w : words) {
+        double d;
+        if (!ParseDouble(w, &d)) return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
+        if (d > 100.0 || d < 0.0) {
+          return Status::InvalidArgument("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+        }
+        p.push_back(d);
+      }
+    }
+    cfg->SetLatencyPercentiles(std::move(p));
+    return Status::OK();
+  };
+  return o;
+}
+
 std::unique_ptr<Config::Option> WithAlias(std::unique_ptr<Config::Option> o, const char* alias) {
   o->aliases.emplace_back(alias);
   return o;
@@ -252,6 +285,8 @@ Config::Config() {
   Add(Int64Option("tracking-table-max-keys", &tracking_table_max_keys, 0, false, true));
   Add(WithAlias(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true), "lua-time-limit"));
   Add(Int64Option("latency-monitor-threshold", &latency_monitor_threshold, 0, false, true));
+  Add(BoolOption("latency-tracking", &latency_tracking, true));
+  Add(PercentilesOption(this));
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(StringOption("load-rdb", &load_rdb, false));
@@ -487,6 +522,16 @@ Status Config::Rewrite(const std::vector<std::string>& users) const {
   }
   if (std::rename(tmp.c_str(), config_file.c_str()) != 0) return Status::IOError("rename failed for " + config_file);
   return Status::OK();
+}
+
+std::vector<double> Config::LatencyPercentiles() const {
+  std::lock_guard<std::mutex> g(percentiles_mu_);
+  return latency_percentiles_;
+}
+
+void Config::SetLatencyPercentiles(std::vector<double> p) {
+  std::lock_guard<std::mutex> g(percentiles_mu_);
+  latency_percentiles_ = std::move(p);
 }
 
 }  // namespace kvrocks

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,10 @@ struct Config {
   int slowlog_max_len = 128;
   int64_t tracking_table_max_keys = 1000000;  // CLIENT TRACKING keys remembered; 0 = no limit
   int64_t latency_monitor_threshold = 0;  // ms; 0 = latency monitor off
+  bool latency_tracking = true;            // per-command latency histograms
+  // INFO latencystats' percentiles (latency-tracking-info-percentiles).
+  std::vector<double> LatencyPercentiles() const;
+  void SetLatencyPercentiles(std::vector<double> p);
   int64_t busy_reply_threshold = 5000;  // ms a script runs before others get -BUSY
   // notify-keyspace-events as NotifyFlag bits (0: off).
   std::atomic<uint32_t> notify_keyspace_events{0};
@@ -156,6 +161,8 @@ struct Config {
   struct Option;
 
  private:
+  mutable std::mutex percentiles_mu_;  // INFO reads them on any worker
+  std::vector<double> latency_percentiles_{50, 99, 99.9};
   std::vector<std::unique_ptr<Option>> options_;
   std::map<std::string, Option*> by_name_;
   void Add(std::unique_ptr<Option> opt);

@@ -104,6 +104,7 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
     c->calls.fetch_add(1, std::memory_order_relaxed);
     c->usec.fetch_add(dur, std::memory_order_relaxed);
     if (failed) c->failed_calls.fetch_add(1, std::memory_order_relaxed);
+    if (srv->config()->latency_tracking) c->latency.Record(static_cast<int64_t>(dur) * 1000);
   }
   if (failed) srv->stats().RecordError(error);
   int64_t latency_threshold = srv->config()->latency_monitor_threshold;
