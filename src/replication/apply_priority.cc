@@ -2,7 +2,6 @@
 
 #include <glog/logging.h>
 #include <sched.h>
-#include <sys/resource.h>
 
 #include <cerrno>
 #include <cstring>
