@@ -14,6 +14,12 @@
 #include "replication/rdb_reader.h"
 #include "storage/key_encoding.h"
 
+// jemalloc's, when it is the process allocator (the server binary links it).
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
+    __attribute__((weak));
+extern "C" void malloc_stats_print(void (*write_cb)(void*, const char*), void* cbopaque, const char* opts)
+    __attribute__((weak));
+
 namespace kvrocks {
 
 namespace {
@@ -201,11 +207,33 @@ void Memory(CommandCall& call) {
   const std::string& sub = a[1];
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "MALLOC-STATS",
+                            "    Return internal statistics report from the memory allocator.",
+                            "PURGE",
+                            "    Attempt to purge dirty pages for reclamation by the allocator.",
                             "USAGE <key> [SAMPLES <count>]",
                             "    Return memory in bytes used by <key> and its value. Nested values are",
                             "    sampled up to <count> times (default: 5, 0 means sample all).",
                             "HELP",
                             "    Prints this help."});
+  }
+  if (EqualsIgnoreCase(sub, "malloc-stats") && a.size() == 2) {
+    if (malloc_stats_print == nullptr) return reply::Bulk(call.out, "Stats not supported for the current allocator");
+    std::string text;
+    malloc_stats_print([](void* out, const char* s) { static_cast<std::string*>(out)->append(s); }, &text, nullptr);
+    return reply::Verbatim(call.out, text, call.resp);
+  }
+  if (EqualsIgnoreCase(sub, "purge") && a.size() == 2) {
+    // Redis' jemalloc_purge: arena <narenas> stands for all arenas.
+    if (mallctl != nullptr) {
+      unsigned narenas = 0;
+      size_t sz = sizeof(narenas);
+      if (mallctl("arenas.narenas", &narenas, &sz, nullptr, 0) != 0 ||
+          mallctl(("arena." + std::to_string(narenas) + ".purge").c_str(), nullptr, nullptr, nullptr, 0) != 0) {
+        return ReplyError(call, "ERR Error purging dirty pages");
+      }
+    }
+    return reply::Ok(call.out);
   }
   if (!EqualsIgnoreCase(sub, "usage")) return ReplyUnknownSubcommand(call, "MEMORY");
   if (a.size() != 3 && a.size() != 5) {
@@ -257,7 +285,7 @@ void RegisterDebugCommands(CommandTable* t) {
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
            {"debug|digest-value", 0}}});
   t->Add({"memory", -2, kCmdReadOnly, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
-          "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}}});
+          "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2}}});
 }
 
 }  // namespace kvrocks

@@ -178,6 +178,27 @@ def test_memory_usage_and_debug_object(kvrocks_server):
     assert b"encoding:int" in r.execute_command("DEBUG", "OBJECT", "n")
 
 
+def test_memory_purge_and_malloc_stats_as_redis(kvrocks_server, redis_ref):
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    d("MEMORY", "PURGE")
+    d("MEMORY", "PURGE", "x")
+    d("MEMORY", "MALLOC-STATS", "x")
+    d("MEMORY", "NOSUCH")
+    for c in (d.kv, d.ref):
+        stats = c.call("MEMORY", "MALLOC-STATS")  # jemalloc's own report (both link jemalloc)
+        assert stats.split(b"\r\n", 1)[1].startswith(b"___ Begin jemalloc statistics ___\n")
+        assert stats.endswith(b"--- End jemalloc statistics ---\n\r\n")
+    kv_help = d.kv.call("MEMORY", "HELP")
+    ref_help = [line for line in d.ref.call("MEMORY", "HELP").split(b"\r\n")]
+    # Redis' help less DOCTOR and STATS (and their lines), which kvrocks does not have.
+    drop = {b"+DOCTOR", b"+    Return memory problems reports.", b"+STATS",
+            b"+    Return information about the memory usage of the server."}
+    kept = [line for line in ref_help if line not in drop]
+    kept[0] = b"*%d" % (int(ref_help[0][1:]) - 4)
+    assert kv_help == b"\r\n".join(kept)
+    d.close()
+
+
 def test_debug_disabled_by_default(fresh_server):
     fresh_server.extra = ["--enable-debug-command", "no"]
     srv = fresh_server.start()
