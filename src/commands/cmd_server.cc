@@ -850,6 +850,8 @@ void Latency(CommandCall& call) {
     return ReplyHelp(call, {"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                             "DOCTOR",
                             "    Return a human readable latency analysis report.",
+                            "GRAPH <event>",
+                            "    Return an ASCII latency graph for the <event> class.",
                             "HISTORY <event>",
                             "    Return time-latency samples for the <event> class.",
                             "LATEST",
@@ -900,6 +902,14 @@ void Latency(CommandCall& call) {
     return reply::Integer(call.out, mon.Reset(std::vector<std::string>(a.begin() + 2, a.end())));
   }
   if (EqualsIgnoreCase(sub, "histogram")) return LatencyHistogramReply(call);
+  if (EqualsIgnoreCase(sub, "graph")) {
+    if (a.size() != 3) return ReplySubcommandArity(call);
+    std::string graph;
+    if (!mon.Graph(a[2], static_cast<int64_t>(time(nullptr)), &graph)) {
+      return ReplyError(call, "ERR No samples available for event '" + a[2] + "'");
+    }
+    return reply::Verbatim(call.out, graph, call.resp);
+  }
   if (EqualsIgnoreCase(sub, "doctor")) {
     if (a.size() != 2) return ReplySubcommandArity(call);
     return reply::Verbatim(call.out, mon.Doctor(call.server->config()->latency_monitor_threshold), call.resp);
@@ -926,7 +936,7 @@ void RegisterServerCommands(CommandTable* t) {
   t->Add({"latency", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Latency, "server",
           "A container for latency diagnostics commands.", "2.8.13", nullptr,
           {{"latency|doctor", 2}, {"latency|help", 2}, {"latency|history", 3}, {"latency|latest", 2},
-           {"latency|reset", -2}, {"latency|histogram", -2}}});
+           {"latency|reset", -2}, {"latency|histogram", -2}, {"latency|graph", 3}}});
   t->Add({"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSave, "server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"});
   t->Add({"save", 1, kCmdAdmin | kCmdNoScript | kCmdDenyMulti, 0, 0, 0, Save, "server", "Synchronously saves the database(s) to disk.", "1.0.0"});
   t->Add({"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, BgSave, "server", "Asynchronously saves the database(s) to disk.", "1.0.0"});

@@ -1,5 +1,6 @@
 #include "stats/latency.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -90,6 +91,90 @@ std::string LatencyMonitor::Doctor(int64_t threshold_ms) {
       "- kvrocks keeps data in RocksDB: check INFO rocksdb for flushes, compactions and write stalls around the "
       "spikes.\n";
   return report;
+}
+
+bool LatencyMonitor::Graph(const std::string& event, int64_t now, std::string* out) {
+  Series ts;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = events_.find(event);
+    if (it == events_.end()) return false;
+    ts = it->second;
+  }
+  std::vector<std::pair<double, std::string>> samples;
+  int64_t low = 0, high = 0;
+  for (int j = 0; j < kSamples; j++) {
+    const Sample& s = ts.samples[(ts.idx + j) % kSamples];
+    if (s.time == 0) continue;
+    high = samples.empty() ? s.latency : std::max(high, s.latency);
+    low = samples.empty() ? s.latency : std::min(low, s.latency);
+    int64_t ago = now - s.time;
+    std::string label = ago < 60     ? std::to_string(ago) + "s"
+                        : ago < 3600 ? std::to_string(ago / 60) + "m"
+                        : ago < 86400 ? std::to_string(ago / 3600) + "h"
+                                      : std::to_string(ago / 86400) + "d";
+    samples.emplace_back(static_cast<double>(s.latency), label);
+  }
+  constexpr int kColumns = 80;
+  *out = event + " - high " + std::to_string(high) + " ms, low " + std::to_string(low) + " ms (all time high " +
+         std::to_string(ts.max) + " ms)\n" + std::string(kColumns, '-') + "\n" + Sparkline(samples, kColumns, 4);
+  return true;
+}
+
+std::string LatencyMonitor::Sparkline(const std::vector<std::pair<double, std::string>>& samples, int columns,
+                                      int rows) {
+  static const char kFill[] = "_o#";
+  constexpr int kCharsetLen = 3;
+  constexpr int kLabelMarginTop = 1;
+  if (samples.empty()) return "";
+  double min = samples[0].first, max = samples[0].first;
+  bool labels = false;
+  for (const auto& [value, label] : samples) {
+    min = std::min(min, value);
+    max = std::max(max, value);
+    labels = labels || !label.empty();
+  }
+  double relmax = max - min;
+  if (relmax == 0) relmax = 1;
+  const int steps = kCharsetLen * rows;
+  std::string out;
+  for (size_t offset = 0; offset < samples.size(); offset += static_cast<size_t>(columns)) {
+    size_t len = std::min(samples.size() - offset, static_cast<size_t>(columns));
+    if (offset != 0) out += "\n";
+    for (int row = 0;; row++) {
+      std::string line(len, ' ');
+      bool more = false;
+      for (size_t j = 0; j < len; j++) {
+        const auto& [value, label] = samples[offset + j];
+        // As Redis computes it: the product truncated to int before the division.
+        int step = static_cast<int>(static_cast<int>((value - min) * steps) / relmax);
+        if (step < 0) step = 0;
+        if (step >= steps) step = steps - 1;
+        if (row < rows) {
+          more = true;
+          int charidx = step - (rows - row - 1) * kCharsetLen;
+          if (charidx >= 0 && charidx < kCharsetLen) {
+            line[j] = kFill[charidx];
+          } else if (charidx >= kCharsetLen) {
+            line[j] = '|';
+          }
+        } else {
+          if (labels && row - rows < kLabelMarginTop) {  // a blank line above the labels
+            more = true;
+            break;
+          }
+          int label_char = row - rows - kLabelMarginTop;
+          if (static_cast<int>(label.size()) > label_char) {
+            more = true;
+            line[j] = label[static_cast<size_t>(label_char)];
+          }
+        }
+      }
+      if (!more) break;
+      out += line + "\n";
+    }
+  }
+  return out;
 }
 
 }  // namespace kvrocks

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvrocks {
@@ -32,6 +33,15 @@ class LatencyMonitor {
   int Reset(const std::vector<std::string>& events);
   // LATENCY DOCTOR's text; threshold_ms is the current setting.
   std::string Doctor(int64_t threshold_ms);
+  // LATENCY GRAPH's text for event at unix time now (labels say how long ago each
+  // sample was); false if the event has no samples.
+  bool Graph(const std::string& event, int64_t now, std::string* out);
+
+  // Redis' sparkline (sparkline.c with SPARKLINE_FILL): each value a column of
+  // `rows` text lines scaled between the smallest and largest value, "_o#" steps
+  // within a line and '|' below, then the labels written downwards; `columns`
+  // values per block.
+  static std::string Sparkline(const std::vector<std::pair<double, std::string>>& samples, int columns, int rows);
 
  private:
   std::mutex mu_;

@@ -8,7 +8,7 @@ import threading
 import pytest
 import redis
 
-from conftest import RawClient
+from conftest import Differ, RawClient
 
 # Where Redis' histogram reports (the highest value equivalent to 1024 ns * 2^k, in us).
 BUCKETS = {1, 2, 4, 8, 16, 33, 66, 132, 264, 528, 1056, 2113, 4227, 8454, 16908, 33816, 67633, 135266, 270532,
@@ -153,5 +153,26 @@ def test_latency_tracking_off_records_nothing(both):
 
 def test_latency_help(both):
     kv, ref = both
-    assert kv.execute_command("LATENCY", "HELP") == [
-        line for line in ref.execute_command("LATENCY", "HELP") if b"GRAPH" not in line and b"ASCII" not in line]
+    assert kv.execute_command("LATENCY", "HELP") == ref.execute_command("LATENCY", "HELP")
+
+
+def test_latency_graph(kvrocks_server, redis_ref):
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    d("LATENCY", "RESET")
+    d("LATENCY", "GRAPH", "command")
+    d("LATENCY", "GRAPH")
+    d("LATENCY", "GRAPH", "a", "b")
+    graphs = []
+    for c in (d.kv, d.ref):
+        c.call("CONFIG", "SET", "latency-monitor-threshold", "1")
+        c.call("DEBUG", "SLEEP", "0.01")
+        graphs.append(c.call("LATENCY", "GRAPH", "command").decode())
+        c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+        c.call("LATENCY", "RESET")
+    for g in graphs:
+        head, rule, rest = g.split("\r\n", 1)[1].split("\n", 2)
+        assert re.fullmatch(r"command - high (\d+) ms, low \1 ms \(all time high \1 ms\)", head), g
+        assert rule == "-" * 80
+        # One sample: the lowest step on the bottom line, a blank line, then its label ("0s" or "1s").
+        assert re.fullmatch(r" \n \n \n_\n \n[01]\ns\n\r\n", rest), g
+    d.close()
