@@ -410,12 +410,16 @@ void Object(CommandCall& call) {
         "FREQ <key>",
         "    Return the access frequency index of the <key>. The returned integer is",
         "    proportional to the logarithm of the recent access frequency of the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
         "HELP",
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
   }
   bool encoding = EqualsIgnoreCase(sub, "encoding"), freq = EqualsIgnoreCase(sub, "freq");
-  if (encoding || freq) {
+  bool refcount = EqualsIgnoreCase(sub, "refcount");
+  if (encoding || freq || refcount) {
     if (call.args.size() != 3) return ReplySubcommandArity(call);
     Database db = CurrentDb(call);
     LoadedKey lk;
@@ -429,7 +433,15 @@ void Object(CommandCall& call) {
                           "that when switching between policies at runtime LRU and LFU data will take some time to "
                           "adjust.");
     }
-    return reply::Bulk(call.out, KeyEncoding(lk));
+    std::string enc = KeyEncoding(lk);
+    if (refcount) {
+      // Redis keeps one shared object for each integer 0..9999 (OBJ_SHARED_INTEGERS)
+      // and answers INT_MAX for it; every other value has one reference.
+      int64_t v = 0;
+      bool shared = enc == "int" && ParseInt64(std::string_view(lk.raw).substr(9), &v) && v >= 0 && v < 10000;
+      return reply::Integer(call.out, shared ? 2147483647 : 1);
+    }
+    return reply::Bulk(call.out, enc);
   }
   ReplyUnknownSubcommand(call, "OBJECT");
 }
@@ -464,7 +476,7 @@ void RegisterKeyspaceCommands(CommandTable* t) {
   t->Add({"flushdb", -1, w | kCmdExclusive, 0, 0, 0, FlushDb, "server", "Remove all keys from the current database.", "1.0.0"});
   t->Add({"flushall", -1, w | kCmdExclusive, 0, 0, 0, FlushAll, "server", "Removes all keys from all databases.", "1.0.0"});
   t->Add({"object", -2, r | kCmdSlow, 2, 2, 1, Object, "generic", "A container for object introspection commands.",
-          "2.2.3", nullptr, {{"object|encoding", 3}, {"object|freq", 3}, {"object|help", 2}}});
+          "2.2.3", nullptr, {{"object|encoding", 3}, {"object|freq", 3}, {"object|help", 2}, {"object|refcount", 3}}});
 }
 
 }  // namespace kvrocks

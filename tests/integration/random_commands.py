@@ -402,7 +402,7 @@ class Gen:
         if c == 12:
             return ["UNLINK"] + self.some(KEYS)
         if c == 13:
-            return ["OBJECT", "ENCODING", k]
+            return ["OBJECT", self.pick(["ENCODING", "REFCOUNT"]), k]
         return ["SORT", k] + self.pick([[], ["ALPHA"], ["DESC", "ALPHA"], ["LIMIT", "0", "2", "ALPHA"]])
 
     # --- lists

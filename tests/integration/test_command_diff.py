@@ -112,6 +112,7 @@ def test_getkeys(pair):
                    GEOSEARCHSTORE d k FROMMEMBER m BYRADIUS 1 km
                    MEMORY USAGE k
                    OBJECT ENCODING k
+                   OBJECT REFCOUNT k
                    BITOP AND d a b""".splitlines():
         cmd = line.split()
         assert raw(k, "COMMAND", "GETKEYS", *cmd) == raw(r, "COMMAND", "GETKEYS", *cmd), cmd

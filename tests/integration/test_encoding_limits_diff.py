@@ -112,3 +112,50 @@ def test_zset_encoding_follows_the_limits(limits):
     ZADD e 1 a
     OBJECT ENCODING e
     """)
+
+
+def test_object_refcount(diff):
+    """Redis shares one object per integer 0..9999 (refcount INT_MAX); others have 1."""
+    diff.run("""
+    SET n 123
+    SET big 12345
+    SET neg -5
+    SET s abc
+    INCR c
+    SET e 0 EX 100
+    SET a 1
+    APPEND a 2
+    SET lz 0123
+    SET nine 9999
+    SET ten 10000
+    GETSET g 7
+    LPUSH l 1
+    HSET h f 1
+    OBJECT REFCOUNT n
+    OBJECT REFCOUNT big
+    OBJECT REFCOUNT neg
+    OBJECT REFCOUNT s
+    OBJECT REFCOUNT c
+    OBJECT REFCOUNT e
+    OBJECT REFCOUNT a
+    OBJECT REFCOUNT lz
+    OBJECT REFCOUNT nine
+    OBJECT REFCOUNT ten
+    OBJECT REFCOUNT g
+    OBJECT REFCOUNT l
+    OBJECT REFCOUNT h
+    OBJECT REFCOUNT nokey
+    OBJECT REFCOUNT
+    OBJECT REFCOUNT a b
+    """)
+
+
+def test_object_help_is_redis_less_idletime(diff):
+    kv, ref = diff.kv.call("OBJECT", "HELP"), diff.ref.call("OBJECT", "HELP")
+    idle = [b"IDLETIME <key>", b"    Return the idle time of the <key>, that is the approximated number of",
+            b"    seconds elapsed since the last access to the key."]
+    for line in idle:
+        assert line in ref
+        ref = ref.replace(b"+" + line + b"\r\n", b"")
+    count = int(ref.split(b"\r\n", 1)[0][1:]) - len(idle)
+    assert kv == b"%c%d\r\n" % (ref[0], count) + ref.split(b"\r\n", 1)[1]
