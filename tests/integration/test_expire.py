@@ -47,3 +47,30 @@ def test_expired_key_can_be_recreated(r):
     assert r.ttl("k") == -1
     time.sleep(0.3)
     assert r.get("k") == b"new"
+
+
+def test_a_long_expire_cycle_is_a_latency_event(r):
+    """As Redis' activeExpireCycle: a pass that takes latency-monitor-threshold ms or
+    more is an "expire-cycle" sample of the latency monitor."""
+    r.execute_command("LATENCY", "RESET")
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        p = r.pipeline(transaction=False)
+        for i in range(30000):
+            p.set(f"e:{i}", "v", px=1)
+        p.execute()
+        time.sleep(0.05)
+        r.config_set("latency-monitor-threshold", 1)
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        deadline = time.time() + 30
+        while time.time() < deadline and r.dbsize() > 0:
+            time.sleep(0.05)
+        assert r.dbsize() == 0
+        events = {e[0] for e in r.execute_command("LATENCY", "LATEST")}
+        assert b"expire-cycle" in events
+        graph = r.execute_command("LATENCY", "GRAPH", "expire-cycle")
+        assert graph.startswith(b"expire-cycle - high ")
+    finally:
+        r.config_set("latency-monitor-threshold", 0)
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        r.execute_command("LATENCY", "RESET")
