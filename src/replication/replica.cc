@@ -382,7 +382,8 @@ Status Replica::StreamCommands(MasterLink* link) {
     Status s = ApplyBuffered(link, &more);
     if (!s.ok()) return s;
     uint64_t now = NowMonoMs();
-    priority.Update(!more && link->Unread() == 0, now, cfg->replica_idle_apply_max_lag_ms);
+    int max_lag_ms = cfg->replica_idle_apply_max_lag_ms;  // 0: no socket check needed
+    priority.Update(max_lag_ms > 0 && !more && link->Unread() == 0, now, max_lag_ms);
     if (now - last_ack >= 1000) {
       if (!(s = link->SendCommand({"REPLCONF", "ACK", std::to_string(applier_.offset())})).ok()) return s;
       last_ack = now;
