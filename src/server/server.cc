@@ -511,8 +511,10 @@ void Server::ActiveExpireLoop() {
     uint64_t start_us = MonotonicUs();
     for (int db = 0; db < Storage::kMaxDatabases; db++) {
       if (storage_->KeyCount(static_cast<uint8_t>(db)) == 0) continue;
-      // Keep going while a cycle finds a full batch of expired keys.
-      while (!stop_ && ExpireCycle(static_cast<uint8_t>(db), 200) == 200) {
+      // Keep going while a cycle finds a full batch of expired keys; DEBUG SET-ACTIVE-EXPIRE 0
+      // stops a pass that is under way, since keys written after it could keep it going.
+      std::string cursor;
+      while (!stop_ && config_->active_expire && ExpireCycle(static_cast<uint8_t>(db), 200, &cursor) == 200) {
       }
     }
     // As Redis' activeExpireCycle: the whole pass is one "expire-cycle" latency sample.
@@ -522,10 +524,10 @@ void Server::ActiveExpireLoop() {
   }
 }
 
-size_t Server::ExpireCycle(uint8_t db, size_t budget) {
+size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor) {
   uint64_t now = NowMs();
   uint64_t floor = storage_->ExpireFloor(db);
-  std::string lower = EncodeExpireKey(db, floor, "");
+  std::string lower = cursor->empty() ? EncodeExpireKey(db, floor, "") : *cursor;
   std::string upper = EncodeExpireKey(db, now + 1, "");
   rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions ro;
@@ -540,10 +542,10 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
     due.emplace_back(expire, std::string(key));
   }
   if (due.empty()) {
-    // Nothing due before now: later scans can start near here. The margin covers
-    // writes that computed an expiry just before now but committed after this scan.
+    // Nothing due between the floor and now: later scans can start near here. The margin
+    // covers writes that computed an expiry just before now but committed after this scan.
     constexpr uint64_t kMarginMs = 2000;
-    if (now > floor + kMarginMs) storage_->RaiseExpireFloor(db, floor, now - kMarginMs);
+    if (cursor->empty() && now > floor + kMarginMs) storage_->RaiseExpireFloor(db, floor, now - kMarginMs);
     return 0;
   }
   Context ctx(storage_);
@@ -574,6 +576,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget) {
     }
     ctx.Delete(ColumnFamily::kExpire, EncodeExpireKey(db, e, k));
   }
+  *cursor = EncodeExpireKey(db, due.back().first, due.back().second);
   if (ctx.Commit().ok()) {
     stats_.expired_keys += expired;
     if (!ctx.touched().empty()) TouchKeys(ctx.touched());

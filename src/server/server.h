@@ -151,7 +151,10 @@ class Server {
  private:
   void ActiveExpireLoop();
   // Deletes expired keys of one physical db; returns how many index entries were processed.
-  size_t ExpireCycle(uint8_t db, size_t budget);
+  // *cursor (empty at the start of a pass) is where the scan starts and, on return, the last
+  // entry processed: later cycles of the pass do not walk again over the tombstones of
+  // entries this pass deleted, which made a pass over n due keys quadratic.
+  size_t ExpireCycle(uint8_t db, size_t budget, std::string* cursor);
 
   Config* config_;
   Storage* storage_;
