@@ -184,7 +184,7 @@ void Debug(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "object") && a.size() == 3) return DebugObject(call);
   if (EqualsIgnoreCase(sub, "set-active-expire") && a.size() == 3) {
-    call.server->config()->active_expire = a[2] != "0";
+    call.server->SetActiveExpire(a[2] != "0");
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "digest-value") && a.size() >= 2) {

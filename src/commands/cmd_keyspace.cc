@@ -279,22 +279,34 @@ void Move(CommandCall& call) {
   reply::Integer(call.out, copied ? 1 : 0);
 }
 
-// The watched keys of physical db `watched_db` that exist in any of `dbs`: the
-// ones a whole-database operation changes (Redis' touchAllWatchedKeysInDb).
-std::vector<std::pair<uint8_t, std::string>> ExistingWatchedKeys(CommandCall& call, uint8_t watched_db,
-                                                                 std::initializer_list<uint8_t> dbs) {
-  std::vector<std::pair<uint8_t, std::string>> out;
-  for (const auto& key : call.server->WatchedKeys(watched_db)) {
-    for (uint8_t d : dbs) {
-      Database db(call.ctx, d);
-      bool exists = false;
-      if (db.Exists(key, &exists).ok() && exists) {
-        out.emplace_back(watched_db, key);
-        break;
-      }
-    }
+// A watched key's state in physical db d.
+Server::WatchedState WatchedStateIn(CommandCall& call, uint8_t d, const std::string& key) {
+  Database db(call.ctx, d);
+  LoadedKey lk;
+  if (!db.Peek(key, &lk).ok() || !lk.on_disk) return Server::WatchedState::kAbsent;
+  return lk.live ? Server::WatchedState::kLive : Server::WatchedState::kStale;
+}
+
+// What a whole-database operation does to the keys watched in physical db
+// `emptied`: each goes from its state there to its state in `replaced_with`
+// (SWAPDB) or to absent (FLUSHDB, FLUSHALL). Read before the operation, applied
+// (Server::TouchWatchedInDbChange) after it.
+struct WatchedChange {
+  uint8_t db;
+  std::string key;
+  Server::WatchedState before, after;
+};
+void AddWatchedChanges(CommandCall& call, uint8_t emptied, const uint8_t* replaced_with,
+                       std::vector<WatchedChange>* out) {
+  for (auto& key : call.server->WatchedKeys(emptied)) {
+    Server::WatchedState before = WatchedStateIn(call, emptied, key);
+    Server::WatchedState after =
+        replaced_with ? WatchedStateIn(call, *replaced_with, key) : Server::WatchedState::kAbsent;
+    out->push_back(WatchedChange{emptied, std::move(key), before, after});
   }
-  return out;
+}
+void ApplyWatchedChanges(CommandCall& call, const std::vector<WatchedChange>& changes) {
+  for (const auto& c : changes) call.server->TouchWatchedInDbChange(c.db, c.key, c.before, c.after);
 }
 
 void SwapDb(CommandCall& call) {
@@ -308,11 +320,12 @@ void SwapDb(CommandCall& call) {
   if (s.ok() && a != b) {
     uint8_t pa = call.server->storage()->PhysicalDb(static_cast<int>(a));
     uint8_t pb = call.server->storage()->PhysicalDb(static_cast<int>(b));
-    auto touched = ExistingWatchedKeys(call, pa, {pa, pb});
-    for (auto& k : ExistingWatchedKeys(call, pb, {pa, pb})) touched.push_back(k);
+    std::vector<WatchedChange> changes;
+    AddWatchedChanges(call, pa, &pb, &changes);
+    AddWatchedChanges(call, pb, &pa, &changes);
     s = call.server->storage()->SwapDb(static_cast<int>(a), static_cast<int>(b));
     if (s.ok()) {
-      call.server->TouchKeys(touched);
+      ApplyWatchedChanges(call, changes);
       call.server->SwapWatchedDbs(pa, pb);
       // Blocked clients stay in their database, which now holds the other's keys.
       call.server->SignalBlockedInDbs({static_cast<int>(a), static_cast<int>(b)});
@@ -342,10 +355,11 @@ void FlushDb(CommandCall& call) {
   if (!FlushOptions(call)) return;
   Status s = call.ctx->Commit();
   uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
-  auto touched = ExistingWatchedKeys(call, db, {db});
+  std::vector<WatchedChange> changes;
+  AddWatchedChanges(call, db, nullptr, &changes);
   if (s.ok()) s = call.server->storage()->FlushDb(db);
   if (!s.ok()) return ReplyStatusError(call, s);
-  call.server->TouchKeys(touched);
+  ApplyWatchedChanges(call, changes);
   call.server->tracking().InvalidateAll();
   call.server->SignalBlockedInDbs({call.conn->db});
   reply::Ok(call.out);
@@ -354,15 +368,15 @@ void FlushDb(CommandCall& call) {
 void FlushAll(CommandCall& call) {
   if (!FlushOptions(call)) return;
   Status s = call.ctx->Commit();
-  std::vector<std::pair<uint8_t, std::string>> touched;
+  std::vector<WatchedChange> changes;
   for (int i = 0; i < Storage::kMaxDatabases && s.ok(); i++) {
     auto db = static_cast<uint8_t>(i);
     if (call.server->storage()->KeyCount(db) == 0) continue;
-    for (auto& k : ExistingWatchedKeys(call, db, {db})) touched.push_back(k);
+    AddWatchedChanges(call, db, nullptr, &changes);
     s = call.server->storage()->FlushDb(db);
   }
   if (!s.ok()) return ReplyStatusError(call, s);
-  call.server->TouchKeys(touched);
+  ApplyWatchedChanges(call, changes);
   call.server->tracking().InvalidateAll();
   std::vector<int> all(static_cast<size_t>(call.server->config()->databases));
   for (size_t i = 0; i < all.size(); i++) all[i] = static_cast<int>(i);

@@ -20,19 +20,10 @@ void ReplyValueOrNull(CommandCall& call, const Status& s, const std::string& val
   }
 }
 
-void CountLookup(CommandCall& call, const Status& s) {
-  if (s.ok()) {
-    call.server->stats().keyspace_hits.fetch_add(1, std::memory_order_relaxed);
-  } else if (s.IsNotFound()) {
-    call.server->stats().keyspace_misses.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
 void Get(CommandCall& call) {
   Database db = CurrentDb(call);
   std::string v;
   Status s = RedisString(&db).Get(call.args[1], &v);
-  CountLookup(call, s);
   ReplyValueOrNull(call, s, v);
 }
 
@@ -211,7 +202,6 @@ void MGet(CommandCall& call) {
   std::string v;
   for (size_t i = 1; i < call.args.size(); i++) {
     Status s = str.Get(call.args[i], &v);
-    CountLookup(call, s);
     if (s.ok()) {
       reply::Bulk(call.out, v);
     } else {

@@ -39,7 +39,12 @@ void Discard(CommandCall& call) {
 void Watch(CommandCall& call) {
   if (call.conn->in_multi) return ReplyError(call, "ERR WATCH inside MULTI is not allowed");
   uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
-  for (size_t i = 1; i < call.args.size(); i++) call.server->Watch(call.conn, db, call.args[i]);
+  Database d(call.ctx, db);
+  for (size_t i = 1; i < call.args.size(); i++) {
+    LoadedKey lk;
+    bool stale = d.Peek(call.args[i], &lk).ok() && lk.on_disk && !lk.live;
+    call.server->Watch(call.conn, db, call.args[i], stale);
+  }
   reply::Ok(call.out);
 }
 

@@ -1,6 +1,7 @@
 #include "commands/script_runner.h"
 
 #include "commands/command_keys.h"
+#include "commands/expire_on_access.h"
 #include "commands/helpers.h"
 #include "common/time_util.h"
 #include "replication/replica.h"
@@ -48,11 +49,13 @@ class CommandScriptHost : public scripting::ScriptHost {
     size_t touched_before = call_.ctx->touched().size();
     size_t reply_start = reply->size();
     if ((spec->flags & kCmdReadOnly) && call_.conn->tracking) RememberScriptKeys();
+    call_.ctx->ClearLookups();
     try {
       spec->handler(nested);
     } catch (const std::exception& e) {
       reply::Error(reply, std::string("ERR internal error: ") + e.what());
     }
+    DeleteExpiredFound(nested);
     if (counters != nullptr) {
       // As Redis' call() from a script: counted with its duration, not in the slowlog.
       uint64_t dur = MonotonicUs() - start_us;

@@ -77,7 +77,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   }
   offset_ = safe;
   read_offset_ = pos;
-  if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched());
+  if (!ctx.touched().empty()) server_->TouchKeys(ctx.touched(), &ctx.touch_kinds());
   server_->KeysChanged(ctx.touched(), 0);  // the master's writes, as a Redis replica invalidates them
   PublishEvents(server_, TakePendingEvents());
   batch->consumed = complete;
@@ -138,7 +138,7 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
     }
     CommandCall call{server_, master_, args, ctx, &out, in_exec, 2, true};
     size_t touched_before = ctx->touched().size();
-    ctx->set_unread_replace_ok(!NeedsCreatedKeys(server_));
+    ctx->set_unread_replace_ok(!NeedsPriorKeyState(server_));
     try {
       spec->handler(call);
     } catch (const std::exception& e) {

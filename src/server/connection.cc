@@ -51,6 +51,16 @@ void Connection::Start() {
 void Connection::OnEvent(evutil_socket_t, short what, void* arg) {
   auto* self = static_cast<Connection*>(arg);
   if (what & EV_READ) {
+    if (self->worker_->HasPosted()) {
+      // What other workers posted before these bytes were sent (a message a PUBLISH
+      // delivered, an invalidation) goes out before the reply to them, in the order a
+      // single-threaded Redis keeps.
+      Worker* worker = self->worker_;
+      uint64_t id = self->id();
+      worker->RunPosted();
+      self = worker->Find(id);  // a posted task may have closed it
+      if (self == nullptr) return;
+    }
     self->OnReadable();  // may destroy self
     return;
   }

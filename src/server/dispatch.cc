@@ -10,6 +10,7 @@
 
 #include "commands/command.h"
 #include "commands/command_keys.h"
+#include "commands/expire_on_access.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/replica.h"
@@ -32,13 +33,15 @@ namespace {
 // (a bug, or std::bad_alloc) is turned into an error reply instead of ending
 // the server.
 void Invoke(const CommandSpec& spec, CommandCall& call) {
-  call.ctx->set_unread_replace_ok(!NeedsCreatedKeys(call.server));
+  call.ctx->set_unread_replace_ok(!NeedsPriorKeyState(call.server));
+  call.ctx->ClearLookups();  // only this command's lookups count
   try {
     spec.handler(call);
   } catch (const std::exception& e) {
     LOG(ERROR) << "Command '" << spec.name << "' failed: " << e.what();
     reply::Error(call.out, std::string("ERR internal error: ") + e.what());
   }
+  DeleteExpiredFound(call);
 }
 
 std::vector<uint64_t> LockKeys(Server* srv, Connection* conn, const CommandSpec& spec,
@@ -262,6 +265,8 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
   batcher->Commit();
   MultiLockGuard guard(srv->storage()->locks());
   Context ctx(srv->storage());
+  ctx.set_expired_counter(&srv->stats().expired_keys);
+  ctx.set_record_lookups(true);
   fn(&ctx);
   Status s = ctx.Commit();
   if (!s.ok()) {
@@ -269,7 +274,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     reply::Error(&err, "ERR " + s.message());
     conn->Write(err);
   }
-  srv->TouchKeys(ctx.touched());
+  srv->TouchKeys(ctx.touched(), &ctx.touch_kinds());
   if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id());
 }
 
@@ -366,7 +371,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     }
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
     if (!ctx->touched().empty()) {
-      srv->TouchKeys(ctx->touched());
+      srv->TouchKeys(ctx->touched(), &ctx->touch_kinds());
       batcher->NoteChanged(ctx, conn->id());
     }
     if (conn->block.requested) {
@@ -384,6 +389,22 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   if (!retry) FeedMonitors(srv, conn, spec, args, false);
   Finish(srv, conn, spec, args, *out, reply_start, start, retry);
 }
+
+namespace {
+
+// Whether a key conn watched while it was live has expired since (Redis'
+// isWatchedKeyExpired): EXEC fails then, deleted or not.
+bool WatchedKeyExpired(Server* srv, Connection* conn, Context* ctx) {
+  if (conn->watched.empty()) return false;
+  for (const auto& [db, key] : srv->WatchedLiveBy(conn)) {
+    Database d(ctx, db);
+    LoadedKey lk;
+    if (d.Peek(key, &lk).ok() && lk.on_disk && !lk.live) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 void RunTransaction(Connection* conn, std::string* out) {
   Server* srv = conn->server();
@@ -403,7 +424,7 @@ void RunTransaction(Connection* conn, std::string* out) {
     }
   }
   auto run = [&](Context* ctx, bool all_keys) {
-    bool dirty = conn->watch_dirty.load();
+    bool dirty = conn->watch_dirty.load() || WatchedKeyExpired(srv, conn, ctx);
     srv->UnwatchAll(conn);
     if (dirty) {
       reply::NullArray(out, conn->resp);
@@ -446,7 +467,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   Context* ctx = batcher->ctx();
   run(ctx, false);
   if (!ctx->touched().empty()) {
-    srv->TouchKeys(ctx->touched());
+    srv->TouchKeys(ctx->touched(), &ctx->touch_kinds());
     batcher->NoteChanged(ctx, conn->id());
   }
   FlushEvents(srv, batcher);

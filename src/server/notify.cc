@@ -293,6 +293,12 @@ std::vector<size_t> ReadKeys(const CommandSpec& spec, const std::string& name, c
     if (args.size() > 2 && ParseInt64(args[2], &n) && n > 0) range(3, 3 + static_cast<size_t>(n));
   } else if (name == "bitop") {
     range(3, args.size());
+  } else if (name == "getdel" || name == "getex") {
+    range(1, 2);
+  } else if (name == "set") {
+    for (size_t i = 3; i < args.size(); i++) {
+      if (EqualsIgnoreCase(args[i], "get")) return {1};
+    }
   } else if (name == "sort" || name == "copy" || name == "georadius" || name == "georadiusbymember") {
     range(1, 2);
   } else if (name == "zrangestore" || name == "geosearchstore") {
@@ -315,21 +321,60 @@ void Publish(Server* srv, uint32_t flags, const Event& e) {
 
 }  // namespace
 
-bool NeedsCreatedKeys(Server* srv) {
+bool NeedsPriorKeyState(Server* srv) {
   uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
-  return (flags & kNotifyNew) && (flags & (kNotifyKeyspace | kNotifyKeyevent));
+  return (flags & (kNotifyNew | kNotifyExpired)) && (flags & (kNotifyKeyspace | kNotifyKeyevent));
 }
 
 void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
                           Context& ctx, size_t from) {
   std::vector<Context::NotedEvent> noted = ctx.TakeNotedEvents();
+  // A script's calls reported their own lookups and events.
+  if (std::string_view(spec.group) == "scripting") return ctx.ClearLookups();
   uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
-  if (flags == 0 || !(flags & (kNotifyKeyspace | kNotifyKeyevent))) return;
+  const bool events = flags != 0 && (flags & (kNotifyKeyspace | kNotifyKeyevent));
+  const auto& lookups = ctx.lookups();
+  const bool read_only = (spec.flags & kCmdReadOnly) != 0;
+  Stats& stats = srv->stats();
+  if (read_only && !(events && (flags & kNotifyKeyMiss))) {
+    // Every lookup of a read-only command is a read (the common case: no key names to match).
+    for (const auto& l : lookups) (l.found ? stats.keyspace_hits : stats.keyspace_misses)++;
+    ctx.ClearLookups();
+    if (!events) return;
+  }
+  // The read lookups, in order: those of the keys the command reads (Redis'
+  // lookupKeyRead; a write command's own lookups of what it writes are not).
+  std::string name = ToLower(spec.name);
+  std::vector<const Context::Lookup*> reads;
+  if (!lookups.empty()) {
+    const uint8_t physical = srv->storage()->PhysicalDb(db);
+    std::vector<bool> used(lookups.size());
+    for (size_t i : ReadKeys(spec, name, args)) {
+      for (size_t j = 0; j < lookups.size(); j++) {
+        if (used[j] || lookups[j].db != physical || lookups[j].key != args[i]) continue;
+        used[j] = true;
+        reads.push_back(&lookups[j]);
+        break;
+      }
+    }
+    // (A read-only command's lookups that were not counted above: a keymiss is wanted.)
+    if (read_only) {
+      for (const auto& l : lookups) (l.found ? stats.keyspace_hits : stats.keyspace_misses)++;
+    } else {
+      for (const auto* l : reads) (l->found ? stats.keyspace_hits : stats.keyspace_misses)++;
+    }
+  }
+  if (!events) return ctx.ClearLookups();
   std::vector<Changed> changed;
+  std::vector<Event> expired;  // keys found expired and deleted, in order
   const auto& touched = ctx.touched();
   const auto& kinds = ctx.touch_kinds();
   for (size_t i = from; i < touched.size(); i++) {
     int logical = LogicalDb(srv, touched[i].first, db);
+    if (kinds[i] == Context::TouchKind::kExpired) {
+      expired.push_back(Event{kNotifyExpired, "expired", logical, touched[i].second});
+      continue;
+    }
     Changed* c = nullptr;
     for (auto& x : changed) {
       if (x.db == logical && x.key == touched[i].second) c = &x;
@@ -341,27 +386,32 @@ void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const st
     }
     c->removed = kinds[i] == Context::TouchKind::kRemoved;
   }
+  // Lookups come first, as in Redis: each read's "expired" (the lookup deleted
+  // the key) and "keymiss", then the other keys found expired, then what the
+  // command did.
+  std::vector<bool> expired_done(expired.size());
+  auto emit_expired = [&](size_t k) {
+    if (expired_done[k]) return;
+    expired_done[k] = true;
+    if (flags & kNotifyExpired) pending.push_back(expired[k]);
+  };
+  if (flags & kNotifyKeyMiss) {
+    for (const auto* l : reads) {
+      for (size_t k = 0; k < expired.size(); k++) {
+        if (expired[k].db == db && expired[k].key == l->key) emit_expired(k);
+      }
+      if (!l->found) pending.push_back(Event{kNotifyKeyMiss, "keymiss", db, l->key});
+    }
+  }
+  for (size_t k = 0; k < expired.size(); k++) emit_expired(k);
+  ctx.ClearLookups();
   EventList ev(std::move(changed));
-  std::string name = ToLower(spec.name);
   CommandEvents(name, args, &ev);
   for (auto& e : ev.events()) {
     if (flags & e.cls) pending.push_back(std::move(e));
   }
   for (const auto& n : noted) {
     if (flags & kNotifyStream) pending.push_back(Event{kNotifyStream, n.event, LogicalDb(srv, n.db, db), n.key});
-  }
-  if (flags & kNotifyKeyMiss) {
-    // Reads of missing keys ("keymiss").
-    std::vector<size_t> read_keys = ReadKeys(spec, name, args);
-    if (read_keys.empty()) return;
-    Context read(srv->storage());
-    Database database(&read, srv->storage()->PhysicalDb(db));
-    for (size_t i : read_keys) {
-      bool exists = false;
-      if (database.Exists(args[i], &exists).ok() && !exists) {
-        Publish(srv, flags, Event{kNotifyKeyMiss, "keymiss", db, args[i]});
-      }
-    }
   }
 }
 

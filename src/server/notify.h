@@ -29,13 +29,15 @@ struct KeyspaceEvent {
 // Adds the events of one command, whose writes are ctx's touched keys from
 // index `from` on, to this thread's pending events (db: the client's logical
 // database). Events are published only once the writes are committed, so
-// that a subscriber reading the key sees them: see TakePendingEvents.
+// that a subscriber reading the key sees them: see TakePendingEvents. Also
+// counts the command's read lookups (Context::lookups) in keyspace_hits and
+// keyspace_misses, and forgets them.
 void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
                           Context& ctx, size_t from);
-// Whether the configured events need to know if a write created its key
-// ("new"): if not, writes that replace a key may skip reading it
-// (Context::set_unread_replace_ok).
-bool NeedsCreatedKeys(Server* srv);
+// Whether the configured events need to know what a write replaced (whether
+// it created its key: "new"; whether the key had expired: "expired"): if not,
+// writes that replace a key may skip reading it (Context::set_unread_replace_ok).
+bool NeedsPriorKeyState(Server* srv);
 // This thread's pending events (and dropping those added after a point, for
 // a script that is undone).
 size_t PendingEventCount();

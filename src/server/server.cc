@@ -178,10 +178,10 @@ bool Server::Kill(uint64_t id) {
   return true;
 }
 
-void Server::Watch(Connection* conn, uint8_t db, const std::string& key) {
+void Server::Watch(Connection* conn, uint8_t db, const std::string& key, bool stale) {
   std::lock_guard<std::mutex> g(watch_mu_);
-  auto& set = watched_[{db, key}];
-  if (set.insert(conn).second) {
+  auto& watchers = watched_[{db, key}];
+  if (watchers.emplace(conn, stale).second) {
     conn->watched.emplace_back(db, key);
     watch_count_++;
   }
@@ -203,7 +203,8 @@ void Server::UnwatchAll(Connection* conn) {
   conn->watch_dirty = false;
 }
 
-void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys) {
+void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
+                       const std::vector<Context::TouchKind>* kinds) {
   // As Redis signals a key on every creation, overwrite or deletion (RENAME,
   // COPY, SORT STORE ... onto a list a client waits on; a stream deleted under
   // XREADGROUP): a woken client whose key holds nothing for it blocks on.
@@ -214,11 +215,51 @@ void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys)
   }
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
-  for (auto& k : keys) {
+  for (size_t i = 0; i < keys.size(); i++) {
+    auto it = watched_.find(keys[i]);
+    if (it == watched_.end()) continue;
+    bool gone = kinds != nullptr &&
+                ((*kinds)[i] == Context::TouchKind::kExpired || (*kinds)[i] == Context::TouchKind::kRemoved);
+    for (auto& [c, stale] : it->second) {
+      if (stale && gone) {
+        stale = false;  // a key stale when watched is now gone: logically no change
+        continue;
+      }
+      c->watch_dirty = true;
+    }
+  }
+}
+
+void Server::TouchWatchedInDbChange(uint8_t db, const std::string& key, WatchedState before, WatchedState after) {
+  if (before == WatchedState::kAbsent && after == WatchedState::kAbsent) return;
+  std::lock_guard<std::mutex> g(watch_mu_);
+  auto it = watched_.find({db, key});
+  if (it == watched_.end()) return;
+  for (auto& [c, stale] : it->second) {
+    if (stale) {
+      if (after == WatchedState::kAbsent) {
+        stale = false;  // the stale key is gone
+        continue;
+      }
+      if (after == WatchedState::kStale) continue;  // stale it stays
+    } else if (before == WatchedState::kAbsent && after == WatchedState::kStale) {
+      stale = true;  // no key became a stale one
+      continue;
+    }
+    c->watch_dirty = true;
+  }
+}
+
+std::vector<std::pair<uint8_t, std::string>> Server::WatchedLiveBy(Connection* conn) {
+  std::vector<std::pair<uint8_t, std::string>> out;
+  std::lock_guard<std::mutex> g(watch_mu_);
+  for (const auto& k : conn->watched) {
     auto it = watched_.find(k);
     if (it == watched_.end()) continue;
-    for (Connection* c : it->second) c->watch_dirty = true;
+    auto w = it->second.find(conn);
+    if (w != it->second.end() && !w->second) out.push_back(k);
   }
+  return out;
 }
 
 std::vector<std::pair<uint8_t, std::string>> Server::WatchedBy(Connection* conn) {
@@ -229,11 +270,13 @@ std::vector<std::pair<uint8_t, std::string>> Server::WatchedBy(Connection* conn)
 void Server::SwapWatchedDbs(uint8_t a, uint8_t b) {
   std::lock_guard<std::mutex> g(watch_mu_);
   auto swap_db = [a, b](uint8_t d) { return d == a ? b : (d == b ? a : d); };
-  std::map<std::pair<uint8_t, std::string>, std::set<Connection*>> moved;
+  std::map<std::pair<uint8_t, std::string>, std::map<Connection*, bool>> moved;
   std::set<Connection*> conns;
-  for (auto& [k, set] : watched_) moved[{swap_db(k.first), k.second}] = std::move(set);
+  for (auto& [k, watchers] : watched_) moved[{swap_db(k.first), k.second}] = std::move(watchers);
   watched_.swap(moved);
-  for (auto& [k, set] : watched_) conns.insert(set.begin(), set.end());
+  for (auto& [k, watchers] : watched_) {
+    for (auto& [c, stale] : watchers) conns.insert(c);
+  }
   for (Connection* c : conns) {
     for (auto& w : c->watched) w.first = swap_db(w.first);
   }
@@ -486,6 +529,13 @@ bool Server::BgSave() {
   return true;
 }
 
+void Server::SetActiveExpire(bool on) {
+  expire_switching_ = true;  // a pass under way stops after its current batch
+  std::lock_guard<std::mutex> after_the_pass(expire_pass_mu_);
+  config_->active_expire = on;
+  expire_switching_ = false;
+}
+
 void Server::ActiveExpireLoop() {
   pthread_setname_np(pthread_self(), "active-expire");
   // This thread also switches blob GC and blob compression (Storage::AdjustBlobGc, AdjustBlobCompression).
@@ -507,14 +557,14 @@ void Server::ActiveExpireLoop() {
     if (!tracking_.idle()) tracking_.Trim();
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.
+    std::lock_guard<std::mutex> pass(expire_pass_mu_);
     if (!config_->active_expire || (replica_ && replica_->is_replica()) || ClientsPaused()) continue;
     uint64_t start_us = MonotonicUs();
     for (int db = 0; db < Storage::kMaxDatabases; db++) {
       if (storage_->KeyCount(static_cast<uint8_t>(db)) == 0) continue;
-      // Keep going while a cycle finds a full batch of expired keys; DEBUG SET-ACTIVE-EXPIRE 0
-      // stops a pass that is under way, since keys written after it could keep it going.
+      // Keep going while a cycle finds a full batch of expired keys.
       std::string cursor;
-      while (!stop_ && config_->active_expire && ExpireCycle(static_cast<uint8_t>(db), 200, &cursor) == 200) {
+      while (!stop_ && !expire_switching_ && ExpireCycle(static_cast<uint8_t>(db), 200, &cursor) == 200) {
       }
     }
     // As Redis' activeExpireCycle: the whole pass is one "expire-cycle" latency sample.
@@ -564,7 +614,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor) {
       ctx.Delete(ColumnFamily::kMetadata, meta_key);
       ctx.AddKeyCount(db, -1);
       ctx.AddExpireCount(db, -1);
-      ctx.Touch(db, k, Context::TouchKind::kRemoved);
+      ctx.Touch(db, k, Context::TouchKind::kExpired);
       expired_names.push_back(k);
       expired++;
     } else if (s.ok() && type == RedisType::kHash) {
@@ -579,7 +629,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor) {
   *cursor = EncodeExpireKey(db, due.back().first, due.back().second);
   if (ctx.Commit().ok()) {
     stats_.expired_keys += expired;
-    if (!ctx.touched().empty()) TouchKeys(ctx.touched());
+    if (!ctx.touched().empty()) TouchKeys(ctx.touched(), &ctx.touch_kinds());
     KeysChanged(ctx.touched(), 0);
     NotifyExpired(this, db, expired_names);
   }

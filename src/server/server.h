@@ -21,6 +21,7 @@
 #include "stats/latency.h"
 #include "stats/slowlog.h"
 #include "stats/stats.h"
+#include "storage/context.h"
 #include "storage/storage.h"
 
 namespace kvrocks {
@@ -80,12 +81,26 @@ class Server {
   // Closes a client from any thread; false if no such client.
   bool Kill(uint64_t id);
 
-  // WATCH bookkeeping.
-  void Watch(Connection* conn, uint8_t db, const std::string& key);
+  // WATCH bookkeeping. A key watched while stale (expired, not yet deleted) is
+  // remembered as such, as Redis' watchedKey.expired: its deletion as an expired
+  // key changes nothing for that watcher, and EXEC does not fail for it.
+  void Watch(Connection* conn, uint8_t db, const std::string& key, bool stale);
   void UnwatchAll(Connection* conn);
   // Marks watchers of modified keys dirty and wakes the first client blocked on
   // each (it checks what the key holds now). Called while the key locks are held.
-  void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys);
+  // kinds (Context::touch_kinds, or null: all modified) tells which touches are
+  // deletions (a watcher of a key stale when watched is not dirtied by those).
+  void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
+                 const std::vector<Context::TouchKind>* kinds = nullptr);
+  // A key's state in a database as WATCH sees it.
+  enum class WatchedState { kAbsent, kLive, kStale };
+  // A whole-database operation (FLUSHDB, FLUSHALL, SWAPDB) changed key of physical
+  // db from `before` to `after` (SWAPDB: the other database's state; else absent):
+  // its watchers become dirty or not as in Redis' touchAllWatchedKeysInDb.
+  void TouchWatchedInDbChange(uint8_t db, const std::string& key, WatchedState before, WatchedState after);
+  // The keys conn watches that were not stale when it watched them (EXEC fails
+  // if one of them has expired since, as Redis' isWatchedKeyExpired).
+  std::vector<std::pair<uint8_t, std::string>> WatchedLiveBy(Connection* conn);
   // Client-side caching: keys (physical db, name) changed by client `by` (0:
   // none) are invalidated. Called once the change is visible to readers.
   void KeysChanged(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by) {
@@ -121,6 +136,9 @@ class Server {
   // timer on `timer_worker`) or with UnpauseClients.
   void PauseClients(int64_t until_ms, bool all, Worker* timer_worker);
   void UnpauseClients();
+  // DEBUG SET-ACTIVE-EXPIRE: switches the active-expire cycle; once it returns,
+  // no pass that started before is still deleting keys.
+  void SetActiveExpire(bool on);
   bool ClientsPaused() const;
   // True if conn's command must wait for the pause to end.
   bool PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const;
@@ -175,7 +193,8 @@ class Server {
 
   std::mutex watch_mu_;
   std::atomic<size_t> watch_count_{0};
-  std::map<std::pair<uint8_t, std::string>, std::set<Connection*>> watched_;
+  // Watchers of each key, and whether the key was stale when each watched it.
+  std::map<std::pair<uint8_t, std::string>, std::map<Connection*, bool>> watched_;
 
   std::mutex blocked_mu_;
   std::map<std::pair<uint8_t, std::string>, std::deque<std::pair<Worker*, uint64_t>>> blocked_;
@@ -206,6 +225,9 @@ class Server {
 
   std::atomic<bool> stop_{false};
   std::mutex stop_mu_;
+  // Held by the active-expire thread for a whole pass (see SetActiveExpire).
+  std::mutex expire_pass_mu_;
+  std::atomic<bool> expire_switching_{false};
   std::condition_variable stop_cv_;
   std::thread expire_thread_;
 };

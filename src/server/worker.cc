@@ -89,6 +89,7 @@ void Worker::Post(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> g(posted_mu_);
     posted_.push_back(std::move(fn));
+    has_posted_.store(true, std::memory_order_release);
   }
   event_active(posted_ev_, EV_READ, 0);
 }
@@ -97,6 +98,7 @@ void Worker::AdoptLater(int fd, std::string peer, std::string local) {
   {
     std::lock_guard<std::mutex> g(posted_mu_);
     adopt_queue_.push_back(PendingSocket{fd, std::move(peer), std::move(local)});
+    has_posted_.store(true, std::memory_order_release);
   }
   event_active(posted_ev_, EV_READ, 0);
 }
@@ -117,6 +119,7 @@ void Worker::OnPosted(evutil_socket_t, short, void* arg) {
   {
     std::lock_guard<std::mutex> g(self->posted_mu_);
     fns.swap(self->posted_);
+    self->has_posted_.store(false, std::memory_order_relaxed);
   }
   for (auto& fn : fns) fn();
   std::vector<uint64_t> ids;

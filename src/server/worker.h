@@ -5,6 +5,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include <atomic>
 #include <functional>
 #include <list>
 #include <map>
@@ -42,6 +43,10 @@ class Worker {
   // From a posted task: flush conn after the tasks posted so far have run, so
   // that a burst of messages for one client leaves in one write.
   void FlushAfterPosted(Connection* conn);
+  // Whether tasks were posted and have not run yet (a cheap, racy hint).
+  bool HasPosted() const { return has_posted_.load(std::memory_order_acquire); }
+  // Runs the tasks posted so far now (from an event callback of this worker).
+  void RunPosted() { OnPosted(-1, 0, this); }
 
   Server* server() const { return server_; }
   event_base* base() const { return base_; }
@@ -79,6 +84,7 @@ class Worker {
   event* timer_ev_ = nullptr;
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
+  std::atomic<bool> has_posted_{false};
   struct PendingSocket {
     int fd;
     std::string peer, local;

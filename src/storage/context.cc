@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "common/time_util.h"
 #include "storage/key_encoding.h"
 
 namespace kvrocks {
@@ -314,6 +315,7 @@ Status Context::SettleUnread() {
   for (const UnreadWrite& u : unread_) keys.push_back(meta_key(u));
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
+  const uint64_t now = NowMs();
   // The batch is not applied yet: the database shows each key as it was before its write.
   storage_->db()->MultiGet(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kMetadata), keys.size(), keys.data(),
                            values.data(), statuses.data(), true);
@@ -332,6 +334,8 @@ Status Context::SettleUnread() {
       RedisType type;
       Status s = PeekMetadata(std::string_view(values[j].data(), values[j].size()), &type, &old_expire);
       if (!s.ok()) return s;
+      // The write replaced a key that had expired (the moment of the commit stands for the write's).
+      if (expired_counter_ != nullptr && old_expire != 0 && old_expire <= now) expired_pending_++;
     }
     const uint64_t new_expire = unread_[j].expire_ms;
     if (old_expire == new_expire) continue;
@@ -391,6 +395,9 @@ Status Context::Commit() {
   for (auto& d : deltas_) storage_->AddCountMerges(out, d.db, d.keys, d.expires);
   Status s = storage_->Write(out, without_wal_);
   if (s.ok()) {
+    if (expired_counter_ != nullptr && expired_pending_ != 0) {
+      expired_counter_->fetch_add(expired_pending_, std::memory_order_relaxed);
+    }
     for (auto& d : deltas_) storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
     for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
   }
@@ -398,6 +405,7 @@ Status Context::Commit() {
   deltas_.clear();
   expires_.clear();
   savepoints_.clear();
+  expired_pending_ = 0;
   return s;
 }
 
@@ -469,7 +477,7 @@ void Context::SetSavePoint() {
     plain_.SetSavePoint();
   }
   savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size(), unread_.size(),
-                                  static_cast<size_t>(pending()->Count())});
+                                  static_cast<size_t>(pending()->Count()), expired_pending_});
 }
 
 void Context::RollbackToSavePoint() {
@@ -485,6 +493,7 @@ void Context::RollbackToSavePoint() {
   }
   touched_.resize(sp.touched);
   touch_kinds_.resize(sp.touched);
+  expired_pending_ = sp.expired;
   if (noted_events_.size() > sp.noted) noted_events_.resize(sp.noted, NotedEvent{0, "", ""});
   savepoints_.pop_back();
 }
@@ -506,6 +515,15 @@ void Context::Rollback() {
   unread_.clear();
   unread_keys_.clear();
   touched_.clear();
+  expired_pending_ = 0;
+}
+
+std::vector<std::pair<uint8_t, std::string>> Context::TakeExpiredFound() {
+  std::vector<std::pair<uint8_t, std::string>> out;
+  out.swap(expired_found_);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace kvrocks

@@ -15,6 +15,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -105,12 +106,48 @@ class Context {
   // Records that the expire index of db received an entry at expire_ms.
   void NoteExpire(uint8_t db, uint64_t expire_ms) { expires_.emplace_back(db, expire_ms); }
   // Records that a key's value changed (WATCH, keyspace notifications), and how.
-  enum class TouchKind : uint8_t { kModified, kCreated, kRemoved };
+  // kExpired: removed because it had expired (the expiry cycle, or a command that
+  // found it expired); Redis announces that as "expired", never as the command's.
+  enum class TouchKind : uint8_t { kModified, kCreated, kRemoved, kExpired };
   void Touch(uint8_t db, std::string_view key, TouchKind kind = TouchKind::kModified) {
     touched_.emplace_back(db, std::string(key));
     touch_kinds_.push_back(kind);
   }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
+
+  // Deletion of expired keys on access, as Redis' expireIfNeeded on a master. While
+  // a counter is set, Database::Load notes the keys it finds expired (for the command
+  // layer to delete: TakeExpiredFound), a write that replaces or removes an expired key
+  // records it as kExpired, and every expired key a batch removes is added to *counter
+  // when the batch commits (plain SETs that replaced an expired key unread included).
+  // Off (null) by default: a replica's stream, loaders.
+  void set_expired_counter(std::atomic<uint64_t>* counter) { expired_counter_ = counter; }
+  bool expires_on_access() const { return expired_counter_ != nullptr; }
+  void NoteExpiredFound(uint8_t db, std::string_view key) {
+    if (expired_counter_ != nullptr) expired_found_.emplace_back(db, std::string(key));
+  }
+  bool HasExpiredFound() const { return !expired_found_.empty(); }
+  // The keys noted since the last call, without duplicates (and forgets them).
+  std::vector<std::pair<uint8_t, std::string>> TakeExpiredFound();
+  // The key lookups of the running command (Database::Load, string reads)
+  // while recording is on (client commands): keyspace hits and misses, and
+  // "keymiss" events, come from them. found: the key exists for clients.
+  struct Lookup {
+    uint8_t db;
+    std::string key;
+    bool found;
+  };
+  void set_record_lookups(bool v) { record_lookups_ = v; }
+  void RecordLookup(uint8_t db, std::string_view key, bool found) {
+    if (record_lookups_) lookups_.push_back(Lookup{db, std::string(key), found});
+  }
+  const std::vector<Lookup>& lookups() const { return lookups_; }
+  void ClearLookups() { lookups_.clear(); }
+  // Records that key was removed because it had expired.
+  void TouchExpired(uint8_t db, std::string_view key) {
+    Touch(db, key, TouchKind::kExpired);
+    expired_pending_++;
+  }
   // An event a command reports beyond what its changed keys tell (keyspace
   // notifications: "xtrim" of XADD, "xgroup-createconsumer" of XREADGROUP).
   struct NotedEvent {
@@ -268,9 +305,15 @@ class Context {
   std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<TouchKind> touch_kinds_;
   std::vector<NotedEvent> noted_events_;
+  std::atomic<uint64_t>* expired_counter_ = nullptr;
+  std::vector<std::pair<uint8_t, std::string>> expired_found_;
+  uint64_t expired_pending_ = 0;  // expired keys the pending writes remove
+  bool record_lookups_ = false;
+  std::vector<Lookup> lookups_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
     size_t expires, touched, noted, unread, writes;
+    uint64_t expired;
   };
   std::vector<SavePoint> savepoints_;
 };

@@ -10,6 +10,14 @@ namespace kvrocks {
 const char kWrongTypeError[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 Status Database::Load(std::string_view key, LoadedKey* lk) {
+  Status s = Peek(key, lk);
+  if (!s.ok()) return s;
+  ctx_->RecordLookup(db_, key, lk->live);
+  if (lk->on_disk && !lk->live) ctx_->NoteExpiredFound(db_, key);
+  return s;
+}
+
+Status Database::Peek(std::string_view key, LoadedKey* lk) {
   lk->meta_key = EncodeMetaKey(db_, key);
   Status s = ctx_->Get(ColumnFamily::kMetadata, lk->meta_key, &lk->raw);
   if (s.IsNotFound()) {
@@ -50,6 +58,8 @@ Status Database::LoadCollection(std::string_view key, RedisType type, LoadedKey*
 
 void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms) {
   bool created = !lk->on_disk || !lk->live;
+  // As Redis, which deletes an expired key when a write looks it up, then creates it anew.
+  if (lk->on_disk && !lk->live && ctx_->expires_on_access()) ctx_->TouchExpired(db_, key);
   if (lk->unread) {
     // The previous state is settled at commit; for the events the key is modified.
     ctx_->PutUnread(db_, key, lk->meta_key, encoded, new_expire_ms);
@@ -89,7 +99,11 @@ void Database::Remove(std::string_view key, LoadedKey* lk) {
     ctx_->AddExpireCount(db_, -1);
   }
   ctx_->AddKeyCount(db_, -1);
-  ctx_->Touch(db_, key, Context::TouchKind::kRemoved);
+  if (!lk->live && ctx_->expires_on_access()) {
+    ctx_->TouchExpired(db_, key);
+  } else {
+    ctx_->Touch(db_, key, Context::TouchKind::kRemoved);
+  }
   lk->on_disk = lk->live = false;
   lk->expire_ms = 0;
   lk->type = RedisType::kNone;
@@ -294,7 +308,10 @@ Status Database::Scan(const std::string& after, size_t count, std::string_view p
     uint64_t expire;
     auto v = it->value();
     if (!PeekMetadata(std::string_view(v.data(), v.size()), &t, &expire).ok()) continue;
-    if (expire != 0 && expire <= now) continue;
+    if (expire != 0 && expire <= now) {
+      ctx_->NoteExpiredFound(db_, user_key);  // SCAN deletes what it finds expired, as Redis
+      continue;
+    }
     if (type != RedisType::kNone && t != type) continue;
     keys->emplace_back(user_key);
   }
@@ -327,7 +344,10 @@ Status Database::RandomKey(std::string* key) {
       uint64_t expire;
       auto v = it->value();
       if (!PeekMetadata(std::string_view(v.data(), v.size()), &t, &expire).ok()) continue;
-      if (expire != 0 && expire <= now) continue;
+      if (expire != 0 && expire <= now) {
+        ctx_->NoteExpiredFound(db_, std::string_view(k.data() + 3, k.size() - 3));  // as Redis' dbRandomKey
+        continue;
+      }
       key->assign(k.data() + 3, k.size() - 3);
       return Status::OK();
     }

@@ -63,8 +63,11 @@ class Database {
   Context* ctx() const { return ctx_; }
   uint8_t id() const { return db_; }
 
-  // Reads key's metadata; lk->live tells whether it exists for clients.
+  // Reads key's metadata; lk->live tells whether it exists for clients. A key found
+  // expired is noted in the context, which may delete it (Context::set_expired_counter).
   Status Load(std::string_view key, LoadedKey* lk);
+  // Load without noting an expired key (Redis' keyIsExpired: WATCH, EXEC's checks).
+  Status Peek(std::string_view key, LoadedKey* lk);
   // Loads a collection's metadata for an operation on type: *exists=false if the
   // key is absent, WRONGTYPE if it holds another type. An empty payload gets one
   // zero flags byte (the encoding flags of hashes, sets and sorted sets).

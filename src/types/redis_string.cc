@@ -83,13 +83,20 @@ Status RedisString::ReadRange(std::string_view key, const std::string& raw, uint
 }
 
 Status RedisString::LoadForRead(std::string_view key, std::string* raw) {
-  Status s = db_->ctx()->Get(ColumnFamily::kMetadata, EncodeMetaKey(db_->id(), key), raw);
+  Context* ctx = db_->ctx();
+  Status s = ctx->Get(ColumnFamily::kMetadata, EncodeMetaKey(db_->id(), key), raw);
+  if (s.IsNotFound()) ctx->RecordLookup(db_->id(), key, false);
   if (!s.ok()) return s;
   RedisType type;
   uint64_t expire;
   s = PeekMetadata(*raw, &type, &expire);
   if (!s.ok()) return s;
-  if (expire != 0 && expire <= NowMs()) return Status::NotFound();
+  bool expired = expire != 0 && expire <= NowMs();
+  ctx->RecordLookup(db_->id(), key, !expired);
+  if (expired) {
+    ctx->NoteExpiredFound(db_->id(), key);
+    return Status::NotFound();
+  }
   if (type != RedisType::kString) return Status::RedisError(kWrongTypeError);
   return Status::OK();
 }

@@ -387,6 +387,28 @@ def test_replica_errors_and_replies(master):
         kv.cleanup()
 
 
+def test_replica_reads_of_expired_keys_leave_deletion_to_the_master():
+    """As a Redis replica: a read finds an expired key absent but does not delete it;
+    the master's DEL (sent when the master deletes it) does."""
+    m = Master(args=["--enable-debug-command", "yes"])
+    kv = start_replica(m)
+    try:
+        mc, r = m.client(), kv.client()
+        mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        mc.set("k", "v", px=100)
+        mc.set("live", "v")
+        wait_synced(mc, kv)
+        time.sleep(0.15)
+        assert r.get("k") is None and r.exists("k") == 0
+        assert r.dbsize() == 2 and r.info("stats")["expired_keys"] == 0
+        assert mc.get("k") is None  # the master deletes it and sends DEL
+        wait_synced(mc, kv)
+        assert r.dbsize() == 1
+    finally:
+        kv.cleanup()
+        m.cleanup()
+
+
 SCHED_OTHER, SCHED_IDLE = 0, 5
 
 
