@@ -15,7 +15,7 @@ void DeleteExpiredFound(CommandCall& call) {
   if (!ctx->HasExpiredFound()) return;
   auto found = ctx->TakeExpiredFound();
   Server* srv = call.server;
-  if (srv->replica()->is_replica() || srv->ClientsPaused()) return;
+  if ((srv->replica() != nullptr && srv->replica()->is_replica()) || srv->ClientsPaused()) return;
   if (!call.exclusive) {
     std::vector<uint64_t> locks;
     locks.reserve(found.size());

@@ -342,6 +342,7 @@ void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const st
     ctx.ClearLookups();
     if (!events) return;
   }
+  if (!events && lookups.empty()) return;  // (most writes)
   // The read lookups, in order: those of the keys the command reads (Redis'
   // lookupKeyRead; a write command's own lookups of what it writes are not).
   std::string name = ToLower(spec.name);
