@@ -156,6 +156,7 @@ std::string InfoStats(Server* srv) {
   Line(&s, "pubsub_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kChannel)));
   Line(&s, "pubsub_patterns", static_cast<int64_t>(srv->pubsub().NumPatterns()));
   Line(&s, "pubsubshard_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kShard)));
+  Line(&s, "migrate_cached_sockets", static_cast<int64_t>(srv->migrate_sockets().Count()));
   Line(&s, "tracking_total_keys", static_cast<int64_t>(srv->tracking().keys()));
   Line(&s, "tracking_total_items", static_cast<int64_t>(srv->tracking().items()));
   Line(&s, "tracking_total_prefixes", static_cast<int64_t>(srv->tracking().prefixes()));

@@ -229,6 +229,33 @@ Keys BitfieldKeys(const Args& a) {
   return {{1, readonly ? kKeyRO | kKeyAccess : kKeyRW | kKeyAccess | kKeyUpdate}};
 }
 
+// Redis' migrateGetKeys: the key argument, or with KEYS (and an empty key
+// argument) what follows it; none when KEYS comes with a key argument.
+Keys MigrateKeys(const Args& a) {
+  size_t first = 3, num = 1;
+  static const std::pair<const char*, size_t> kSkip[] = {{"copy", 0}, {"replace", 0}, {"auth", 1}, {"auth2", 2}};
+  for (size_t i = 6; i < a.size(); i++) {
+    if (EqualsIgnoreCase(a[i], "keys")) {
+      if (!a[3].empty()) {
+        num = 0;  // a syntax error MIGRATE reports
+      } else {
+        first = i + 1;
+        num = a.size() - first;
+      }
+      break;
+    }
+    for (auto& [name, skip] : kSkip) {
+      if (EqualsIgnoreCase(a[i], name)) {
+        i += skip;
+        break;
+      }
+    }
+  }
+  Keys keys;
+  for (size_t i = 0; i < num; i++) keys.push_back({first + i, kKeyRW | kKeyAccess | kKeyDelete});
+  return keys;
+}
+
 using Parser = Keys (*)(const Args&);
 
 Parser FindParser(std::string_view name) {
@@ -259,6 +286,7 @@ Parser FindParser(std::string_view name) {
       {"xread", XReadKeys},
       {"xreadgroup", XReadKeys},
       {"set", SetKeys},
+      {"migrate", MigrateKeys},
   };
   auto it = kParsers.find(name);
   return it == kParsers.end() ? nullptr : it->second;

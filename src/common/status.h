@@ -13,7 +13,7 @@ namespace kvrocks {
 
 class Status {
  public:
-  enum Code { kOK = 0, kNotFound, kRedisError, kIOError, kCorruption, kInvalidArgument, kAborted };
+  enum Code { kOK = 0, kNotFound, kRedisError, kIOError, kCorruption, kInvalidArgument, kAborted, kTimedOut };
 
   Status() = default;
   static Status OK() { return Status(); }
@@ -24,10 +24,13 @@ class Status {
   static Status Corruption(std::string msg) { return Status(kCorruption, std::move(msg)); }
   static Status InvalidArgument(std::string msg) { return Status(kInvalidArgument, std::move(msg)); }
   static Status Aborted(std::string msg = "") { return Status(kAborted, std::move(msg)); }
+  // An I/O wait that ran out of time.
+  static Status TimedOut(std::string msg) { return Status(kTimedOut, std::move(msg)); }
 
   bool ok() const { return code_ == kOK; }
   bool IsNotFound() const { return code_ == kNotFound; }
   bool IsRedisError() const { return code_ == kRedisError; }
+  bool IsTimedOut() const { return code_ == kTimedOut; }
   Code code() const { return code_; }
   const std::string& message() const { return msg_; }
 

@@ -40,7 +40,7 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms) {
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
-  if (rc != 0) return Status::IOError(std::string("cannot resolve ") + host + ": " + gai_strerror(rc));
+  if (rc != 0) return Status::NotFound(std::string("cannot resolve ") + host + ": " + gai_strerror(rc));
   Status result = Status::IOError("cannot connect to " + host + ":" + std::to_string(port));
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
     int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
@@ -50,6 +50,7 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms) {
       pollfd p{fd, POLLOUT, 0};
       uint64_t deadline = NowMonoMs() + static_cast<uint64_t>(timeout_ms);
       r = -1;
+      errno = ETIMEDOUT;
       while (!stop_->load() && NowMonoMs() < deadline) {
         int n = ::poll(&p, 1, kSliceMs);
         if (n > 0) {
@@ -71,17 +72,20 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms) {
       result = Status::OK();
       break;
     }
-    result = Status::IOError("cannot connect to " + host + ":" + std::to_string(port) + ": " + strerror(errno));
+    std::string why = "cannot connect to " + host + ":" + std::to_string(port) + ": " + strerror(errno);
+    result = errno == ETIMEDOUT ? Status::TimedOut(why) : Status::IOError(why);
     ::close(fd);
   }
   freeaddrinfo(res);
   return result;
 }
 
-Status MasterLink::Send(const std::string& bytes) {
+Status MasterLink::Send(const std::string& bytes, int timeout_ms) {
   size_t done = 0;
+  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : NowMonoMs() + static_cast<uint64_t>(timeout_ms);
   while (done < bytes.size()) {
     if (stop_->load()) return Status::Aborted("stopping");
+    if (NowMonoMs() >= deadline) return Status::TimedOut("timeout writing to the peer");
     ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
     if (n > 0) {
       done += static_cast<size_t>(n);
@@ -152,7 +156,7 @@ Status MasterLink::ReadLine(std::string* line, int timeout_ms) {
       return Status::OK();
     }
     uint64_t now = NowMonoMs();
-    if (now >= deadline) return Status::IOError("timeout reading from master");
+    if (now >= deadline) return Status::TimedOut("timeout reading from master");
     size_t got;
     Status s = Fill(static_cast<int>(deadline - now), &got);
     if (!s.ok()) return s;
@@ -174,7 +178,7 @@ Status MasterLink::ReadExact(char* buf, size_t n, int timeout_ms) {
     size_t got;
     Status s = Fill(timeout_ms, &got);
     if (!s.ok()) return s;
-    if (got == 0) return Status::IOError("timeout reading from master");
+    if (got == 0) return Status::TimedOut("timeout reading from master");
   }
   return Status::OK();
 }

@@ -19,10 +19,12 @@ class MasterLink {
   MasterLink(const MasterLink&) = delete;
   MasterLink& operator=(const MasterLink&) = delete;
 
+  // NotFound if host does not resolve, TimedOut if no connection within timeout_ms.
   Status Connect(const std::string& host, int port, int timeout_ms);
   void Close();
 
-  Status Send(const std::string& bytes);
+  // Writes all of bytes, waiting at most timeout_ms in all (-1: no limit).
+  Status Send(const std::string& bytes, int timeout_ms = -1);
   Status SendCommand(const std::vector<std::string>& args);
   // Reads a line (without its \r\n or \n).
   Status ReadLine(std::string* line, int timeout_ms);

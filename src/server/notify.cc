@@ -180,7 +180,7 @@ void CommandEvents(const std::string& name, const std::vector<std::string>& args
     for (const auto& c : changed) ev->Add(kNotifyGeneric, event, c);
     return;
   }
-  if (name == "del" || name == "unlink" || name == "getdel") {
+  if (name == "del" || name == "unlink" || name == "getdel" || name == "migrate") {
     for (const auto& c : changed) ev->Del(&c);
     return;
   }
@@ -295,6 +295,14 @@ std::vector<size_t> ReadKeys(const CommandSpec& spec, const std::string& name, c
     range(3, args.size());
   } else if (name == "getdel" || name == "getex") {
     range(1, 2);
+  } else if (name == "migrate") {
+    if (args.size() > 3 && !args[3].empty()) return {3};
+    for (size_t i = 6; i < args.size(); i++) {
+      if (EqualsIgnoreCase(args[i], "keys")) {
+        range(i + 1, args.size());
+        break;
+      }
+    }
   } else if (name == "set") {
     for (size_t i = 3; i < args.size(); i++) {
       if (EqualsIgnoreCase(args[i], "get")) return {1};

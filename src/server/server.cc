@@ -555,6 +555,7 @@ void Server::ActiveExpireLoop() {
     }
     // As Redis' cron: a lowered tracking-table-max-keys takes effect without new reads.
     if (!tracking_.idle()) tracking_.Trim();
+    migrate_sockets_.CloseIdle();
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.
     std::lock_guard<std::mutex> pass(expire_pass_mu_);

@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "server/acl.h"
+#include "server/migrate_sockets.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
 #include "stats/latency.h"
@@ -49,6 +50,7 @@ class Server {
   Config* config() { return config_; }
   // Replication from a Redis master (REPLICAOF); never null after Start().
   Replica* replica() { return replica_.get(); }
+  MigrateSockets& migrate_sockets() { return migrate_sockets_; }
   Storage* storage() { return storage_; }
   Stats& stats() { return stats_; }
   SlowLog& slowlog() { return slowlog_; }
@@ -224,6 +226,7 @@ class Server {
   std::thread bgsave_thread_;
 
   std::atomic<bool> stop_{false};
+  MigrateSockets migrate_sockets_;
   std::mutex stop_mu_;
   // Held by the active-expire thread for a whole pass (see SetActiveExpire).
   std::mutex expire_pass_mu_;

@@ -22,6 +22,8 @@ ARGUMENT_LISTS = [
     ["a", "get", "u8"], ["a", "v", "GET"], ["a", "v", "EX", "1", "get"],
     ["d", "a", "FROMMEMBER", "m", "BYRADIUS", "1", "km"], ["a", "b", "DB", "1", "REPLACE"],
     ["a", "b", "LEFT", "RIGHT"], ["a", "1", "FIELDS", "1", "f"], ["a", "FIELDS", "2", "f", "g"],
+    ["h", "1", "", "0", "5", "KEYS", "a", "b"], ["h", "1", "k", "0", "5", "KEYS", "a"],
+    ["h", "1", "", "0", "5", "COPY", "KEYS"], ["h", "1", "", "0", "5", "AUTH", "keys", "KEYS", "a"],
 ]
 
 
