@@ -1,7 +1,10 @@
 #include "types/hll_format.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <random>
+#include <vector>
 
 namespace kvrocks::hll {
 
@@ -359,6 +362,72 @@ uint64_t CountRegisters(const uint8_t* regs) {
   int histo[64] = {0};
   for (int i = 0; i < kRegisters; i++) histo[regs[i] & 63]++;
   return CountHistogram(histo);
+}
+
+uint8_t DenseRegister(std::string_view v, int index) { return DenseGet(DenseRegisters(v), index); }
+
+std::string DecodeSparse(std::string_view v) {
+  std::string out;
+  for (size_t p = kHeaderSize; p < v.size();) {
+    uint8_t op = At(v, p);
+    if (!out.empty()) out.push_back(' ');
+    if (IsZero(op)) {
+      out += "z:" + std::to_string(ZeroLen(op));
+      p++;
+    } else if (IsXZero(op)) {
+      out += "Z:" + std::to_string(XZeroLen(op, XZeroSecond(v, p)));
+      p += 2;
+    } else {
+      out += "v:" + std::to_string(ValValue(op)) + "," + std::to_string(ValLen(op));
+      p++;
+    }
+  }
+  return out;
+}
+
+std::string SelfTest(size_t sparse_max_bytes) {
+  std::mt19937_64 rng(std::random_device{}());
+  // Test 1: every register keeps its value and leaves its neighbours alone.
+  std::vector<uint8_t> regs(kDenseSize - kHeaderSize), expected(kRegisters);
+  for (int cycle = 0; cycle < 1000; cycle++) {
+    for (int i = 0; i < kRegisters; i++) {
+      expected[static_cast<size_t>(i)] = static_cast<uint8_t>(rng() & 63);
+      DenseSet(regs.data(), i, expected[static_cast<size_t>(i)]);
+    }
+    for (int i = 0; i < kRegisters; i++) {
+      uint8_t got = DenseGet(regs.data(), i);
+      if (got != expected[static_cast<size_t>(i)]) {
+        return "TESTFAILED Register " + std::to_string(i) + " should be " +
+               std::to_string(expected[static_cast<size_t>(i)]) + " but is " + std::to_string(got);
+      }
+    }
+  }
+  // Test 2: the estimate's error, dense and sparse side by side.
+  std::string dense = NewSparse(), sparse = NewSparse();
+  ToDense(&dense);
+  const double relerr = 1.04 / std::sqrt(static_cast<double>(kRegisters));
+  const uint64_t seed = rng();
+  uint64_t checkpoint = 1;
+  for (uint64_t j = 1; j <= 10000000; j++) {
+    uint64_t ele = j ^ seed;
+    std::string_view bytes(reinterpret_cast<const char*>(&ele), sizeof(ele));
+    Add(&dense, bytes, sparse_max_bytes);
+    Add(&sparse, bytes, sparse_max_bytes);
+    if (j != checkpoint) continue;
+    if (j < sparse_max_bytes / 2 && At(sparse, kEncodingAt) != kSparse) return "TESTFAILED sparse encoding not used";
+    uint64_t d = 0, s = 0;
+    Count(dense, &d);
+    Count(sparse, &s);
+    if (d != s) return "TESTFAILED dense/sparse disagree";
+    int64_t abserr = std::llabs(static_cast<int64_t>(checkpoint) - static_cast<int64_t>(d));
+    auto maxerr = static_cast<int64_t>(std::ceil(relerr * 6 * static_cast<double>(checkpoint)));
+    if (j == 10) maxerr = 1;  // Redis' allowance for collisions at cardinality 10
+    if (abserr > maxerr) {
+      return "TESTFAILED Too big error. card:" + std::to_string(checkpoint) + " abserr:" + std::to_string(abserr);
+    }
+    checkpoint *= 10;
+  }
+  return "";
 }
 
 bool CacheValid(std::string_view v) { return (At(v, kCardAt + 7) & 0x80) == 0; }

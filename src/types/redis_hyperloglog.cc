@@ -35,6 +35,20 @@ Status RedisHyperLogLog::Add(std::string_view key, const std::vector<std::string
   return Status::OK();
 }
 
+Status RedisHyperLogLog::DebugValue(std::string_view key, bool to_dense, std::string* value, bool* converted) {
+  LoadedKey lk;
+  bool exists;
+  Status s = Load(key, &lk, value, &exists);
+  if (!s.ok()) return s;
+  if (!exists) return Status::RedisError("ERR The specified key does not exist");
+  *converted = false;
+  if (!to_dense || (*value)[4] == static_cast<char>(hll::kDense)) return Status::OK();
+  if (!hll::ToDense(value)) return Status::RedisError(kCorruptHllError);
+  *converted = true;
+  RedisString(db_).WriteValue(key, &lk, *value, lk.expire_ms, kRawEncodingFlag);
+  return Status::OK();
+}
+
 Status RedisHyperLogLog::MergeKey(std::string_view key, uint8_t* regs, bool* dense) {
   std::string value;
   Status s = RedisString(db_).Get(key, &value);

@@ -26,6 +26,10 @@ class RedisHyperLogLog {
   Status Count(const std::vector<std::string_view>& keys, uint64_t* card);
   // PFMERGE: dest becomes the union of dest and the sources.
   Status Merge(std::string_view dest, const std::vector<std::string_view>& sources);
+  // PFDEBUG's view of key: its HLL value ("ERR The specified key does not exist" if
+  // absent). With to_dense, a sparse value is converted and stored, as Redis does
+  // for GETREG and TODENSE; *converted tells whether it was sparse.
+  Status DebugValue(std::string_view key, bool to_dense, std::string* value, bool* converted);
 
  private:
   // Reads key for a write: *exists=false if absent; errors for non-HLL values.

@@ -153,3 +153,34 @@ def test_corrupt_sparse_values_as_redis_reads_them(diff):
         diff("DEL", "dst")
         diff("PFADD", "t", "x")
         diff("GET", "t")
+
+
+def test_pfdebug(diff):
+    """PFDEBUG's views of a value, and GETREG/TODENSE storing the dense form, as Redis."""
+    diff("PFADD", "h", "a", "b", "c", "d")
+    diff("PFDEBUG", "DECODE", "h")
+    diff("PFDEBUG", "ENCODING", "h")
+    diff("PFDEBUG", "GETREG", "h")
+    diff("PFDEBUG", "ENCODING", "h")
+    diff("GET", "h")
+    diff("PFDEBUG", "DECODE", "h")
+    diff("PFADD", "h2", *[f"e{i}" for i in range(300)])
+    diff("PFDEBUG", "DECODE", "h2")
+    diff("PFDEBUG", "TODENSE", "h2")
+    diff("PFDEBUG", "TODENSE", "h2")
+    diff("GET", "h2")
+    diff("PFCOUNT", "h2")
+    diff("PFDEBUG", "BOGUS", "h2")
+    diff("PFDEBUG", "BOGUS", "nokey")
+    diff("PFDEBUG", "GETREG", "nokey")
+    diff("SET", "str", "not an hll")
+    diff("PFDEBUG", "ENCODING", "str")
+    diff("RPUSH", "list", "a")
+    diff("PFDEBUG", "ENCODING", "list")
+    diff("PFDEBUG", "ENCODING")
+    diff("PFDEBUG", "ENCODING", "h", "extra")
+
+
+def test_pfselftest(diff):
+    diff("PFSELFTEST")
+    diff("PFSELFTEST", "extra")

@@ -207,9 +207,13 @@ def test_link_cut_resumes_with_psync(master):
         t = threading.Thread(target=writer_thread, args=(master.port, stop, 2))
         t.start()
         try:
-            for _ in range(3):
+            for n in range(1, 4):
                 time.sleep(0.5)
                 c.client_kill_filter(_type="replica")
+                # The replica is back once the master has answered its PSYNC with +CONTINUE (its
+                # link status alone can still read "up" before it notices the cut).
+                wait_until(lambda: master_stats(master)[1] >= partial0 + n or master_stats(master)[0] > full0,
+                           30, "the replica to resume")
                 wait_until(lambda: replica_info(kv)["master_link_status"] == "up", 30, "the link to come back")
         finally:
             stop.set()
