@@ -376,7 +376,9 @@ void ReadGeneric(CommandCall& call, bool group_read) {
     // A blocked XREADGROUP woken because a key it waits on was deleted or
     // overwritten ends with an error, as in Redis (XREAD stays blocked).
     bool woken = group_read && call.conn != nullptr && call.conn->block.active;
-    if (woken && (!e || s.IsRedisError())) return ReplyError(call, "UNBLOCKED the stream key no longer exists");
+    if (woken && (!e || s.IsRedisError() || call.conn->block.key_removed)) {
+      return ReplyError(call, "UNBLOCKED the stream key no longer exists");
+    }
     if (!s.ok()) return ReplyStatusError(call, s);
     exists[k] = e;
     if (group_read) {

@@ -160,11 +160,13 @@ void Connection::EndBlock() {
   block.args.clear();
 }
 
-void Connection::RetryBlocked() {
+void Connection::RetryBlocked(bool key_removed) {
   if (!block.active) return;
   std::vector<std::string> args = block.args;
   processing_ = true;  // the connection must survive its own command
+  block.key_removed = key_removed;
   RetryBlockedCommand(this, args);
+  block.key_removed = false;
   processing_ = false;
   if (closing_) {
     worker_->Close(this);

@@ -75,6 +75,7 @@ class Connection {
     uint64_t timeout_ms = 0;  // 0 = forever
     event* timer = nullptr;
     std::string timeout_reply;  // what a timeout replies; "" = a null array (BLPOP ...)
+    bool key_removed = false;   // during a retry: the waking write left the key deleted
   };
   BlockState block;
   // Called by a blocking command that found nothing: block on keys. retry_args,
@@ -86,8 +87,9 @@ class Connection {
   void UnblockWith(bool error);
   // Readable from other threads: the connection is blocked (CLIENT UNBLOCK).
   std::atomic<bool> blocked{false};
-  // Re-runs the blocked command (a key got data), then resumes reading input.
-  void RetryBlocked();
+  // Re-runs the blocked command (a key got data, or was deleted: key_removed),
+  // then resumes reading input.
+  void RetryBlocked(bool key_removed = false);
   // Starts the timeout of a block that began (if it has one).
   void ArmBlockTimer();
   // Ends blocking: cancels the timer and leaves the server's wait queues.

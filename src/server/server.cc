@@ -211,7 +211,13 @@ void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
   // Counted before its block ends its command's batch (which holds the key
   // locks this write needed), so a waiter is never missed here.
   if (blocked_clients_.load(std::memory_order_relaxed) != 0) {
-    for (auto& [db, key] : keys) SignalKeyReady(db, key);
+    for (size_t i = 0; i < keys.size(); i++) {
+      // Whether the key ends deleted: its last touch here is a deletion.
+      bool removed = kinds != nullptr && ((*kinds)[i] == Context::TouchKind::kRemoved ||
+                                          (*kinds)[i] == Context::TouchKind::kExpired);
+      for (size_t j = i + 1; j < keys.size() && removed; j++) removed = keys[j] != keys[i];
+      SignalKeyReady(keys[i].first, keys[i].second, removed);
+    }
   }
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
@@ -396,22 +402,22 @@ void Server::Unblock(Connection* conn) {
   for (auto& [db, key] : keys) WakeBlocked(db, key, false);
 }
 
-void Server::WakeBlocked(int logical_db, const std::string& key, bool all) {
+void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed) {
   std::lock_guard<std::mutex> g(blocked_mu_);
   auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
   if (it == blocked_.end()) return;
   for (const auto& [worker, id] : it->second) {
-    worker->Post([worker = worker, id = id] {
-      if (Connection* c = worker->Find(id)) c->RetryBlocked();
+    worker->Post([worker = worker, id = id, removed] {
+      if (Connection* c = worker->Find(id)) c->RetryBlocked(removed);
     });
     if (!all) break;
   }
 }
 
-void Server::SignalKeyReady(uint8_t physical_db, const std::string& key) {
+void Server::SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed) {
   if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
   int logical = storage_->LogicalDb(physical_db);
-  if (logical >= 0) WakeBlocked(logical, key, false);
+  if (logical >= 0) WakeBlocked(logical, key, false, removed);
 }
 
 void Server::SignalKeyReadyAll(uint8_t physical_db, const std::string& key) {

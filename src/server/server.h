@@ -123,7 +123,9 @@ class Server {
   void Block(Connection* conn);
   void Unblock(Connection* conn);
   // Called (under the key's lock) by commands that add data to a key.
-  void SignalKeyReady(uint8_t physical_db, const std::string& key);
+  // removed: the write that signals left the key deleted (a woken XREADGROUP then
+  // ends with -UNBLOCKED, decided now, whatever a later write makes of the key).
+  void SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed = false);
   // Wakes every client blocked on key (stream readers all see a new entry).
   void SignalKeyReadyAll(uint8_t physical_db, const std::string& key);
   // Wakes the first client blocked on every key of these logical databases
@@ -207,7 +209,7 @@ class Server {
   std::array<std::atomic<uint32_t>, kBlockFilterSlots> block_filter_{};
   static size_t BlockFilterSlot(const std::string& key);
   // Posts a retry to the first (or every) client blocked on (logical db, key).
-  void WakeBlocked(int logical_db, const std::string& key, bool all);
+  void WakeBlocked(int logical_db, const std::string& key, bool all, bool removed = false);
 
   std::atomic<int64_t> pause_until_ms_{0};
   std::atomic<bool> pause_all_{false};
