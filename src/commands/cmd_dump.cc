@@ -2,6 +2,7 @@
 // version and a CRC64), so values move between Redis and kvrocks (and kvrocks
 // can be the target of a Redis MIGRATE), and MIGRATE, which sends keys to
 // another server (Redis or kvrocks) as RESTOREs.
+#include <cstdlib>
 #include <mutex>
 
 #include "commands/helpers.h"
@@ -124,14 +125,13 @@ void Migrate(CommandCall& call) {
     if (exists) keys.push_back(a[first_key + j]);
   }
   if (keys.empty()) return reply::Simple(call.out, "NOKEY");
-  int64_t port = 0;
-  ParseInt64(a[2], &port);
+  const int port = std::atoi(a[2].c_str());  // as Redis reads it
   const std::string name = a[1] + ":" + a[2];
   MigrateSockets& sockets = call.server->migrate_sockets();
   std::lock_guard<std::mutex> g(sockets.mu());
   for (bool may_retry = true;; may_retry = false) {
     Status connected;
-    MigrateSockets::Cached* cs = sockets.Get(name, a[1], static_cast<int>(port), timeout_ms, &connected);
+    MigrateSockets::Cached* cs = sockets.Get(name, a[1], port, timeout_ms, &connected);
     if (cs == nullptr && (connected.IsNotFound() || connected.IsTimedOut())) {
       return ReplyError(call, "IOERR error or timeout connecting to the client");
     }
