@@ -211,11 +211,16 @@ void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
   // Counted before its block ends its command's batch (which holds the key
   // locks this write needed), so a waiter is never missed here.
   if (blocked_clients_.load(std::memory_order_relaxed) != 0) {
+    // The last touch of each key someone may wait on tells whether the key ends deleted.
+    std::map<std::pair<uint8_t, std::string>, size_t> last;
     for (size_t i = 0; i < keys.size(); i++) {
-      // Whether the key ends deleted: its last touch here is a deletion.
-      bool removed = kinds != nullptr && ((*kinds)[i] == Context::TouchKind::kRemoved ||
-                                          (*kinds)[i] == Context::TouchKind::kExpired);
-      for (size_t j = i + 1; j < keys.size() && removed; j++) removed = keys[j] != keys[i];
+      if (block_filter_[BlockFilterSlot(keys[i].second)].load(std::memory_order_relaxed) != 0) last[keys[i]] = i;
+    }
+    for (size_t i = 0; i < keys.size() && !last.empty(); i++) {
+      auto it = last.find(keys[i]);
+      if (it == last.end()) continue;
+      bool removed = kinds != nullptr && it->second == i &&
+                     ((*kinds)[i] == Context::TouchKind::kRemoved || (*kinds)[i] == Context::TouchKind::kExpired);
       SignalKeyReady(keys[i].first, keys[i].second, removed);
     }
   }
