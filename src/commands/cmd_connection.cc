@@ -346,9 +346,9 @@ void RegisterConnectionCommands(CommandTable* t) {
   t->Add({"ping", -1, kCmdFast | kCmdSubscribedOk, 0, 0, 0, Ping, "connection", "Returns the server's liveliness response.", "1.0.0"});
   t->Add({"echo", 2, f, 0, 0, 0, Echo, "connection", "Returns the given string.", "1.0.0"});
   t->Add({"quit", -1, kCmdAllowBusy | f | kCmdNoAuth | kCmdNoMulti | kCmdNoScript | kCmdSubscribedOk, 0, 0, 0, Quit, "connection", "Closes the connection.", "1.0.0"});
-  t->Add({"auth", -2, kCmdAllowBusy | f | kCmdNoAuth | kCmdNoScript | kCmdSkipMonitor | kCmdSkipSlowlog, 0, 0, 0, Auth, "connection",
+  t->Add({"auth", -2, kCmdAllowBusy | f | kCmdNoAuth | kCmdNoScript, 0, 0, 0, Auth, "connection",
           "Authenticates the connection.", "1.0.0"});
-  t->Add({"hello", -1, kCmdAllowBusy | f | kCmdNoAuth | kCmdNoScript | kCmdSkipMonitor | kCmdSkipSlowlog, 0, 0, 0, Hello,
+  t->Add({"hello", -1, kCmdAllowBusy | f | kCmdNoAuth | kCmdNoScript, 0, 0, 0, Hello,
           "connection", "Handshakes with the Redis server.", "6.0.0"});
   t->Add({"reset", 1, kCmdAllowBusy | f | kCmdNoAuth | kCmdNoMulti | kCmdNoScript | kCmdSubscribedOk, 0, 0, 0, Reset, "connection",
           "Resets the connection.", "6.2.0"});

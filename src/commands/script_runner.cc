@@ -2,6 +2,7 @@
 
 #include "commands/command_keys.h"
 #include "commands/expire_on_access.h"
+#include "commands/redact.h"
 #include "commands/helpers.h"
 #include "common/time_util.h"
 #include "replication/replica.h"
@@ -68,7 +69,10 @@ class CommandScriptHost : public scripting::ScriptHost {
     }
     CollectCommandEvents(call_.server, call_.conn->db, *spec, args, *call_.ctx, touched_before);
     // As Redis' call(): after the command ran, so the script's own line comes first.
-    if (call_.server->HasMonitors() && !(spec->flags & kCmdSkipMonitor)) call_.server->FeedMonitors(call_.conn, args, true);
+    if (call_.server->HasMonitors() && !(spec->flags & kCmdSkipMonitor)) {
+      std::vector<std::string> redacted;
+      call_.server->FeedMonitors(call_.conn, ShownArgs(args, &redacted), true);
+    }
     call_.conn->block.requested = false;  // blocking commands never block inside a script
     return !nested.rerun_exclusive;
   }

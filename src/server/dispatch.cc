@@ -11,6 +11,7 @@
 #include "commands/command.h"
 #include "commands/command_keys.h"
 #include "commands/expire_on_access.h"
+#include "commands/redact.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/replica.h"
@@ -80,10 +81,11 @@ void FeedMonitors(Server* srv, Connection* conn, const CommandSpec& spec, const 
     if (script) srv->FeedMonitors(conn, args);
     return;
   }
+  std::vector<std::string> redacted;
   if (spec.flags & kCmdSkipMonitor) return;
   CommandKeyFinder finder(spec, args);
   if (finder.valid() && finder.admin()) return;
-  srv->FeedMonitors(conn, args);
+  srv->FeedMonitors(conn, ShownArgs(args, &redacted));
 }
 
 // The error line of a reply (without '-' and CRLF), or empty if it is no error.
@@ -121,7 +123,8 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
       std::lock_guard<std::mutex> g(conn->info_mu);
       name = conn->name;
     }
-    srv->slowlog().Add(args, dur, conn->peer(), name, static_cast<size_t>(srv->config()->slowlog_max_len));
+    std::vector<std::string> redacted;
+    srv->slowlog().Add(ShownArgs(args, &redacted), dur, conn->peer(), name, static_cast<size_t>(srv->config()->slowlog_max_len));
   }
 }
 

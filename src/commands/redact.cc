@@ -1,0 +1,69 @@
+#include "commands/redact.h"
+
+#include "common/string_util.h"
+
+namespace kvrocks {
+
+namespace {
+
+// The argument positions Redis redacts in a call (its commands' own rules).
+std::vector<size_t> SecretPositions(const std::vector<std::string>& a) {
+  std::vector<size_t> out;
+  if (a.empty()) return out;
+  const std::string& name = a[0];
+  if (EqualsIgnoreCase(name, "auth")) {
+    if (a.size() == 2 || a.size() == 3) out.push_back(1);  // more is a syntax error, checked first
+    if (a.size() == 3) out.push_back(2);
+  } else if (EqualsIgnoreCase(name, "hello")) {
+    for (size_t j = 2; j < a.size(); j++) {
+      size_t more = a.size() - 1 - j;
+      if (EqualsIgnoreCase(a[j], "auth") && more >= 2) {
+        out.push_back(j + 1);
+        out.push_back(j + 2);
+        j += 2;
+      } else if (EqualsIgnoreCase(a[j], "setname") && more >= 1) {
+        j++;
+      } else {
+        break;  // Redis stops at a syntax error
+      }
+    }
+  } else if (EqualsIgnoreCase(name, "acl")) {
+    if (a.size() >= 3 && EqualsIgnoreCase(a[1], "setuser")) {
+      for (size_t j = 2; j < a.size(); j++) out.push_back(j);
+    }
+  } else if (EqualsIgnoreCase(name, "config")) {
+    if (a.size() >= 4 && EqualsIgnoreCase(a[1], "set")) {
+      for (size_t j = 2; j + 1 < a.size(); j += 2) {
+        if (EqualsIgnoreCase(a[j], "masteruser") || EqualsIgnoreCase(a[j], "masterauth") ||
+            EqualsIgnoreCase(a[j], "requirepass")) {
+          out.push_back(j + 1);
+        }
+      }
+    }
+  } else if (EqualsIgnoreCase(name, "migrate")) {
+    for (size_t j = 6; j < a.size(); j++) {
+      size_t more = a.size() - 1 - j;
+      if (EqualsIgnoreCase(a[j], "auth") && more >= 1) {
+        out.push_back(++j);
+      } else if (EqualsIgnoreCase(a[j], "auth2") && more >= 2) {
+        out.push_back(++j);
+        out.push_back(++j);
+      } else if (EqualsIgnoreCase(a[j], "keys")) {
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& ShownArgs(const std::vector<std::string>& args, std::vector<std::string>* storage) {
+  std::vector<size_t> secrets = SecretPositions(args);
+  if (secrets.empty()) return args;
+  *storage = args;
+  for (size_t j : secrets) (*storage)[j] = "(redacted)";
+  return *storage;
+}
+
+}  // namespace kvrocks
