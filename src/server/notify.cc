@@ -357,8 +357,10 @@ void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const st
   std::vector<const Context::Lookup*> reads;
   if (!lookups.empty()) {
     const uint8_t physical = srv->storage()->PhysicalDb(db);
-    std::vector<bool> used(lookups.size());
-    for (size_t i : ReadKeys(spec, name, args)) {
+    // Most writes read no other key: no matching (and no allocation) for them.
+    std::vector<size_t> read_keys = ReadKeys(spec, name, args);
+    std::vector<bool> used(read_keys.empty() ? 0 : lookups.size());
+    for (size_t i : read_keys) {
       for (size_t j = 0; j < lookups.size(); j++) {
         if (used[j] || lookups[j].db != physical || lookups[j].key != args[i]) continue;
         used[j] = true;
