@@ -24,17 +24,6 @@ namespace kvrocks {
 
 namespace {
 
-bool DebugAllowed(CommandCall& call) {
-  const std::string& mode = call.server->config()->enable_debug_command;
-  if (mode == "yes") return true;
-  const std::string& peer = call.conn->peer();
-  if (mode == "local" && (peer.rfind("127.", 0) == 0 || peer.rfind("::1", 0) == 0 || peer.empty())) return true;
-  ReplyError(call,
-             "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
-             "from a local connection, otherwise you need to set this option in the configuration file, and then "
-             "restart the server.");
-  return false;
-}
 
 // Redis' debug.c digests: SHA-1 based, order-independent for sets and hashes.
 using Digest = unsigned char[20];
@@ -158,7 +147,6 @@ void DebugObject(CommandCall& call) {
 }
 
 void Debug(CommandCall& call) {
-  if (!DebugAllowed(call)) return;
   const auto& a = call.args;
   const std::string& sub = a[1];
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
@@ -280,7 +268,7 @@ std::vector<std::pair<int, std::string>> MemoryKeys(const CommandCall& call) {
 }  // namespace
 
 void RegisterDebugCommands(CommandTable* t) {
-  t->Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, Debug, "server",
+  t->Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected, 0, 0, 0, Debug, "server",
           "A container for debugging commands.", "1.0.0", nullptr,
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
            {"debug|digest-value", 0}}});

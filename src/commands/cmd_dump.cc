@@ -241,6 +241,9 @@ void RegisterDumpCommands(CommandTable* t) {
   // Exclusive: it waits on the network while it holds its keys, and deletes them after.
   t->Add({"migrate", -6, kCmdWrite | kCmdExclusive, 3, 3, 1, Migrate, "generic", "Atomically transfers a key from one Redis instance to another.", "2.6.0"});
   t->Add({"restore", -4, kCmdWrite | kCmdDenyOOM, 1, 1, 1, Restore, "generic", "Creates a key from the serialized representation of a value.", "2.6.0"});
+  // What Redis Cluster's MIGRATE sends after -ASK; outside a cluster it is RESTORE.
+  t->Add({"restore-asking", -4, kCmdWrite | kCmdDenyOOM, 1, 1, 1, Restore, "server",
+          "An internal command for migrating keys in a cluster", "3.0.0"});
 }
 
 }  // namespace kvrocks

@@ -1,4 +1,4 @@
-// Replication commands: REPLICAOF / SLAVEOF and ROLE.
+// Replication commands: REPLICAOF / SLAVEOF, ROLE, WAIT and FAILOVER.
 #include <glog/logging.h>
 
 #include "commands/helpers.h"
@@ -70,6 +70,37 @@ void Wait(CommandCall& call) {
   call.conn->RequestBlock({}, static_cast<uint64_t>(timeout), {}, ":" + std::to_string(acked) + "\r\n");
 }
 
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]. Redis' checks in its
+// order; kvrocks has no replicas of its own (nothing connects to it as a Redis
+// replica), so no failover ever starts: a valid call ends at "requires
+// connected replicas", as on a Redis master without replicas.
+void Failover(CommandCall& call) {
+  const auto& a = call.args;
+  if (a.size() == 2 && EqualsIgnoreCase(a[1], "abort")) return ReplyError(call, "ERR No failover in progress.");
+  int64_t timeout_ms = 0;
+  bool force = false, to = false;
+  for (size_t j = 1; j < a.size(); j++) {
+    if (EqualsIgnoreCase(a[j], "timeout") && j + 1 < a.size() && timeout_ms == 0) {
+      if (!IntArg(call, j + 1, &timeout_ms)) return;
+      if (timeout_ms <= 0) return ReplyError(call, "ERR FAILOVER timeout must be greater than 0");
+      j++;
+    } else if (EqualsIgnoreCase(a[j], "to") && j + 2 < a.size() && !to) {
+      int64_t port;
+      if (!IntArg(call, j + 2, &port)) return;
+      to = true;
+      j += 2;
+    } else if (EqualsIgnoreCase(a[j], "force") && !force) {
+      force = true;
+    } else {
+      return ReplyError(call, kSyntaxError);
+    }
+  }
+  if (call.server->replica()->is_replica()) {
+    return ReplyError(call, "ERR FAILOVER is not valid when server is a replica.");
+  }
+  ReplyError(call, "ERR FAILOVER requires connected replicas.");
+}
+
 }  // namespace
 
 void RegisterReplicationCommands(CommandTable* t) {
@@ -79,6 +110,8 @@ void RegisterReplicationCommands(CommandTable* t) {
   t->Add({"wait", 3, kCmdNoScript | kCmdBlocking, 0, 0, 0, Wait, "generic",
           "Blocks until the asynchronous replication of all preceding write commands sent by the connection is "
           "completed.", "3.0.0"});
+  t->Add({"failover", -1, adm, 0, 0, 0, Failover, "server",
+          "Start a coordinated failover between this server and one of its replicas.", "6.2.0"});
   t->Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Role, "server", "Returns the replication role.", "2.8.12"});
 }
 

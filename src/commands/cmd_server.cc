@@ -476,7 +476,13 @@ void OwnCommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
   for (auto& cat : cats) reply::Simple(out, cat);
   reply::ArrayHeader(out, 0);  // tips
   reply::ArrayHeader(out, 0);  // key specs
-  reply::ArrayHeader(out, 0);  // subcommands
+  reply::SetHeader(out, 0, resp);  // no subcommands: Redis replies an empty set (a list when there are some)
+}
+
+void SubcommandInfoEntry(std::string* out, const RedisCommandMeta& sub, int resp) {
+  reply::ArrayHeader(out, 10);
+  AppendResp(out, sub.info, resp);
+  reply::SetHeader(out, 0, resp);
 }
 
 void CommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
@@ -485,19 +491,12 @@ void CommandInfoEntry(std::string* out, const CommandSpec& c, int resp) {
   reply::ArrayHeader(out, 10);
   AppendResp(out, m->info, resp);
   auto subs = ListedSubcommands(c);
+  // Redis' addReplyCommandSubCommands: an empty set without subcommands, else a list.
+  if (subs.empty()) return reply::SetHeader(out, 0, resp);
   reply::ArrayHeader(out, subs.size());
-  for (const RedisCommandMeta* sub : subs) {
-    reply::ArrayHeader(out, 10);
-    AppendResp(out, sub->info, resp);
-    reply::ArrayHeader(out, 0);
-  }
+  for (const RedisCommandMeta* sub : subs) SubcommandInfoEntry(out, *sub, resp);
 }
 
-void SubcommandInfoEntry(std::string* out, const RedisCommandMeta& sub, int resp) {
-  reply::ArrayHeader(out, 10);
-  AppendResp(out, sub.info, resp);
-  reply::ArrayHeader(out, 0);
-}
 
 // The COMMAND DOCS map of a command or subcommand (without its name).
 void DocsEntry(std::string* out, const CommandSpec* c, const RedisCommandMeta* m, int resp) {

@@ -39,6 +39,9 @@ enum CommandFlag : uint32_t {
   kCmdSubscribedOk = 1 << 16,  // allowed to a RESP2 client in Pub/Sub mode
   kCmdAllowBusy = 1 << 17,     // runs while a script is past busy-reply-threshold
   kCmdDenyMulti = 1 << 18,     // refused inside MULTI (Redis' NO_MULTI: SAVE, SHUTDOWN)
+  // Refused before anything else unless its enable-*-command option allows the
+  // client (Redis' PROTECTED: DEBUG, MODULE LOAD/LOADEX/UNLOAD).
+  kCmdProtected = 1 << 19,
 };
 
 // One execution of a command.
@@ -84,7 +87,19 @@ struct SubcommandSpec {
   std::string name;  // "config|get"
   int arity;         // >0 exact count, <0 minimum count (including the command's name), 0 unchecked
   std::shared_ptr<CommandCounters> counters = std::make_shared<CommandCounters>();  // INFO commandstats
+  // Where Redis gives the subcommand flags of its own (CLUSTER RESET is
+  // noscript, CLUSTER INFO is not): those; else the command's.
+  bool own_flags = false;
+  uint32_t flags = 0;
 };
+
+// A subcommand whose flags differ from its command's.
+inline SubcommandSpec SubcommandWithFlags(std::string name, int arity, uint32_t flags) {
+  SubcommandSpec s{std::move(name), arity};
+  s.own_flags = true;
+  s.flags = flags;
+  return s;
+}
 
 struct CommandSpec {
   const char* name;
@@ -120,6 +135,8 @@ class CommandTable {
   // The statistics a call counts in, as Redis keeps them: its subcommand's
   // ("config|get") for a container, nullptr for an unknown subcommand.
   static CommandCounters* CountersOf(const CommandSpec& spec, const std::vector<std::string>& args);
+  // The flags a call runs with: its subcommand's where that has its own, else the command's.
+  static uint32_t FlagsOf(const CommandSpec& spec, const std::vector<std::string>& args);
 
  private:
   CommandTable();
@@ -166,6 +183,9 @@ void RegisterScriptCommands(CommandTable* table);
 void RegisterFunctionCommands(CommandTable* table);
 void RegisterDebugCommands(CommandTable* table);
 void RegisterAclCommands(CommandTable* table);
+void RegisterClusterCommands(CommandTable* table);
+void RegisterModuleCommands(CommandTable* table);
+void RegisterLolwutCommands(CommandTable* table);
 
 // Shared reply texts.
 extern const char kSyntaxError[];

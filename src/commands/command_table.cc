@@ -38,6 +38,9 @@ CommandTable::CommandTable() {
   RegisterFunctionCommands(this);
   RegisterDebugCommands(this);
   RegisterAclCommands(this);
+  RegisterClusterCommands(this);
+  RegisterModuleCommands(this);
+  RegisterLolwutCommands(this);
 }
 
 void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }
@@ -91,6 +94,16 @@ CommandCounters* CommandTable::CountersOf(const CommandSpec& spec, const std::ve
     if (EqualsIgnoreCase(std::string_view(s.name).substr(s.name.find('|') + 1), args[1])) return s.counters.get();
   }
   return container ? nullptr : spec.counters.get();
+}
+
+uint32_t CommandTable::FlagsOf(const CommandSpec& spec, const std::vector<std::string>& args) {
+  if (args.size() < 2) return spec.flags;
+  for (const auto& s : spec.subcommands) {
+    if (s.own_flags && EqualsIgnoreCase(std::string_view(s.name).substr(s.name.find('|') + 1), args[1])) {
+      return s.flags;
+    }
+  }
+  return spec.flags;
 }
 
 std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec, size_t argc) {

@@ -33,7 +33,9 @@ class CommandScriptHost : public scripting::ScriptHost {
         sub == CommandTable::SubcommandCheck::kWrongArity) {
       return Fail(reply, "ERR Wrong number of args calling Redis command from script");
     }
-    if (spec->flags & kCmdNoScript) return Fail(reply, "ERR This Redis command is not allowed from script");
+    if (CommandTable::FlagsOf(*spec, args) & kCmdNoScript) {
+      return Fail(reply, "ERR This Redis command is not allowed from script");
+    }
     std::string acl_err = CheckAcl(*spec, args);
     if (!acl_err.empty()) return Fail(reply, acl_err);
     bool write = (spec->flags & kCmdWrite) != 0;

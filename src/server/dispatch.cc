@@ -186,6 +186,23 @@ std::string SubcommandError(const CommandSpec& spec, const std::vector<std::stri
   }
 }
 
+// Redis' check of PROTECTED commands: DEBUG runs as enable-debug-command
+// allows; MODULE's protected subcommands never run, as in a Redis with
+// enable-module-command at its default "no" (kvrocks cannot load Redis modules).
+std::string ProtectedError(Server* srv, Connection* conn, const CommandSpec& spec,
+                           const std::vector<std::string>& args) {
+  if (!(CommandTable::FlagsOf(spec, args) & kCmdProtected)) return "";
+  const bool debug = std::string_view(spec.name) == "debug";
+  const std::string mode = debug ? srv->config()->enable_debug_command : "no";
+  const std::string& peer = conn->peer();
+  const bool local = peer.rfind("127.", 0) == 0 || peer.rfind("::1", 0) == 0 || peer.empty();
+  if (mode == "yes" || (mode == "local" && local)) return "";
+  const char* what = debug ? "DEBUG" : "MODULE";
+  return std::string("ERR ") + what + " command not allowed. If the enable-" + (debug ? "debug" : "module") +
+         "-command option is set to \"local\", you can run it from a local connection, otherwise you need to set "
+         "this option in the configuration file, and then restart the server.";
+}
+
 // Publishes the events of what just ran once its writes are durable: at once
 // if nothing is pending in the batch, else after the batch commits.
 void FlushEvents(Server* srv, WriteBatcher* batcher) {
@@ -528,6 +545,8 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     err = "ERR wrong number of arguments for '" + std::string(spec->name) + "' command";
   } else if (std::string sub_err = SubcommandError(*spec, args); !sub_err.empty()) {
     err = std::move(sub_err);
+  } else if (std::string protected_err = ProtectedError(srv, conn, *spec, args); !protected_err.empty()) {
+    err = std::move(protected_err);
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
   } else if (conn->in_multi && (spec->flags & kCmdDenyMulti)) {
@@ -550,7 +569,8 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     }
   }
   if (err.empty() && spec != nullptr && srv->replica()->is_replica()) {
-    if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data && !(spec->flags & kCmdStale)) {
+    if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data &&
+        !(CommandTable::FlagsOf(*spec, args) & kCmdStale)) {
       err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
     }
   }

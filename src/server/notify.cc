@@ -86,6 +86,7 @@ const std::unordered_map<std::string_view, Rule>& SimpleRules() {
       {"xsetid", {kNotifyStream, "xsetid"}},
       {"persist", {kNotifyGeneric, "persist"}},
       {"restore", {kNotifyGeneric, "restore"}},
+      {"restore-asking", {kNotifyGeneric, "restore"}},
   };
   return rules;
 }

@@ -93,12 +93,12 @@ class Kvrocks:
 
 
 class RealRedis:
-    def __init__(self):
+    def __init__(self, extra=None):
         self.dir = tempfile.mkdtemp(prefix="redis-ref-")
         self.port = free_port()
         self.proc = subprocess.Popen(
             [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.dir, "--daemonize", "no", "--enable-debug-command", "yes"],
+             "--dir", self.dir, "--daemonize", "no", "--enable-debug-command", "yes"] + list(extra or []),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.port, self.proc)
 
