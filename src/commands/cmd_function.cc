@@ -59,8 +59,14 @@ class FunctionsChange {
   CommandCall& call_;
 };
 
+// The checks Redis makes of a write command before it runs (FUNCTION's writing
+// subcommands are not write rows of kvrocks' table: they touch no keys).
 bool ReadOnlyReplica(CommandCall& call) {
   Server* srv = call.server;
+  if (srv->NotEnoughGoodReplicas()) {
+    ReplyError(call, "NOREPLICAS Not enough good replicas to write.");
+    return true;
+  }
   if (call.conn->is_master || !srv->replica()->is_replica() || !srv->config()->replica_read_only) return false;
   ReplyError(call, "READONLY You can't write against a read only replica.");
   return true;

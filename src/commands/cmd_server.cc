@@ -13,6 +13,8 @@
 #include "commands/helpers.h"
 #include "commands/redis_command_meta.h"
 #include "replication/replica.h"
+#include "scripting/functions.h"
+#include "scripting/lua_engine.h"
 #include "common/time_util.h"
 
 extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
@@ -120,6 +122,9 @@ std::string InfoMemory(Server* srv) {
   Line(&s, "used_memory_rss", static_cast<int64_t>(rss));
   Line(&s, "used_memory_rss_human", HumanBytes(rss));
   Line(&s, "used_disk_bytes", static_cast<int64_t>(srv->storage()->DiskUsage()));
+  Line(&s, "number_of_cached_scripts", static_cast<int64_t>(scripting::ScriptCache::Instance().size()));
+  Line(&s, "number_of_functions", static_cast<int64_t>(scripting::FunctionRegistry::Instance().NumFunctions()));
+  Line(&s, "number_of_libraries", static_cast<int64_t>(scripting::FunctionRegistry::Instance().Libraries().size()));
   Line(&s, "maxmemory", 0);
   Line(&s, "maxmemory_human", "0B");
   Line(&s, "maxmemory_policy", "noeviction");
@@ -196,6 +201,9 @@ std::string InfoReplication(Server* srv) {
     if (!info.last_error.empty()) Line(&s, "replica_last_error", info.last_error);
   }
   Line(&s, "connected_slaves", 0);
+  if (srv->config()->min_replicas_to_write > 0 && srv->config()->min_replicas_max_lag > 0) {
+    Line(&s, "min_slaves_good_slaves", 0);
+  }
   Line(&s, "master_failover_state", "no-failover");
   Line(&s, "master_replid", rep->replid());
   Line(&s, "master_replid2", std::string(40, '0'));

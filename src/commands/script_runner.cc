@@ -43,10 +43,17 @@ class CommandScriptHost : public scripting::ScriptHost {
       return Fail(reply, "ERR Write commands are not allowed from read-only scripts.");
     }
     if (write && ReadOnlyReplica(call_)) return Fail(reply, "READONLY You can't write against a read only replica.");
+    // Reachable by scripts that declared no flags; once one has written, Redis lets it finish.
+    if (write && !wrote_ && call_.server->NotEnoughGoodReplicas()) {
+      return Fail(reply, "NOREPLICAS Not enough good replicas to write.");
+    }
     CommandCall nested{call_.server, call_.conn, args, call_.ctx, reply, true, resp, call_.exclusive};
     nested.from_script = true;
     if (!call_.exclusive && !LockFor(*spec, nested)) return false;
-    if (write) scripting::NoteScriptWrite();
+    if (write) {
+      scripting::NoteScriptWrite();
+      wrote_ = true;
+    }
     CommandCounters* counters = CommandTable::CountersOf(*spec, args);
     uint64_t start_us = MonotonicUs();
     size_t touched_before = call_.ctx->touched().size();
@@ -148,6 +155,7 @@ class CommandScriptHost : public scripting::ScriptHost {
 
   CommandCall& call_;
   bool read_only_;
+  bool wrote_ = false;  // a write command ran (Redis' SCRIPT_WRITE_DIRTY)
 };
 
 }  // namespace
@@ -195,6 +203,8 @@ bool ScriptDeclaresNoWrites(const std::vector<std::string>& args) {
 
 std::string CheckScriptFlags(const CommandCall& call, uint32_t flags, bool ro_command) {
   bool writes = !(flags & scripting::kFlagNoWrites);
+  // Redis refuses a script declared writing before it runs (processCommand).
+  if (writes && call.server->NotEnoughGoodReplicas()) return "NOREPLICAS Not enough good replicas to write.";
   if (writes && ro_command) return "ERR Can not execute a script with write flag using *_ro command.";
   if (writes && CommandScriptHost::ReadOnlyReplica(call)) return "READONLY You can't write against a read only replica.";
   return "";

@@ -301,6 +301,8 @@ Config::Config() {
   Add(StringOption("replica-announce-ip", &replica_announce_ip, true));
   Add(IntOption("replica-announce-port", &replica_announce_port, 0, 65535, true));
   Add(IntOption("replica-priority", &replica_priority, 0, INT32_MAX, true));
+  Add(WithAlias(IntOption("min-replicas-to-write", &min_replicas_to_write, 0, INT32_MAX, true), "min-slaves-to-write"));
+  Add(WithAlias(IntOption("min-replicas-max-lag", &min_replicas_max_lag, 0, INT32_MAX, true), "min-slaves-max-lag"));
   Add(StringOption("replica-apply-errors", &replica_apply_errors, true, {"skip", "disconnect"}));
   Add(Int64Option("stream-node-max-bytes", &stream_node_max_bytes, 0, true, true));
   Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));

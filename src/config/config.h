@@ -89,6 +89,11 @@ struct Config {
   std::string replica_announce_ip;
   int replica_announce_port = 0;
   int replica_priority = 100;
+  // Writes need this many replicas with at most min_replicas_max_lag seconds of
+  // lag (0 in either: no check). kvrocks serves no replicas, so a master with
+  // both set refuses writes with -NOREPLICAS, as a Redis master without replicas.
+  int min_replicas_to_write = 0;
+  int min_replicas_max_lag = 10;
   std::string replica_apply_errors = "skip";  // or "disconnect"
   std::string load_rdb;  // an RDB file to load at startup (replacing the data set)
   int64_t stream_node_max_entries = 100;

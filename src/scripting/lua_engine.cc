@@ -226,21 +226,80 @@ return function (err)
 end
 )";
 
-// A read-only view of a table, as Redis 7.0's read-only tables behave:
-// reading a missing name and writing anything fail with Redis' errors.
-const char kStrictProxyCode[] = R"(
-return function (lookup)
-  return setmetatable({}, {
-    __index = function (t, n)
-      local v = lookup(n)
-      if v == nil then
-        error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
-      end
-      return v
-    end,
+// Redis' Lua is patched with read-only tables: writing to one, through any path
+// (assignment, rawset, setmetatable), fails with "Attempt to modify a readonly
+// table". Debian's Lua 5.1 has no such tables, so kvrocks hands scripts
+// read-only proxies, and must also close the paths around a proxy's
+// metatable: without this chunk, rawset(redis, 'call', f) or
+// getmetatable('').__index.upper = f would change what every later script on
+// the worker runs. It replaces rawset, rawget, setmetatable and getmetatable
+// in the globals and returns `protect(proxy, real, meta)`, which registers a
+// proxy: `real` is the table behind it (or a function returning it) for rawget,
+// `meta` what getmetatable shows (nil if false). Errors are raised at level 0,
+// as Redis' come from C functions (no position before the message).
+const char kSandboxCode[] = R"(
+local G = ...
+local raw_setmetatable, raw_getmetatable, raw_rawset, raw_rawget = setmetatable, getmetatable, rawset, rawget
+local protected = raw_setmetatable({}, {__mode = 'k'})
+local function refuse() error("Attempt to modify a readonly table", 0) end
+local function protect(proxy, real, meta) protected[proxy] = {real = real, meta = meta} end
+G.setmetatable = function (t, mt)
+  if protected[t] then refuse() end
+  return raw_setmetatable(t, mt)
+end
+G.getmetatable = function (t)
+  local p = protected[t]
+  if p then return p.meta or nil end
+  return raw_getmetatable(t)
+end
+G.rawset = function (t, k, v)
+  if protected[t] then refuse() end
+  return raw_rawset(t, k, v)
+end
+G.rawget = function (t, k)
+  local p = protected[t]
+  if p then
+    local real = p.real
+    if type(real) == 'function' then real = real() end
+    return raw_rawget(real, k)
+  end
+  return raw_rawget(t, k)
+end
+-- A read-only view of a table, as Redis' read-only tables behave.
+local function readonly(real, meta)
+  local proxy = raw_setmetatable({}, {
+    __index = real,
     __newindex = function () error("Attempt to modify a readonly table", 2) end,
-    __metatable = {},
+    __metatable = false,
   })
+  protect(proxy, real, meta)
+  return proxy
+end
+return protect, readonly
+)";
+
+// A read-only view of the globals (or of the load API), as Redis 7.0's
+// read-only globals behave: reading a missing name and writing anything fail
+// with Redis' errors. `real` is the table behind it (or a function returning
+// it); getmetatable shows a read-only table holding the __index function, as
+// Redis' globals have one.
+const char kStrictProxyCode[] = R"(
+local protect, readonly = ...
+return function (lookup, real)
+  local index = function (t, n)
+    local v = lookup(n)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
+    end
+    return v
+  end
+  local proxy = setmetatable({}, {
+    __index = index,
+    __newindex = function () error("Attempt to modify a readonly table", 2) end,
+    __metatable = false,
+  })
+  protect(proxy, real, readonly({__index = index}, false))
+  return proxy
 end
 )";
 
@@ -250,7 +309,7 @@ end
 const char kProtectGlobalsCode[] = R"(
 local real, strict = ...
 local api = real
-local proxy = strict(function (n) return api[n] end)
+local proxy = strict(function (n) return api[n] end, function () return api end)
 real._G = proxy
 local function set_api(t) api = t or real end
 return proxy, set_api
@@ -263,19 +322,20 @@ local r, register, strict = ...
 local lr = {register_function = register, log = r.log, LOG_DEBUG = r.LOG_DEBUG, LOG_VERBOSE = r.LOG_VERBOSE,
             LOG_NOTICE = r.LOG_NOTICE, LOG_WARNING = r.LOG_WARNING, REDIS_VERSION = r.REDIS_VERSION,
             REDIS_VERSION_NUM = r.REDIS_VERSION_NUM}
-return {redis = strict(function (n) return lr[n] end)}
+local api = {redis = strict(function (n) return lr[n] end, lr)}
+return api
 )";
 
-// Wraps a library table in the same kind of read-only proxy.
-const char kReadOnlyTableCode[] = R"(
-local real = ...
-local proxy = {}
-setmetatable(proxy, {
-  __index = real,
-  __newindex = function () error("Attempt to modify a readonly table", 2) end,
-  __metatable = {},
-})
-return proxy
+// Wraps each library table in a read-only proxy; strings' methods go through
+// the string library's proxy, and their metatable is shown read-only (as Redis').
+const char kReadOnlyLibsCode[] = R"(
+local G, readonly, names = ...
+for _, name in ipairs(names) do
+  if G[name] ~= nil then G[name] = readonly(G[name], false) end
+end
+local smt = getmetatable('')
+smt.__index = G.string
+smt.__metatable = readonly(smt, false)
 )";
 
 void RunChunk(lua_State* L, const char* code, const char* name, int nargs, int nresults) {
@@ -338,7 +398,23 @@ void LuaEngine::Reset() {
   lua_getglobal(L, "type");
   RunChunk(L, kTextOnlyLoadCode, "@load", 3, 1);
   lua_setglobal(L, "load");
-  RunChunk(L, kStrictProxyCode, "@globals", 0, 1);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  RunChunk(L, kSandboxCode, "@readonly", 1, 2);  // protect, readonly
+  int readonly = lua_gettop(L);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_pushvalue(L, readonly);
+  lua_newtable(L);
+  int i = 1;
+  for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit", "struct", "cmsgpack"}) {
+    lua_pushstring(L, name);
+    lua_rawseti(L, -2, i++);
+  }
+  RunChunk(L, kReadOnlyLibsCode, "@readonly", 3, 0);
+  lua_pushvalue(L, readonly - 1);
+  lua_pushvalue(L, readonly);
+  RunChunk(L, kStrictProxyCode, "@globals", 2, 1);
+  lua_replace(L, readonly - 1);  // protect -> strict
+  lua_pop(L, 1);                 // readonly
   int strict = lua_gettop(L);
   lua_getglobal(L, "redis");
   lua_pushcfunction(L, RegisterFunction);
@@ -348,15 +424,6 @@ void LuaEngine::Reset() {
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
   function_generation_ = 0;
-  for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit", "struct", "cmsgpack"}) {
-    lua_getglobal(L, name);
-    if (lua_isnil(L, -1)) {
-      lua_pop(L, 1);
-      continue;
-    }
-    RunChunk(L, kReadOnlyTableCode, "@readonly", 1, 1);
-    lua_setglobal(L, name);
-  }
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, kRealGlobals);

@@ -186,6 +186,15 @@ std::string SubcommandError(const CommandSpec& spec, const std::vector<std::stri
   }
 }
 
+// Whether a transaction's queued commands include a write.
+bool QueuedWrites(const Connection& conn) {
+  for (const auto& args : conn.queued) {
+    const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+    if (spec != nullptr && (spec->flags & kCmdWrite)) return true;
+  }
+  return false;
+}
+
 // Redis' check of PROTECTED commands: DEBUG runs as enable-debug-command
 // allows; MODULE's protected subcommands never run, as in a Redis with
 // enable-module-command at its default "no" (kvrocks cannot load Redis modules).
@@ -554,8 +563,12 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   } else if (!(spec->flags & kCmdNoAuth)) {
     err = CheckAcl(srv, conn, *spec, args, conn->in_multi ? "multi" : "toplevel");
   }
-  if (err.empty() && spec != nullptr && srv->replica()->is_replica() && (spec->flags & kCmdWrite) &&
-      srv->config()->replica_read_only) {
+  // As Redis' is_write_command: EXEC counts as a write when it would run one.
+  const bool write = err.empty() && spec != nullptr &&
+                     ((spec->flags & kCmdWrite) || (conn->in_multi && std::string_view(spec->name) == "exec" &&
+                                                    QueuedWrites(*conn)));
+  if (write && srv->NotEnoughGoodReplicas()) err = "NOREPLICAS Not enough good replicas to write.";
+  if (write && err.empty() && srv->replica()->is_replica() && srv->config()->replica_read_only) {
     err = "READONLY You can't write against a read only replica.";
   }
   if (err.empty() && spec != nullptr && conn->resp == 2 && conn->subscribed() && !(spec->flags & kCmdSubscribedOk)) {

@@ -27,6 +27,10 @@ Server::Server(Config* config, Storage* storage)
     : config_(config), storage_(storage), start_time_(static_cast<int64_t>(std::time(nullptr))),
       last_save_(static_cast<int64_t>(std::time(nullptr))) {}
 
+bool Server::NotEnoughGoodReplicas() {
+  return !replica_->is_replica() && config_->min_replicas_to_write > 0 && config_->min_replicas_max_lag > 0;
+}
+
 Server::~Server() {
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
 }

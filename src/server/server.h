@@ -50,6 +50,9 @@ class Server {
   Config* config() { return config_; }
   // Replication from a Redis master (REPLICAOF); never null after Start().
   Replica* replica() { return replica_.get(); }
+  // Redis' checkGoodReplicasStatus failing: a master whose min-replicas-to-write
+  // and min-replicas-max-lag are set has fewer good replicas (it has none).
+  bool NotEnoughGoodReplicas();
   MigrateSockets& migrate_sockets() { return migrate_sockets_; }
   Storage* storage() { return storage_; }
   Stats& stats() { return stats_; }

@@ -257,11 +257,13 @@ class Differ:
     """Sends the same commands to kvrocks and redis-server over raw connections
     and asserts that the reply bytes are identical."""
 
-    def __init__(self, kv_port, ref_port):
+    def __init__(self, kv_port, ref_port, flush=True):
+        """flush=False: another connection to servers already in use (no FLUSHALL)."""
         self.kv = RawClient(kv_port)
         self.ref = RawClient(ref_port)
-        self.kv.call("FLUSHALL")
-        self.ref.call("FLUSHALL")
+        if flush:
+            self.kv.call("FLUSHALL")
+            self.ref.call("FLUSHALL")
 
     def __call__(self, *args):
         a = self.kv.call(*args)

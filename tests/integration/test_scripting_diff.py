@@ -196,6 +196,57 @@ def test_eval_replies_match_redis(d):
         d("EVAL", script, "0")
 
 
+# Redis' read-only tables, through every path around them (kvrocks emulates
+# them with proxies over Debian's unpatched Lua).
+READONLY_SCRIPTS = r"""
+setmetatable(_G, {})
+local g = getmetatable(_G); g.__index = {}
+return type(getmetatable(_G))
+return type(getmetatable(_G).__index)
+return type(getmetatable(getmetatable(_G)))
+return getmetatable(_G) == getmetatable(_G)
+setmetatable(redis, {})
+setmetatable(cjson, {})
+setmetatable(string, {})
+return type(getmetatable(redis))
+getmetatable(redis).__index = {}
+rawset(_G, 'x', 1)
+rawset(redis, 'call', 1)
+rawset(string, 'upper', 1)
+return tostring(rawget(_G, 'redis') ~= nil)
+return rawget(_G, 'nosuch')
+return rawget(redis, 'call') ~= nil
+return type(getmetatable('abc'))
+getmetatable('abc').__index = {}
+getmetatable('abc').__index.upper = 1
+getmetatable('abc').__metatable = 1
+return ('ab'):upper()
+local t = {}; setmetatable(t, {__index = function() return 7 end}); return t.x
+local t = setmetatable({}, {__metatable = 'no'}); return getmetatable(t)
+local t = {}; rawset(t, 'a', 1); return rawget(t, 'a')
+redis = 1
+string.upper = 1
+"""
+
+
+def test_read_only_tables_match_redis(d):
+    for script in READONLY_SCRIPTS.strip().splitlines():
+        d("EVAL", script, "0")
+
+
+def test_a_script_cannot_change_what_later_scripts_run(d):
+    """Each attempt is refused, and later scripts on the same connection (the
+    same worker's Lua state) still see the real functions."""
+    for script in ("rawset(redis, 'call', function() return 'hijacked' end)",
+                   "getmetatable('').__index.upper = function() return 'pwned' end",
+                   "rawset(getmetatable('').__index, 'upper', function() return 'pwned' end)",
+                   "setmetatable(_G, {__index = function() return 'pwned' end})"):
+        d("EVAL", script, "0")
+        assert d("EVAL", "return redis.call('ping')", "0") == b"+PONG\r\n"
+        assert d("EVAL", "return {string.upper('a'), ('b'):upper()}", "0") == b"*2\r\n$1\r\nA\r\n$1\r\nB\r\n"
+    d("EVAL", "return nosuch", "0")
+
+
 def test_self_referencing_table_stops_at_the_stack_limit(kvrocks_server, redis_ref):
     """Nested replies down to Lua's stack limit, then an error, as in Redis (no crash)."""
     for script in ("local t = {} t[1] = t return t", "local t = {} t.map = t return t"):
@@ -427,3 +478,29 @@ def test_precompiled_chunks_are_not_loaded(d):
     d("EVAL", "return select(2, loadstring('x x', 'mychunk'))", "0")
     d("EVAL", "local i = 0 return load(function() i = i + 1 if i == 1 then return 'return 7' end end)()", "0")
     d("EVAL", "local i = 0 return load(function() i = i + 1 if i == 1 then return 42 end end)()", "0")
+
+
+def test_info_memory_counts_scripts_and_functions(d):
+    def counts():
+        out = []
+        for c in (d.kv, d.ref):
+            info = c.call("INFO", "memory").decode()
+            out.append({k: v for k, v in (line.split(":", 1) for line in info.split("\r\n") if ":" in line)
+                        if k in ("number_of_cached_scripts", "number_of_functions", "number_of_libraries")})
+        assert out[0] == out[1]
+        return out[0]
+    d("SCRIPT", "FLUSH")
+    d("FUNCTION", "FLUSH")
+    assert counts() == {"number_of_cached_scripts": "0", "number_of_functions": "0", "number_of_libraries": "0"}
+    for j in range(5):
+        d("SCRIPT", "LOAD", f"return {j}")
+    d("EVAL", "return 'e'", "0")
+    d("EVAL", "return 0", "0")  # already cached
+    d("FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)\n"
+                          "redis.register_function('f2', function() return 2 end)")
+    d("FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f3', function() return 3 end)")
+    assert counts() == {"number_of_cached_scripts": "6", "number_of_functions": "3", "number_of_libraries": "2"}
+    d("SCRIPT", "FLUSH", "ASYNC")
+    d("FUNCTION", "DELETE", "lib1")
+    assert counts() == {"number_of_cached_scripts": "0", "number_of_functions": "1", "number_of_libraries": "1"}
+    d("FUNCTION", "FLUSH")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import Differ, Kvrocks, RawClient, RealRedis, poll_until
+from conftest import Differ, Kvrocks, RealRedis
 
 CLUSTER_CALLS = [
     "CLUSTER INFO", "CLUSTER NODES", "CLUSTER SLOTS", "CLUSTER SHARDS", "CLUSTER MYID", "CLUSTER LINKS",
@@ -121,25 +121,28 @@ def test_flags_in_scripts(diff):
 
 
 def test_protected_and_refused_commands_in_multi(diff):
-    diff("MULTI")
-    diff("MODULE", "LOAD", "/x.so")
-    diff("SET", "k", "v")
-    diff("EXEC")
-    diff("MULTI")
-    diff("CLUSTER", "INFO")
-    diff("MODULE", "LIST")
-    diff("FAILOVER")
-    diff("SET", "k", "v")
-    diff("EXEC")
-    diff("GET", "k")
+    diff.run("""
+        # a protected command is refused when queued: the transaction is discarded
+        MULTI
+        MODULE LOAD /x.so
+        SET k v
+        EXEC
+        # the others queue and fail inside EXEC
+        MULTI
+        CLUSTER INFO
+        MODULE LIST
+        FAILOVER
+        SET k v
+        EXEC
+        GET k
+    """)
 
 
 def test_protected_check_comes_before_auth(kvrocks_server, redis_ref):
     d = Differ(kvrocks_server.port, redis_ref.port)
     try:
         d("CONFIG", "SET", "requirepass", "pw")
-        fresh = Differ.__new__(Differ)
-        fresh.kv, fresh.ref = RawClient(kvrocks_server.port), RawClient(redis_ref.port)
+        fresh = Differ(kvrocks_server.port, redis_ref.port, flush=False)
         for line in ("MODULE LOAD /x.so", "MODULE UNLOAD x", "MODULE LIST", "CLUSTER INFO", "LOLWUT", "GET k"):
             fresh(*line.split())
         fresh.close()
@@ -156,8 +159,7 @@ def test_debug_refused_as_redis_when_not_enabled():
         for line in ("DEBUG HELP", "DEBUG SLEEP 0", "DEBUG NOSUCH", "DEBUG", "MULTI", "DEBUG SLEEP 0", "EXEC"):
             d(*line.split())
         d("CONFIG", "SET", "requirepass", "pw")
-        fresh = Differ.__new__(Differ)
-        fresh.kv, fresh.ref = RawClient(kv.port), RawClient(ref.port)
+        fresh = Differ(kv.port, ref.port, flush=False)
         fresh("DEBUG", "SLEEP", "0")
         fresh("PING")
         fresh.close()
@@ -204,3 +206,69 @@ def test_command_info_of_the_new_commands(diff):
                  "COMMAND LIST FILTERBY PATTERN module*"):
         a, b = diff.both(*line.split())
         assert sorted(a.split(b"\r\n")) == sorted(b.split(b"\r\n")), line
+
+
+def test_min_replicas_to_write_refuses_writes_as_a_master_without_replicas(kvrocks_server, redis_ref):
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    other = Differ(kvrocks_server.port, redis_ref.port, flush=False)
+    try:
+        d("SET", "x", "some value")
+        # A transaction queued before the limit is set, executed after it.
+        other("MULTI")
+        other("SET", "x", "from multi")
+        d("CONFIG", "SET", "min-replicas-to-write", "1")
+        other("EXEC")
+        for line in ("CONFIG GET min-replicas-to-write", "CONFIG GET min-slaves-max-lag",
+                     "SET x 1", "GET x", "DEL x", "INCR n", "PING", "MULTI", "GET x", "SET x 2", "EXEC",
+                     "MULTI", "GET x", "EXEC"):
+            d(*line.split())
+        scripts = [
+            "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",  # read-only: runs
+            "return redis.call('get', KEYS[1])",                           # no flags, only reads: runs
+            "#!lua\nreturn redis.call('get', KEYS[1])",                    # declared writing: refused upfront
+            "return redis.call('set', KEYS[1], 1)",                        # no flags, writes: refused in the call
+            "return redis.pcall('set', KEYS[1], 1)",
+        ]
+        for script in scripts:
+            d("EVAL", script, "1", "x")
+        d("EVAL_RO", "#!lua\nreturn 1", "0")
+        d("FUNCTION", "LOAD", "#!lua name=nrlib\nredis.register_function('w', function() return 1 end)")
+        d("FCALL", "w", "0")
+        d("CONFIG", "SET", "min-slaves-max-lag", "0")  # no lag limit: the check is off
+        d("SET", "x", "3")
+        d("CONFIG", "SET", "min-slaves-max-lag", "10")
+        d("SET", "x", "4")
+        a, b = d.both("INFO", "replication")
+        assert b"min_slaves_good_slaves:0" in a and b"min_slaves_good_slaves:0" in b
+        # A replica is not refused for it (READONLY is what it answers).
+        d("REPLICAOF", "127.0.0.1", "1")
+        d("SET", "x", "5")
+        d("REPLICAOF", "NO", "ONE")
+    finally:
+        d("CONFIG", "SET", "min-replicas-to-write", "0")
+        d("FUNCTION", "FLUSH")
+        d("GET", "x")
+        d.close()
+        other.close()
+    d2 = Differ(kvrocks_server.port, redis_ref.port)
+    a, b = d2.both("INFO", "replication")
+    assert b"min_slaves_good_slaves" not in a and b"min_slaves_good_slaves" not in b
+    d2.close()
+
+
+def test_exec_on_a_replica_refuses_queued_writes(kvrocks_server, redis_ref):
+    """A transaction queued on a master and executed after it became a replica."""
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    other = Differ(kvrocks_server.port, redis_ref.port, flush=False)
+    try:
+        other("MULTI")
+        other("SET", "x", "1")
+        d("REPLICAOF", "127.0.0.1", "1")
+        other("EXEC")
+        other("MULTI")
+        other("GET", "x")
+        other("EXEC")
+    finally:
+        d("REPLICAOF", "NO", "ONE")
+        d.close()
+        other.close()

@@ -73,7 +73,17 @@ TEST(CommandMeta, KvrocksTableAgreesWithRedis) {
       if (s.arity == 0) continue;
       const RedisCommandMeta* sm = FindRedisCommandMeta(s.name);
       ASSERT_NE(sm, nullptr) << s.name;
-      EXPECT_EQ(s.arity, ParseInfo(sm->info).arity) << s.name;
+      RecordedInfo sr = ParseInfo(sm->info);
+      EXPECT_EQ(s.arity, sr.arity) << s.name;
+      if (!s.own_flags) continue;
+      std::set<std::string> ours, theirs;  // a subcommand with flags of its own has Redis'
+      for (const auto& f : CommandFlagNames(s.flags)) {
+        if (modeled.count(f)) ours.insert(f);
+      }
+      for (const auto& f : sr.flags) {
+        if (modeled.count(f)) theirs.insert(f);
+      }
+      EXPECT_EQ(ours, theirs) << s.name;
     }
     // Redis keeps the key positions and flags of a container command on its
     // subcommands; kvrocks dispatches (and locks) a container by its own row.
