@@ -293,14 +293,15 @@ Config::Config() {
   Add(WithAlias(Words(StringOption("replicaof", &replicaof, false)), "slaveof"));
   Add(StringOption("masterauth", &masterauth, true));
   Add(StringOption("masteruser", &masteruser, true));
-  Add(BoolOption("replica-read-only", &replica_read_only, true));
-  Add(BoolOption("replica-serve-stale-data", &replica_serve_stale_data, true));
+  Add(WithAlias(BoolOption("replica-read-only", &replica_read_only, true), "slave-read-only"));
+  Add(WithAlias(BoolOption("replica-serve-stale-data", &replica_serve_stale_data, true), "slave-serve-stale-data"));
   Add(IntOption("repl-timeout", &repl_timeout, 1, INT32_MAX, true));
   Add(IntOption("replica-idle-apply-max-lag-ms", &replica_idle_apply_max_lag_ms, 0, INT32_MAX, true));
-  Add(IntOption("repl-ping-replica-period", &repl_ping_replica_period, 1, INT32_MAX, true));
-  Add(StringOption("replica-announce-ip", &replica_announce_ip, true));
-  Add(IntOption("replica-announce-port", &replica_announce_port, 0, 65535, true));
-  Add(IntOption("replica-priority", &replica_priority, 0, INT32_MAX, true));
+  Add(WithAlias(IntOption("repl-ping-replica-period", &repl_ping_replica_period, 1, INT32_MAX, true),
+                "repl-ping-slave-period"));
+  Add(WithAlias(StringOption("replica-announce-ip", &replica_announce_ip, true), "slave-announce-ip"));
+  Add(WithAlias(IntOption("replica-announce-port", &replica_announce_port, 0, 65535, true), "slave-announce-port"));
+  Add(WithAlias(IntOption("replica-priority", &replica_priority, 0, INT32_MAX, true), "slave-priority"));
   Add(WithAlias(IntOption("min-replicas-to-write", &min_replicas_to_write, 0, INT32_MAX, true), "min-slaves-to-write"));
   Add(WithAlias(IntOption("min-replicas-max-lag", &min_replicas_max_lag, 0, INT32_MAX, true), "min-slaves-max-lag"));
   Add(StringOption("replica-apply-errors", &replica_apply_errors, true, {"skip", "disconnect"}));

@@ -272,3 +272,24 @@ def test_exec_on_a_replica_refuses_queued_writes(kvrocks_server, redis_ref):
         d("REPLICAOF", "NO", "ONE")
         d.close()
         other.close()
+
+
+def test_replication_options_answer_to_their_old_slave_names(diff):
+    """Redis 7.0 keeps the slave-* names as aliases of the replica-* options."""
+    for old, new, value in (("slave-read-only", "replica-read-only", "no"),
+                            ("slave-serve-stale-data", "replica-serve-stale-data", "no"),
+                            ("slave-priority", "replica-priority", "7"),
+                            ("slave-announce-ip", "replica-announce-ip", "10.1.2.3"),
+                            ("slave-announce-port", "replica-announce-port", "1234"),
+                            ("repl-ping-slave-period", "repl-ping-replica-period", "3"),
+                            ("min-slaves-to-write", "min-replicas-to-write", "0"),
+                            ("min-slaves-max-lag", "min-replicas-max-lag", "4")):
+        default = diff("CONFIG", "GET", new)
+        diff("CONFIG", "GET", old)
+        diff("CONFIG", "SET", old, value)
+        diff("CONFIG", "GET", new)
+        diff("CONFIG", "GET", old)
+        restore = default.split(b"\r\n")[-2].decode()
+        diff("CONFIG", "SET", new, restore)
+        assert diff("CONFIG", "GET", old) == default.replace(new.encode(), old.encode()).replace(
+            f"${len(new)}\r\n".encode(), f"${len(old)}\r\n".encode())
