@@ -213,6 +213,7 @@ void Migrate(CommandCall& call) {
           bool deleted;
           Status s = db.Delete(sent[replied], &deleted);
           if (!s.ok()) return ReplyStatusError(call, s);
+          if (deleted) call.ctx->AddDirty(1);  // Redis counts each key it removes
         }
       }
       if (!socket_error) {

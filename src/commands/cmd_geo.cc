@@ -115,9 +115,10 @@ void GeoAdd(CommandCall& call) {
     locations.push_back(std::move(loc));
   }
   Database db = CurrentDb(call);
-  int64_t result;
-  Status s = RedisGeo(&db).Add(a[1], locations, flags, &result);
+  int64_t result, written;
+  Status s = RedisGeo(&db).Add(a[1], locations, flags, &result, &written);
   if (!s.ok()) return ReplyStatusError(call, s);
+  call.ctx->AddDirty(written);  // Redis counts added and updated members
   reply::Integer(call.out, result);
 }
 

@@ -357,8 +357,10 @@ void FlushDb(CommandCall& call) {
   uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
   std::vector<WatchedChange> changes;
   AddWatchedChanges(call, db, nullptr, &changes);
+  const int64_t removed = call.server->storage()->KeyCount(db);
   if (s.ok()) s = call.server->storage()->FlushDb(db);
   if (!s.ok()) return ReplyStatusError(call, s);
+  call.ctx->AddDirty(removed);  // Redis counts each removed key
   ApplyWatchedChanges(call, changes);
   call.server->tracking().InvalidateAll();
   call.server->SignalBlockedInDbs({call.conn->db});
@@ -371,9 +373,11 @@ void FlushAll(CommandCall& call) {
   std::vector<WatchedChange> changes;
   for (int i = 0; i < Storage::kMaxDatabases && s.ok(); i++) {
     auto db = static_cast<uint8_t>(i);
-    if (call.server->storage()->KeyCount(db) == 0) continue;
+    const int64_t removed = call.server->storage()->KeyCount(db);
+    if (removed == 0) continue;
     AddWatchedChanges(call, db, nullptr, &changes);
     s = call.server->storage()->FlushDb(db);
+    if (s.ok()) call.ctx->AddDirty(removed);  // Redis counts each removed key
   }
   if (!s.ok()) return ReplyStatusError(call, s);
   ApplyWatchedChanges(call, changes);

@@ -136,8 +136,7 @@ std::string InfoPersistence(Server* srv) {
   std::string s = "# Persistence\r\n";
   Line(&s, "loading", 0);
   Line(&s, "async_loading", 0);
-  // No rdb_changes_since_last_save: Redis' dirty counter follows per-command
-  // rules kvrocks does not keep yet, and a constant 0 would be wrong after a write.
+  Line(&s, "rdb_changes_since_last_save", static_cast<int64_t>(srv->stats().dirty.load()));
   Line(&s, "rdb_bgsave_in_progress", srv->bgsave_in_progress() ? 1 : 0);
   Line(&s, "rdb_last_save_time", srv->last_save());
   Line(&s, "rdb_last_bgsave_status", srv->last_bgsave_status());

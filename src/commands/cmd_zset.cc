@@ -88,10 +88,11 @@ void ZAdd(CommandCall& call) {
     ms.push_back({a[i + 1], score});
   }
   Database db = CurrentDb(call);
-  int64_t result;
+  int64_t result, written;
   std::optional<double> incr;
-  Status s = RedisZSet(&db).Add(a[1], ms, f, &result, &incr);
+  Status s = RedisZSet(&db).Add(a[1], ms, f, &result, &incr, &written);
   if (!s.ok()) return ReplyStatusError(call, s);
+  call.ctx->AddDirty(written);  // Redis counts added and updated members
   if (f.incr) return incr ? reply::Double(call.out, *incr, call.resp) : reply::Null(call.out, call.resp);
   reply::Integer(call.out, result);
 }
@@ -102,10 +103,11 @@ void ZIncrBy(CommandCall& call) {
   RedisZSet::AddFlags f;
   f.incr = true;
   Database db = CurrentDb(call);
-  int64_t result;
+  int64_t result, written;
   std::optional<double> score;
-  Status s = RedisZSet(&db).Add(call.args[1], {{call.args[3], incr}}, f, &result, &score);
+  Status s = RedisZSet(&db).Add(call.args[1], {{call.args[3], incr}}, f, &result, &score, &written);
   if (!s.ok()) return ReplyStatusError(call, s);
+  call.ctx->AddDirty(written);
   reply::Double(call.out, *score, call.resp);
 }
 

@@ -62,6 +62,9 @@ struct CommandCall {
   bool rerun_exclusive = false;
   // Called by a script (redis.call), where Redis makes some replies deterministic.
   bool from_script = false;
+  // A blocked command run again because its keys changed (Redis serves those
+  // outside call(): some count no dirty changes there).
+  bool served_blocked = false;
 };
 
 using CommandHandler = void (*)(CommandCall& call);

@@ -1,6 +1,7 @@
 #include "commands/script_runner.h"
 
 #include "commands/command_keys.h"
+#include "commands/dirty.h"
 #include "commands/expire_on_access.h"
 #include "commands/redact.h"
 #include "commands/helpers.h"
@@ -65,6 +66,7 @@ class CommandScriptHost : public scripting::ScriptHost {
     } catch (const std::exception& e) {
       reply::Error(reply, std::string("ERR internal error: ") + e.what());
     }
+    NoteCommandDirty(*spec, nested, reply_start, touched_before);
     DeleteExpiredFound(nested);
     if (counters != nullptr) {
       // As Redis' call() from a script: counted with its duration, not in the slowlog.

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "commands/command.h"
+#include "commands/dirty.h"
 #include "common/encoding.h"
 #include "common/string_util.h"
 #include "server/connection.h"
@@ -66,6 +67,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   uint64_t safe = offset_.load();      // ... after the last one outside MULTI
   MultiLockGuard all(server_->storage()->locks());
   Context ctx(server_->storage());
+  ctx.set_dirty_counter(&server_->stats().dirty);
   Status s = ApplyParsed(&ctx, &cmds, &pos, &safe, batch);
   if (s.ok()) {
     PersistState(&ctx, safe);
@@ -144,6 +146,7 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
     } catch (const std::exception& e) {
       out = std::string("-ERR internal error: ") + e.what();
     }
+    NoteCommandDirty(*spec, call, 0, touched_before);
     CollectCommandEvents(server_, master_->db, *spec, args, *ctx, touched_before);
     master_->block.requested = false;  // a blocking command never blocks the master link
   }

@@ -10,6 +10,7 @@
 
 #include "commands/command.h"
 #include "commands/command_keys.h"
+#include "commands/dirty.h"
 #include "commands/expire_on_access.h"
 #include "commands/redact.h"
 #include "common/string_util.h"
@@ -36,12 +37,14 @@ namespace {
 void Invoke(const CommandSpec& spec, CommandCall& call) {
   call.ctx->set_unread_replace_ok(!NeedsPriorKeyState(call.server));
   call.ctx->ClearLookups();  // only this command's lookups count
+  const size_t reply_start = call.out->size(), touched_before = call.ctx->touched().size();
   try {
     spec.handler(call);
   } catch (const std::exception& e) {
     LOG(ERROR) << "Command '" << spec.name << "' failed: " << e.what();
     reply::Error(call.out, std::string("ERR internal error: ") + e.what());
   }
+  NoteCommandDirty(spec, call, reply_start, touched_before);
   DeleteExpiredFound(call);
 }
 
@@ -295,6 +298,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
   MultiLockGuard guard(srv->storage()->locks());
   Context ctx(srv->storage());
   ctx.set_expired_counter(&srv->stats().expired_keys);
+  ctx.set_dirty_counter(&srv->stats().dirty);
   ctx.set_record_lookups(true);
   fn(&ctx);
   Status s = ctx.Commit();
@@ -376,6 +380,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   if ((spec.flags & kCmdWrite) && (spec.flags & kCmdExclusive)) {
     RunExclusive(conn, batcher, [&](Context* ctx) {
       CommandCall call{srv, conn, args, ctx, out, false, conn->resp, true};
+      call.served_blocked = retry;
       Invoke(spec, call);
       CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
     });
@@ -383,6 +388,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
   } else {
     Context* ctx = batcher->ctx();
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
+    call.served_blocked = retry;
     if (spec.flags & (kCmdWrite | kCmdLocksKeys)) batcher->Lock(LockKeys(srv, conn, spec, args, call));
     RememberReads(srv, conn, spec, args);
     Invoke(spec, call);
@@ -390,6 +396,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
       out->resize(reply_start);
       RunExclusive(conn, batcher, [&](Context* ectx) {
         CommandCall again{srv, conn, args, ectx, out, false, conn->resp, true};
+        again.served_blocked = retry;
         Invoke(spec, again);
         CollectCommandEvents(srv, conn->db, spec, args, *ectx, 0);
       });

@@ -522,11 +522,15 @@ Status Server::Save() {
   std::string tmp = target + ".tmp";
   std::error_code ec;
   fs::remove_all(tmp, ec);
+  // The changes the checkpoint covers leave rdb_changes_since_last_save (Redis:
+  // 0 after SAVE, minus those before it after BGSAVE).
+  const uint64_t covered = stats_.dirty.load();
   Status s = storage_->Checkpoint(tmp);
   if (!s.ok()) return s;
   fs::remove_all(target, ec);
   fs::rename(tmp, target, ec);
   if (ec) return Status::IOError("rename checkpoint: " + ec.message());
+  stats_.dirty.fetch_sub(covered);
   last_save_ = static_cast<int64_t>(std::time(nullptr));
   return Status::OK();
 }

@@ -13,6 +13,7 @@ namespace kvrocks {
 WriteBatcher::WriteBatcher(Worker* worker)
     : worker_(worker), ctx_(worker->server()->storage()) {
   ctx_.set_expired_counter(&worker->server()->stats().expired_keys);
+  ctx_.set_dirty_counter(&worker->server()->stats().dirty);
   ctx_.set_record_lookups(true);
   commit_ev_ = event_new(worker->base(), -1, 0, &WriteBatcher::OnCommit, this);
 }

@@ -18,6 +18,8 @@ class Stats {
   std::atomic<uint64_t> keyspace_hits{0};
   std::atomic<uint64_t> keyspace_misses{0};
   std::atomic<uint64_t> expired_keys{0};
+  // Redis' server.dirty: changes since the last SAVE (commands/dirty.h).
+  std::atomic<uint64_t> dirty{0};
   std::atomic<uint64_t> expired_fields{0};  // hash fields removed by their TTL
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};

@@ -365,6 +365,11 @@ void Context::AddCounts(uint8_t db, int64_t keys, int64_t expires) {
 }
 
 Status Context::Commit() {
+  if (dirty_counter_ != nullptr && dirty_pending_ != 0) {
+    // Counted whether or not storage takes the batch: Redis counts a change once made.
+    dirty_counter_->fetch_add(dirty_pending_, std::memory_order_relaxed);
+  }
+  dirty_pending_ = 0;
   if (!HasWrites()) {
     Rollback();
     return Status::OK();
@@ -477,7 +482,7 @@ void Context::SetSavePoint() {
     plain_.SetSavePoint();
   }
   savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size(), unread_.size(),
-                                  static_cast<size_t>(pending()->Count()), expired_pending_});
+                                  static_cast<size_t>(pending()->Count()), expired_pending_, dirty_pending_});
 }
 
 void Context::RollbackToSavePoint() {
@@ -494,6 +499,7 @@ void Context::RollbackToSavePoint() {
   touched_.resize(sp.touched);
   touch_kinds_.resize(sp.touched);
   expired_pending_ = sp.expired;
+  dirty_pending_ = sp.dirty;
   if (noted_events_.size() > sp.noted) noted_events_.resize(sp.noted, NotedEvent{0, "", ""});
   savepoints_.pop_back();
 }
@@ -516,6 +522,7 @@ void Context::Rollback() {
   unread_keys_.clear();
   touched_.clear();
   expired_pending_ = 0;
+  dirty_pending_ = 0;
 }
 
 std::vector<std::pair<uint8_t, std::string>> Context::TakeExpiredFound() {

@@ -122,6 +122,10 @@ class Context {
   // when the batch commits (plain SETs that replaced an expired key unread included).
   // Off (null) by default: a replica's stream, loaders.
   void set_expired_counter(std::atomic<uint64_t>* counter) { expired_counter_ = counter; }
+  // Redis' dirty counter (commands/dirty.h): changes the running commands made,
+  // added to *counter when the batch commits (rolled back with savepoints).
+  void set_dirty_counter(std::atomic<uint64_t>* counter) { dirty_counter_ = counter; }
+  void AddDirty(int64_t n) { dirty_pending_ += static_cast<uint64_t>(n); }
   bool expires_on_access() const { return expired_counter_ != nullptr; }
   void NoteExpiredFound(uint8_t db, std::string_view key) {
     if (expired_counter_ != nullptr) expired_found_.emplace_back(db, std::string(key));
@@ -308,12 +312,14 @@ class Context {
   std::atomic<uint64_t>* expired_counter_ = nullptr;
   std::vector<std::pair<uint8_t, std::string>> expired_found_;
   uint64_t expired_pending_ = 0;  // expired keys the pending writes remove
+  std::atomic<uint64_t>* dirty_counter_ = nullptr;
+  uint64_t dirty_pending_ = 0;
   bool record_lookups_ = false;
   std::vector<Lookup> lookups_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
     size_t expires, touched, noted, unread, writes;
-    uint64_t expired;
+    uint64_t expired, dirty;
   };
   std::vector<SavePoint> savepoints_;
 };

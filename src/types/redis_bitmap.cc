@@ -41,6 +41,7 @@ class BitmapWriter {
   }
 
   uint64_t size() const { return size_; }
+  bool exists() const { return lk_.live; }
 
   // Makes the string at least n bytes long (zero padded).
   void Grow(uint64_t n) {
@@ -227,6 +228,8 @@ Status RedisBitmap::SetBit(std::string_view key, uint64_t offset, int bit, int* 
   Status s = w.Open();
   if (!s.ok()) return s;
   uint64_t at = offset >> 3;
+  const bool created = !w.exists();
+  const uint64_t size_before = w.size();
   w.Grow(at + 1);
   w.MarkModified();
   uint8_t byte = 0;
@@ -239,6 +242,8 @@ Status RedisBitmap::SetBit(std::string_view key, uint64_t offset, int bit, int* 
     s = w.Write(at, 1, &byte);
     if (!s.ok()) return s;
   }
+  // Redis' dirty count: a new key, a longer string or a changed bit.
+  if (created || w.size() > size_before || *old != bit) db_->ctx()->AddDirty(1);
   w.Commit();
   return Status::OK();
 }
@@ -395,6 +400,9 @@ Status RedisBitmap::BitField(std::string_view key, const std::vector<BitfieldOp>
   BitmapWriter w(db_, key);
   Status s = w.Open();
   if (!s.ok()) return s;
+  // Redis' dirty count: every write of a new or longer string, else every write that changes bits.
+  const bool grew = !w.exists() || write_end > w.size();
+  int64_t changes = 0;
   w.Grow(write_end);
   w.MarkModified();
   for (const auto& op : ops) {
@@ -421,12 +429,14 @@ Status RedisBitmap::BitField(std::string_view key, const std::vector<BitfieldOp>
       continue;
     }
     results->emplace_back(op.kind == BitfieldOp::kSet ? old_value : FieldValue(op, stored));
+    if (grew || stored != old_raw) changes++;
     if (stored != old_raw) {
       SetBits(buf, op.offset & 7, op.bits, stored);
       s = w.Write(at, n, buf);
       if (!s.ok()) return s;
     }
   }
+  db_->ctx()->AddDirty(changes);
   w.Commit();
   return Status::OK();
 }

@@ -3,7 +3,7 @@
 namespace kvrocks {
 
 Status RedisGeo::Add(std::string_view key, const std::vector<Location>& locations, const RedisZSet::AddFlags& flags,
-                     int64_t* result) {
+                     int64_t* result, int64_t* written) {
   std::vector<ZMember> members;
   members.reserve(locations.size());
   for (const auto& loc : locations) {
@@ -12,7 +12,7 @@ Status RedisGeo::Add(std::string_view key, const std::vector<Location>& location
     members.push_back(ZMember{loc.member, static_cast<double>(score)});
   }
   std::optional<double> unused;
-  return RedisZSet(db_).Add(key, members, flags, result, &unused);
+  return RedisZSet(db_).Add(key, members, flags, result, &unused, written);
 }
 
 Status RedisGeo::Position(std::string_view key, std::string_view member,

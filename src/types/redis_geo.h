@@ -30,7 +30,7 @@ class RedisGeo {
   };
   // GEOADD: ZADD of the members with their geohash scores (flags NX XX CH).
   Status Add(std::string_view key, const std::vector<Location>& locations, const RedisZSet::AddFlags& flags,
-             int64_t* result);
+             int64_t* result, int64_t* written = nullptr);
   // The decoded position of a member, empty if key or member is absent.
   Status Position(std::string_view key, std::string_view member, std::optional<std::pair<double, double>>* pos);
   // Members inside shape, in Redis' scan order (box by box, score order within

@@ -23,13 +23,18 @@ Status RedisHyperLogLog::Add(std::string_view key, const std::vector<std::string
   Status s = Load(key, &lk, &value, &exists);
   if (!s.ok()) return s;
   *updated = !exists;
+  int64_t changes = exists ? 0 : 1;  // Redis' dirty count: the creation and each element that set a register
   if (!exists) value = hll::NewSparse();
   for (auto e : elements) {
     int r = hll::Add(&value, e, sparse_max_bytes_);
     if (r < 0) return Status::RedisError(kCorruptHllError);
-    if (r == 1) *updated = true;
+    if (r == 1) {
+      *updated = true;
+      changes++;
+    }
   }
   if (!*updated) return Status::OK();
+  db_->ctx()->AddDirty(changes);
   hll::InvalidateCache(&value);
   RedisString(db_).WriteValue(key, &lk, value, exists ? lk.expire_ms : 0, kRawEncodingFlag);
   return Status::OK();

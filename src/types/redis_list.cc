@@ -258,6 +258,7 @@ Status RedisList::Trim(std::string_view key, int64_t start, int64_t stop) {
   } else {
     lm.meta.size = 0;
   }
+  db_->ctx()->AddDirty(size - static_cast<int64_t>(lm.meta.size));  // Redis counts each removed element
   StoreMeta(key, &lk, lm);
   return Status::OK();
 }

@@ -312,7 +312,10 @@ Status RedisSet::Move(std::string_view src, std::string_view dst, std::string_vi
   int64_t n;
   s = Remove(src, {member}, &n);
   if (!s.ok()) return s;
-  return Add(dst, {member}, &n);
+  s = Add(dst, {member}, &n);
+  // Redis counts the removal, and the addition if the destination lacked the member.
+  if (s.ok()) db_->ctx()->AddDirty(1 + n);
+  return s;
 }
 
 Status RedisSet::Store(std::string_view dst, const std::vector<std::string>& members) {

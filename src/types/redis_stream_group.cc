@@ -108,6 +108,7 @@ Status TouchConsumer(Database* db, std::string_view key, GroupCtx* g, std::strin
     *c = stream::Consumer{};
     g->group.consumers++;
     db->ctx()->NoteEvent(db->id(), key, "xgroup-createconsumer");
+    db->ctx()->AddDirty(1);  // Redis' streamCreateConsumer counts a change
   } else if (!s.ok()) {
     return s;
   }
@@ -235,6 +236,7 @@ Status RedisStream::CreateConsumer(std::string_view key, std::string_view group,
   g.group.consumers++;
   PutGroup(db_, g.keys, group, g.group);
   db_->ctx()->Touch(db_->id(), key);
+  db_->ctx()->AddDirty(1);  // Redis' streamCreateConsumer counts a change
   *created = true;
   return Status::OK();
 }
@@ -449,7 +451,9 @@ Status RedisStream::Claim(std::string_view key, std::string_view group, std::str
   Status s = OpenGroup(this, db_, key, group, &g);
   if (!s.ok()) return s;
   const uint64_t now = NowMs();
-  if (args.last_id && *args.last_id > g.group.last_id) g.group.last_id = *args.last_id;
+  const bool last_id_moved = args.last_id && *args.last_id > g.group.last_id;
+  if (last_id_moved) g.group.last_id = *args.last_id;
+  int64_t dropped = 0;  // PEL entries of deleted stream entries
   uint64_t delivery_time = args.delivery_time ? *args.delivery_time : now;
   if (args.delivery_time && (static_cast<int64_t>(delivery_time) < 0 || delivery_time > now)) delivery_time = now;
   std::optional<stream::Consumer> me;
@@ -463,6 +467,7 @@ Status RedisStream::Claim(std::string_view key, std::string_view group, std::str
     if (s.IsNotFound()) {
       // The entry is gone: drop it from the PEL.
       if (have_nack) {
+        dropped++;
         db_->ctx()->Delete(ColumnFamily::kSubkey, g.keys.PelKey(group, id));
         stream::Consumer old;
         Status cs = LoadConsumer(db_, g.keys, group, n.consumer, &old);
@@ -503,6 +508,10 @@ Status RedisStream::Claim(std::string_view key, std::string_view group, std::str
     if (args.justid) entry.values.clear();
     claimed->push_back(std::move(entry));
   }
+  // Redis' dirty count: each dropped and each claimed entry, or the group's new
+  // last id when it propagates nothing else.
+  auto changes = dropped + static_cast<int64_t>(claimed->size());
+  db_->ctx()->AddDirty(changes != 0 ? changes : (last_id_moved ? 1 : 0));
   if (me) PutConsumer(db_, g.keys, group, consumer, *me);
   PutGroup(db_, g.keys, group, g.group);
   db_->ctx()->Touch(db_->id(), key);

@@ -109,8 +109,9 @@ void RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, std::st
 }
 
 Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members, const AddFlags& f, int64_t* result,
-                      std::optional<double>* incr_score) {
+                      std::optional<double>* incr_score, int64_t* written) {
   *result = 0;
+  if (written != nullptr) *written = 0;
   incr_score->reset();
   LoadedKey lk;
   Metadata meta;
@@ -141,6 +142,7 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
     if (old && *old == score) continue;
     PutMember(key, &meta, m.member, score, old);
     changed_meta = true;
+    if (written != nullptr) (*written)++;
     if (!old || f.ch) (*result)++;
   }
   if (changed_meta) {

@@ -56,9 +56,10 @@ class RedisZSet {
     bool whole_set = false;
   };
   // ZADD. *result: added (or changed with CH) count; with INCR *incr_score is the
-  // new score, or empty if the member was not updated (NX/XX/GT/LT).
+  // new score, or empty if the member was not updated (NX/XX/GT/LT). *written
+  // (if given): members added or whose score changed (Redis' dirty count).
   Status Add(std::string_view key, const std::vector<ZMember>& members, const AddFlags& flags, int64_t* result,
-             std::optional<double>* incr_score);
+             std::optional<double>* incr_score, int64_t* written = nullptr);
   Status Score(std::string_view key, std::string_view member, std::optional<double>* score);
   Status Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed);
   Status Card(std::string_view key, uint64_t* size);
