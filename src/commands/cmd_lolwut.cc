@@ -81,16 +81,16 @@ int Rand() {
 
 // Parses the optional integer arguments (after the VERSION pair); false if
 // one is not an integer (the error is replied).
-bool LongArgs(CommandCall& call, size_t first, std::vector<long>* values) {  // NOLINT(runtime/int)
+bool IntArgs(CommandCall& call, size_t first, std::vector<int64_t>* values) {
   for (size_t i = 0; i < values->size() && first + i < call.args.size(); i++) {
     int64_t v;
     if (!IntArg(call, first + i, &v)) return false;
-    (*values)[i] = static_cast<long>(v);  // NOLINT(runtime/int)
+    (*values)[i] = v;
   }
   return true;
 }
 
-long Clamp(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }  // NOLINT(runtime/int)
+int64_t Clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 void ReplyArt(CommandCall& call, std::string text) {
   text += kRedisVersion;
@@ -124,8 +124,8 @@ std::string RenderBraille(const Canvas& c) {
 
 // Version 5: rows of squares, more disordered the lower they are.
 void Schotter(CommandCall& call, size_t first) {
-  std::vector<long> v = {66, 8, 12};  // NOLINT(runtime/int): columns, squares per row, squares per column
-  if (!LongArgs(call, first, &v)) return;
+  std::vector<int64_t> v = {66, 8, 12};  // columns, squares per row, squares per column
+  if (!IntArgs(call, first, &v)) return;
   const int cols = static_cast<int>(Clamp(v[0], 1, 1000));
   const int per_row = static_cast<int>(Clamp(v[1], 1, 200));
   const int per_col = static_cast<int>(Clamp(v[2], 1, 200));
@@ -187,8 +187,8 @@ void DrawSkyscraper(Canvas* canvas, const Skyscraper& s) {
 
 // Version 6: two rows of grey buildings behind a row of black ones with windows.
 void Skyline(CommandCall& call, size_t first) {
-  std::vector<long> v = {80, 20};  // NOLINT(runtime/int): columns, rows
-  if (!LongArgs(call, first, &v)) return;
+  std::vector<int64_t> v = {80, 20};  // columns, rows
+  if (!IntArgs(call, first, &v)) return;
   Canvas canvas(static_cast<int>(Clamp(v[0], 1, 1000)), static_cast<int>(Clamp(v[1], 1, 1000)), 3);
   const int h = canvas.height();
   Skyscraper s{};

@@ -1,5 +1,6 @@
 #include "commands/dirty.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
