@@ -1,4 +1,4 @@
-// DEBUG (SLEEP OBJECT SET-ACTIVE-EXPIRE DIGEST-VALUE HELP), the subcommands
+// DEBUG (SLEEP OBJECT SET-ACTIVE-EXPIRE DIGEST DIGEST-VALUE HELP), the subcommands
 // client test suites use, and MEMORY USAGE.
 #include <arpa/inet.h>
 #include <rocksdb/db.h>
@@ -48,14 +48,10 @@ void MixDigest(Digest digest, const void* data, size_t len) {
 
 void MixString(Digest digest, const std::string& s) { MixDigest(digest, s.data(), s.size()); }
 
-// The shortest text that reads back as d (fpconv_dtoa's choice of digits).
-std::string ShortestDouble(double d) {
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+// A score as Redis 7.0's digest writes it ("%.17g", not the shortest form).
+std::string DigestScore(double d) {
   char buf[32];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof(buf), "%.*g", prec, d);
-    if (strtod(buf, nullptr) == d) break;
-  }
+  snprintf(buf, sizeof(buf), "%.17g", d);
   return buf;
 }
 
@@ -72,10 +68,9 @@ uint32_t RedisTypeNumber(RedisType t) {
   }
 }
 
-// The digest of one key's value (DEBUG DIGEST-VALUE); 20 zero bytes if missing.
-Status KeyDigest(CommandCall& call, const std::string& key, Digest digest) {
-  memset(digest, 0, 20);
-  Database db = CurrentDb(call);
+// Mixes the digest of key's value into digest (Redis' xorObjectDigest); nothing
+// if the key is missing.
+Status ValueDigest(Database& db, const std::string& key, Digest digest) {
   LoadedKey lk;
   Status s = db.Load(key, &lk);
   if (!s.ok() || !lk.live) return s;
@@ -101,7 +96,7 @@ Status KeyDigest(CommandCall& call, const std::string& key, Digest digest) {
       for (const auto& [member, score] : obj.zset) {
         Digest ele = {0};
         MixString(ele, member);
-        MixString(ele, ShortestDouble(score));
+        MixString(ele, DigestScore(score));
         XorDigest(digest, ele, 20);
       }
       break;
@@ -118,6 +113,29 @@ Status KeyDigest(CommandCall& call, const std::string& key, Digest digest) {
       MixString(digest, payload.substr(0, payload.size() - 10));
   }
   if (lk.expire_ms != 0) XorDigest(digest, "!!expire!!", 10);
+  return Status::OK();
+}
+
+// DEBUG DIGEST: Redis' computeDatasetDigest over every logical database (its
+// index mixed in, then each key's digest xored in: independent of key order).
+Status DatasetDigest(CommandCall& call, Digest final) {
+  memset(final, 0, 20);
+  for (int j = 0; j < call.server->config()->databases; j++) {
+    Database db(call.ctx, call.server->storage()->PhysicalDb(j));
+    std::vector<std::string> keys;
+    Status s = db.Keys("*", &keys);
+    if (!s.ok()) return s;
+    if (keys.empty()) continue;
+    uint32_t aux = htonl(static_cast<uint32_t>(j));
+    MixDigest(final, &aux, sizeof(aux));
+    for (const auto& key : keys) {
+      Digest d = {0};
+      MixString(d, key);
+      s = ValueDigest(db, key, d);
+      if (!s.ok()) return s;
+      XorDigest(final, d, 20);
+    }
+  }
   return Status::OK();
 }
 
@@ -151,6 +169,8 @@ void Debug(CommandCall& call) {
   const std::string& sub = a[1];
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "DIGEST",
+                            "    Output a hex signature representing the current DB content.",
                             "DIGEST-VALUE <key> [<key> ...]",
                             "    Output a hex signature of the values of all the specified keys.",
                             "OBJECT <key>",
@@ -177,13 +197,19 @@ void Debug(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "digest-value") && a.size() >= 2) {
     reply::ArrayHeader(call.out, a.size() - 2);
+    Database db = CurrentDb(call);
     for (size_t i = 2; i < a.size(); i++) {
-      Digest d;
-      Status s = KeyDigest(call, a[i], d);
-      if (!s.ok()) memset(d, 0, 20);
+      Digest d = {0};
+      if (!ValueDigest(db, a[i], d).ok()) memset(d, 0, 20);
       reply::Simple(call.out, Hex(d));
     }
     return;
+  }
+  if (EqualsIgnoreCase(sub, "digest") && a.size() == 2) {
+    Digest d;
+    Status s = DatasetDigest(call, d);
+    if (!s.ok()) return ReplyStatusError(call, s);
+    return reply::Simple(call.out, Hex(d));
   }
   ReplySubcommandSyntaxError(call);
 }
@@ -271,7 +297,7 @@ void RegisterDebugCommands(CommandTable* t) {
   t->Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected, 0, 0, 0, Debug, "server",
           "A container for debugging commands.", "1.0.0", nullptr,
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
-           {"debug|digest-value", 0}}});
+           {"debug|digest-value", 0}, {"debug|digest", 0}}});
   t->Add({"memory", -2, kCmdReadOnly, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
           "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2}}});
 }

@@ -190,6 +190,46 @@ def test_command_stream_keeps_replica_equal(master):
         kv.cleanup()
 
 
+def test_replica_debug_digest_equals_the_masters():
+    """DEBUG DIGEST, Redis' order-independent digest of the whole data set, is the
+    same on a kvrocks replica as on its redis-server master (streams aside: Redis
+    digests their internal listpacks)."""
+    m = Master(args=["--enable-debug-command", "yes"])
+    kv = None
+    try:
+        c = m.client()
+        rng = random.Random(7)
+        for i in range(300):
+            k = f"k{rng.randrange(60)}"
+            c.set(f"s:{k}", rng.randrange(10**6))
+            c.rpush(f"l:{k}", rng.randrange(100))
+            c.sadd(f"set:{k}", rng.randrange(50), f"m{rng.randrange(50)}")
+            c.hset(f"h:{k}", f"f{rng.randrange(20)}", rng.randrange(1000))
+            c.zadd(f"z:{k}", {f"m{rng.randrange(30)}": rng.random()})
+            if i % 10 == 0:
+                c.set(f"e:{k}", i, ex=1000)
+        c.select(2)
+        c.set("in-db-2", "v")
+        c.select(0)
+        kv = start_replica(m)
+        wait_synced(c, kv)
+        k = kv.client()
+        assert k.execute_command("DEBUG", "DIGEST") == c.execute_command("DEBUG", "DIGEST")
+        for i in range(200):  # the command stream
+            c.incrbyfloat(f"f{i % 7}", 1.25)
+            c.spop(f"set:k{i % 60}")
+            c.lpop(f"l:k{i % 60}")
+            c.zincrby(f"z:k{i % 60}", 2, "m1")
+        wait_synced(c, kv)
+        assert k.execute_command("DEBUG", "DIGEST") == c.execute_command("DEBUG", "DIGEST")
+        assert k.execute_command("DEBUG", "DIGEST-VALUE", "z:k1", "h:k2") == \
+            c.execute_command("DEBUG", "DIGEST-VALUE", "z:k1", "h:k2")
+    finally:
+        if kv:
+            kv.cleanup()
+        m.cleanup()
+
+
 def writer_thread(port, stop, seed):
     c = redis.Redis(port=port, protocol=2)
     rng = random.Random(seed)
