@@ -62,7 +62,7 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"expireat", Rule::kIntIsOne},
       {"pexpireat", Rule::kIntIsOne},
       {"persist", Rule::kIntIsOne},
-      {"rename", Rule::kOne},
+      {"rename", Rule::kWrote},  // RENAME k k changes nothing
       {"renamenx", Rule::kIntIsOne},
       {"move", Rule::kIntIsOne},
       {"copy", Rule::kIntIsOne},
