@@ -150,7 +150,7 @@ int64_t HeaderNumber(std::string_view r, size_t* pos) {
   size_t end = r.find("\r\n", *pos);
   if (end == std::string_view::npos || end <= *pos + 1) return 0;
   int64_t v = 0;
-  ParseInt64(std::string(r.substr(*pos + 1, end - *pos - 1)), &v);
+  ParseInt64(r.substr(*pos + 1, end - *pos - 1), &v);
   *pos = end + 2;
   return v;
 }

@@ -245,9 +245,12 @@ def _run(d, lines):
             f"{line}: kvrocks +{after[0] - before[0]}, redis +{after[1] - before[1]}"
 
 
-@pytest.fixture
-def d(kvrocks_server, redis_ref):
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def d(request, kvrocks_server, redis_ref):
+    """RESP3 too: several rules read the reply (nested pops, XREADGROUP's map)."""
     diff = Differ(kvrocks_server.port, redis_ref.port)
+    if request.param == 3:
+        diff.both("HELLO", "3")
     yield diff
     diff.close()
 
