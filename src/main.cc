@@ -22,7 +22,7 @@
 #include "common/version.h"
 #include "common/time_util.h"
 #include "config/config.h"
-#include "replication/rdb_loader.h"
+#include "replication/rdb_file.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 #include "server/fd_limit.h"

@@ -1,18 +1,23 @@
-// DEBUG (SLEEP OBJECT SET-ACTIVE-EXPIRE DIGEST DIGEST-VALUE HELP), the subcommands
-// client test suites use, and MEMORY USAGE.
+// DEBUG (the subcommands of Redis' that mean something for kvrocks: DIGEST,
+// DIGEST-VALUE, ERROR, LOG, MALLCTL, MALLCTL-STR, OBJECT, POPULATE, PROTOCOL,
+// RELOAD, SET-ACTIVE-EXPIRE, SET-SKIP-CHECKSUM-VALIDATION, SLEEP) and MEMORY.
 #include <arpa/inet.h>
+#include <glog/logging.h>
 #include <rocksdb/db.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <thread>
 
+#include "commands/debug_reload.h"
 #include "commands/helpers.h"
 #include "common/sha1.h"
 #include "replication/rdb_object.h"
 #include "replication/rdb_reader.h"
 #include "storage/key_encoding.h"
+#include "types/redis_string.h"
 
 // jemalloc's, when it is the process allocator (the server binary links it).
 extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
@@ -164,6 +169,153 @@ void DebugObject(CommandCall& call) {
   reply::Simple(call.out, line);
 }
 
+// DEBUG PROTOCOL <type>: a sample reply of each RESP type (Redis' test values).
+void DebugProtocol(CommandCall& call) {
+  const std::string& name = call.args[2];
+  std::string* out = call.out;
+  const int resp = call.resp;
+  auto boolean = [&](bool v) { out->append(resp == 3 ? (v ? "#t\r\n" : "#f\r\n") : (v ? ":1\r\n" : ":0\r\n")); };
+  if (EqualsIgnoreCase(name, "string")) {
+    reply::Bulk(out, "Hello World");
+  } else if (EqualsIgnoreCase(name, "integer")) {
+    reply::Integer(out, 12345);
+  } else if (EqualsIgnoreCase(name, "double")) {
+    reply::Double(out, 3.141, resp);
+  } else if (EqualsIgnoreCase(name, "bignum")) {
+    const char* big = "1234567999999999999999999999999999999";
+    if (resp == 3) {
+      out->append("(").append(big).append("\r\n");
+    } else {
+      reply::Bulk(out, big);
+    }
+  } else if (EqualsIgnoreCase(name, "null")) {
+    reply::Null(out, resp);
+  } else if (EqualsIgnoreCase(name, "array") || EqualsIgnoreCase(name, "set")) {
+    if (EqualsIgnoreCase(name, "set")) {
+      reply::SetHeader(out, 3, resp);
+    } else {
+      reply::ArrayHeader(out, 3);
+    }
+    for (int j = 0; j < 3; j++) reply::Integer(out, j);
+  } else if (EqualsIgnoreCase(name, "map")) {
+    reply::MapHeader(out, 3, resp);
+    for (int j = 0; j < 3; j++) {
+      reply::Integer(out, j);
+      boolean(j == 1);
+    }
+  } else if (EqualsIgnoreCase(name, "attrib")) {
+    if (resp == 3) {
+      out->append("|1\r\n");
+      reply::Bulk(out, "key-popularity");
+      reply::ArrayHeader(out, 2);
+      reply::Bulk(out, "key:123");
+      reply::Integer(out, 90);
+    }
+    // An attribute is not a reply: a real one follows it.
+    reply::Bulk(out, "Some real reply following the attribute");
+  } else if (EqualsIgnoreCase(name, "push")) {
+    if (resp != 3) return ReplyError(call, "ERR RESP2 is not supported by this command");
+    out->append(">2\r\n");
+    reply::Bulk(out, "server-cpu-usage");
+    reply::Integer(out, 42);
+    // A push is not a reply to the command: a real one follows it.
+    reply::Bulk(out, "Some real reply following the push reply");
+  } else if (EqualsIgnoreCase(name, "true")) {
+    boolean(true);
+  } else if (EqualsIgnoreCase(name, "false")) {
+    boolean(false);
+  } else if (EqualsIgnoreCase(name, "verbatim")) {
+    reply::Verbatim(out, "This is a verbatim\nstring", resp);
+  } else {
+    ReplyError(call,
+               "ERR Wrong protocol type name. Please use one of the following: "
+               "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+  }
+}
+
+// Redis' getPositiveLongFromObjectOrReply: one error for a non-number and a negative one.
+bool NonNegativeArg(CommandCall& call, size_t i, int64_t* v) {
+  if (ParseInt64(call.args[i], v) && *v >= 0) return true;
+  ReplyError(call, "ERR value is out of range, must be positive");
+  return false;
+}
+
+// DEBUG POPULATE <count> [<prefix>] [<size>]: string keys <prefix>:<n> holding
+// "value:<n>" (cut or padded with zero bytes to size), skipping existing keys.
+void DebugPopulate(CommandCall& call) {
+  const auto& a = call.args;
+  int64_t count, size = 0;
+  if (!NonNegativeArg(call, 2, &count) || (a.size() == 5 && !NonNegativeArg(call, 4, &size))) return;
+  if (!call.exclusive) {
+    call.rerun_exclusive = true;  // many keys: run again holding every key lock
+    return;
+  }
+  const std::string prefix = a.size() >= 4 ? a[3] : "key";
+  Database db = CurrentDb(call);
+  RedisString strings(&db);
+  RedisString::SetOptions nx;
+  nx.cond = RedisString::SetOptions::kNX;
+  for (int64_t j = 0; j < count; j++) {
+    // Redis formats the name into 128 bytes: a long prefix is cut to 127.
+    std::string key = prefix + ":" + std::to_string(j);
+    if (key.size() > 127) key.resize(127);
+    std::string value = "value:" + std::to_string(j);
+    if (size != 0) value.resize(static_cast<size_t>(size), '\0');
+    bool done;
+    Status s = strings.Set(key, value, nx, &done, nullptr);
+    if (s.ok() && j % 10000 == 9999) s = call.ctx->Commit();  // bounded batches
+    if (!s.ok()) return ReplyStatusError(call, s);
+  }
+  reply::Ok(call.out);
+}
+
+// DEBUG MALLCTL <name> [<value>]: reads (and writes) a jemalloc integer
+// setting as Redis 7.0's mallctl_int does: it tries smaller sizes after EINVAL,
+// but jemalloc has then already shrunk the size it passes, so only 8-byte
+// settings can be read (a 4-byte one answers "Invalid argument" in Redis too).
+void DebugMallctl(CommandCall& call) {
+  const auto& a = call.args;
+  if (mallctl == nullptr) return ReplySubcommandSyntaxError(call);
+  int64_t val = 0, old = 0;
+  const bool write = a.size() > 3;
+  if (write && !IntArg(call, 3, &val)) return;
+  const char* name = a[2].c_str();
+  size_t sz = sizeof(old);
+  while (sz > 0) {
+    int ret = mallctl(name, &old, &sz, write ? &val : nullptr, write ? sz : 0);
+    if (ret == 0) return reply::Integer(call.out, old);
+    // A write-only setting: write it alone.
+    if (ret == EPERM && write && (ret = mallctl(name, nullptr, nullptr, &val, sz)) == 0) return reply::Ok(call.out);
+    if (ret != EINVAL) return ReplyError(call, std::string("ERR ") + std::strerror(ret));
+    sz /= 2;
+  }
+  ReplyError(call, std::string("ERR ") + std::strerror(EINVAL));
+}
+
+// DEBUG MALLCTL-STR <name> [<value>|VOID]: the same for a string setting.
+void DebugMallctlStr(CommandCall& call) {
+  const auto& a = call.args;
+  if (mallctl == nullptr) return ReplySubcommandSyntaxError(call);
+  const char* name = a[2].c_str();
+  const char* old = nullptr;
+  size_t sz = sizeof(old);
+  int rret = mallctl(name, &old, &sz, nullptr, 0);
+  // Only a write-only setting may fail to read.
+  if (rret != 0 && !(rret == EPERM && a.size() > 3)) return ReplyError(call, std::string("ERR ") + std::strerror(rret));
+  int wret = 0;
+  if (a.size() > 3) {
+    const char* val = a[3].c_str();
+    if (a[3] == "VOID") {
+      wret = mallctl(name, nullptr, nullptr, nullptr, 0);
+    } else {
+      wret = mallctl(name, nullptr, nullptr, &val, sizeof(val));
+    }
+  }
+  if (rret == 0) return reply::Bulk(call.out, old != nullptr ? old : "");
+  if (wret != 0) return ReplyError(call, std::string("ERR ") + std::strerror(wret));
+  reply::Ok(call.out);
+}
+
 void Debug(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
@@ -173,12 +325,44 @@ void Debug(CommandCall& call) {
                             "    Output a hex signature representing the current DB content.",
                             "DIGEST-VALUE <key> [<key> ...]",
                             "    Output a hex signature of the values of all the specified keys.",
+                            "ERROR <string>",
+                            "    Return a Redis protocol error with <string> as message. Useful for clients",
+                            "    unit tests to simulate Redis errors.",
+                            "LOG <message>",
+                            "    Write <message> to the server log.",
+                            "MALLCTL <key> [<val>]",
+                            "    Get or set a malloc tuning integer.",
+                            "MALLCTL-STR <key> [<val>]",
+                            "    Get or set a malloc tuning string.",
                             "OBJECT <key>",
                             "    Show low level info about the `key` and associated value.",
+                            "POPULATE <count> [<prefix>] [<size>]",
+                            "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+                            "    it is used instead of the 'key' prefix. These are not propagated to",
+                            "    replicas.",
+                            "PROTOCOL <type>",
+                            "    Reply with a test value of the specified type. <type> can be: string,",
+                            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+                            "    true, false.",
+                            "RELOAD [option ...]",
+                            "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+                            "    * MERGE: conflicting keys will be loaded from RDB.",
+                            "    * NOFLUSH: the existing database will not be removed before load, but",
+                            "      conflicting keys will fail the load.",
+                            "    * NOSAVE: the database will be loaded from an existing RDB file.",
+                            "    Examples:",
+                            "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+                            "      the database.",
+                            "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+                            "      existing RDB file.",
+                            "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+                            "      file to the database.",
                             "SET-ACTIVE-EXPIRE <0|1>",
                             "    Setting it to 0 disables expiring keys in background when they are not",
                             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
                             "    default.",
+                            "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+                            "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
                             "SLEEP <seconds>",
                             "    Stop the server for <seconds>. Decimals allowed.",
                             "HELP",
@@ -191,6 +375,23 @@ void Debug(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "object") && a.size() == 3) return DebugObject(call);
+  if (EqualsIgnoreCase(sub, "protocol") && a.size() == 3) return DebugProtocol(call);
+  if (EqualsIgnoreCase(sub, "populate") && a.size() >= 3 && a.size() <= 5) return DebugPopulate(call);
+  if (EqualsIgnoreCase(sub, "reload")) return DebugReload(call);
+  if (EqualsIgnoreCase(sub, "mallctl") && a.size() >= 3) return DebugMallctl(call);
+  if (EqualsIgnoreCase(sub, "mallctl-str") && a.size() >= 3) return DebugMallctlStr(call);
+  if (EqualsIgnoreCase(sub, "log") && a.size() == 3) {
+    LOG(WARNING) << "DEBUG LOG: " << a[2];
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "error") && a.size() == 3) {
+    // The message as it is (no "ERR " added), newlines made spaces.
+    return reply::Error(call.out, a[2]);
+  }
+  if (EqualsIgnoreCase(sub, "set-skip-checksum-validation") && a.size() == 3) {
+    rdb::Reader::set_verify_checksums(std::atoi(a[2].c_str()) == 0);
+    return reply::Ok(call.out);
+  }
   if (EqualsIgnoreCase(sub, "set-active-expire") && a.size() == 3) {
     call.server->SetActiveExpire(a[2] != "0");
     return reply::Ok(call.out);
@@ -294,10 +495,16 @@ std::vector<std::pair<int, std::string>> MemoryKeys(const CommandCall& call) {
 }  // namespace
 
 void RegisterDebugCommands(CommandTable* t) {
-  t->Add({"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected, 0, 0, 0, Debug, "server",
+  constexpr uint32_t kDebugFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected;
+  t->Add({"debug", -2, kDebugFlags, 0, 0, 0, Debug, "server",
           "A container for debugging commands.", "1.0.0", nullptr,
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
-           {"debug|digest-value", 0}, {"debug|digest", 0}}});
+           {"debug|digest-value", 0}, {"debug|digest", 0}, {"debug|protocol", 0},
+           // Whole-database writes: EXEC runs them holding every key lock.
+           SubcommandWithFlags("debug|populate", 0, kDebugFlags | kCmdExclusive),
+           SubcommandWithFlags("debug|reload", 0, kDebugFlags | kCmdExclusive), {"debug|mallctl", 0},
+           {"debug|mallctl-str", 0}, {"debug|log", 0}, {"debug|error", 0},
+           {"debug|set-skip-checksum-validation", 0}}});
   t->Add({"memory", -2, kCmdReadOnly, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
           "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2}}});
 }

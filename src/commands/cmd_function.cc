@@ -169,7 +169,7 @@ void FunctionDump(CommandCall& call) {
   if (call.args.size() != 2) return ReplySubcommandArity(call);
   std::string body;
   for (const auto& lib : FunctionRegistry::Instance().Libraries()) {
-    body.push_back(static_cast<char>(245));  // RDB_OPCODE_FUNCTION2
+    body.push_back(static_cast<char>(rdb::kOpFunction2));
     rdb::PutString(&body, lib.code);
   }
   reply::Bulk(call.out, rdb::FinishDump(std::move(body)));

@@ -10,6 +10,7 @@
 
 #include "commands/helpers.h"
 #include "commands/scan_cursor.h"
+#include "commands/watched_changes.h"
 #include "types/redis_hash.h"
 #include "types/redis_set.h"
 #include "types/redis_zset.h"
@@ -277,36 +278,6 @@ void Move(CommandCall& call) {
     if (!s.ok()) return ReplyStatusError(call, s);
   }
   reply::Integer(call.out, copied ? 1 : 0);
-}
-
-// A watched key's state in physical db d.
-Server::WatchedState WatchedStateIn(CommandCall& call, uint8_t d, const std::string& key) {
-  Database db(call.ctx, d);
-  LoadedKey lk;
-  if (!db.Peek(key, &lk).ok() || !lk.on_disk) return Server::WatchedState::kAbsent;
-  return lk.live ? Server::WatchedState::kLive : Server::WatchedState::kStale;
-}
-
-// What a whole-database operation does to the keys watched in physical db
-// `emptied`: each goes from its state there to its state in `replaced_with`
-// (SWAPDB) or to absent (FLUSHDB, FLUSHALL). Read before the operation, applied
-// (Server::TouchWatchedInDbChange) after it.
-struct WatchedChange {
-  uint8_t db;
-  std::string key;
-  Server::WatchedState before, after;
-};
-void AddWatchedChanges(CommandCall& call, uint8_t emptied, const uint8_t* replaced_with,
-                       std::vector<WatchedChange>* out) {
-  for (auto& key : call.server->WatchedKeys(emptied)) {
-    Server::WatchedState before = WatchedStateIn(call, emptied, key);
-    Server::WatchedState after =
-        replaced_with ? WatchedStateIn(call, *replaced_with, key) : Server::WatchedState::kAbsent;
-    out->push_back(WatchedChange{emptied, std::move(key), before, after});
-  }
-}
-void ApplyWatchedChanges(CommandCall& call, const std::vector<WatchedChange>& changes) {
-  for (const auto& c : changes) call.server->TouchWatchedInDbChange(c.db, c.key, c.before, c.after);
 }
 
 void SwapDb(CommandCall& call) {

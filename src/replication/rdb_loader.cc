@@ -3,7 +3,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "common/time_util.h"
 #include "replication/rdb_object.h"
@@ -15,21 +14,8 @@ namespace kvrocks {
 
 namespace {
 
-// Writes are committed in batches of about this many bytes.
 // Keys are gathered in chunks of about this many bytes, each ingested as sorted SST files.
 constexpr size_t kBatchBytes = 64 << 20;
-
-class FileSource : public rdb::Source {
- public:
-  explicit FileSource(FILE* f) : f_(f) {}
-  Status Read(char* buf, size_t n) override {
-    if (n > 0 && fread(buf, 1, n, f_) != n) return Status::Corruption("RDB: unexpected end of file");
-    return Status::OK();
-  }
-
- private:
-  FILE* f_;
-};
 
 }  // namespace
 
@@ -266,30 +252,6 @@ void RdbLoader::Abort() {
   bulk_bytes_ = 0;
   for (uint8_t p : staging_) storage_->FlushDb(p);
   storage_->MarkToDrop({});
-}
-
-Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uint64_t* keys) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (f == nullptr) return Status::IOError("cannot open " + path);
-  FileSource src(f);
-  RdbLoader loader(storage, databases);
-  Status s = loader.Begin();
-  if (s.ok()) s = rdb::Reader(&src).ReadRdb(&loader);
-  fclose(f);
-  if (s.ok()) s = loader.Flush();
-  std::vector<scripting::Library> functions;
-  if (s.ok()) {
-    functions = scripting::FunctionRegistry::BuildAll(loader.functions());
-    MultiLockGuard all(storage->locks());
-    s = loader.Finish({{scripting::FunctionRegistry::kStateKey,
-                        scripting::FunctionRegistry::SerializeLibraries(functions)}});
-  }
-  if (!s.ok()) {
-    loader.Abort();
-    return s;
-  }
-  *keys = loader.keys_loaded();
-  return Status::OK();
 }
 
 }  // namespace kvrocks

@@ -100,7 +100,4 @@ class RdbLoader : public rdb::Handler {
   std::vector<std::string> functions_;
 };
 
-// Loads an RDB file into storage (kvrocks --load-rdb): parse, stage, switch.
-Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uint64_t* keys);
-
 }  // namespace kvrocks

@@ -56,6 +56,22 @@ enum ObjectType : int {
   kTypeHashListpackEx = 25,
 };
 
+// RDB opcodes: the bytes that introduce something other than a key.
+enum Opcode : int {
+  kOpSlotInfo = 244,
+  kOpFunction2 = 245,
+  kOpFunctionPreGA = 246,
+  kOpModuleAux = 247,
+  kOpIdle = 248,
+  kOpFreq = 249,
+  kOpAux = 250,
+  kOpResizeDb = 251,
+  kOpExpireTimeMs = 252,
+  kOpExpireTime = 253,
+  kOpSelectDb = 254,
+  kOpEof = 255,
+};
+
 // The highest RDB version this parser reads.
 inline constexpr int kMaxVersion = 12;
 
@@ -123,6 +139,12 @@ class Reader {
   // Parses a FUNCTION DUMP payload (function library records, then version
   // and CRC64) into the libraries' code.
   static Status ParseFunctionDump(std::string_view payload, std::vector<std::string>* codes);
+
+  // Whether RDB files and DUMP payloads have their CRC64 checked (default yes).
+  // DEBUG SET-SKIP-CHECKSUM-VALIDATION turns it off for the whole process, as
+  // Redis' server.skip_checksum_validation does; the parser stays as strict.
+  static void set_verify_checksums(bool verify);
+  static bool verify_checksums();
 
  private:
   Status Read(char* buf, size_t n);

@@ -455,7 +455,8 @@ void RunTransaction(Connection* conn, std::string* out) {
     const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
     specs.push_back(spec);
     // Commands that change or span databases lock everything.
-    if ((spec->flags & kCmdExclusive) || spec->extra_keys != nullptr || EqualsIgnoreCase(args[0], "select")) {
+    if ((CommandTable::FlagsOf(*spec, args) & kCmdExclusive) || spec->extra_keys != nullptr ||
+        EqualsIgnoreCase(args[0], "select")) {
       exclusive = true;
     }
   }

@@ -530,9 +530,13 @@ Status Server::Save() {
   fs::remove_all(target, ec);
   fs::rename(tmp, target, ec);
   if (ec) return Status::IOError("rename checkpoint: " + ec.message());
+  NoteSaved(covered);
+  return Status::OK();
+}
+
+void Server::NoteSaved(uint64_t covered) {
   stats_.dirty.fetch_sub(covered);
   last_save_ = static_cast<int64_t>(std::time(nullptr));
-  return Status::OK();
 }
 
 bool Server::BgSave() {

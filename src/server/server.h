@@ -167,6 +167,9 @@ class Server {
   // SAVE / BGSAVE: a RocksDB checkpoint at dir/checkpoint.
   Status Save();
   bool BgSave();  // false if one is running
+  // Records a save that covered the first `covered` changes of the dirty
+  // counter (rdb_changes_since_last_save) now: LASTSAVE moves to now.
+  void NoteSaved(uint64_t covered);
   int64_t last_save() const { return last_save_.load(); }
   bool bgsave_in_progress() const { return bgsave_running_.load(); }
   std::string last_bgsave_status() const { return last_bgsave_ok_.load() ? "ok" : "err"; }
