@@ -20,22 +20,36 @@ int64_t SignExtend(uint64_t v, int bits) {
 }  // namespace
 
 bool DecodeZiplist(std::string_view blob, std::vector<std::string>* out) {
+  // zlbytes(4) zltail(4) zllen(2) entries... 0xFF, checked as Redis' deep
+  // ziplistValidateIntegrity: every entry's prevlen is the previous entry's
+  // size, zltail points at the last entry, zllen counts the entries.
   const auto* p = reinterpret_cast<const unsigned char*>(blob.data());
   const size_t n = blob.size();
-  if (n < 11 || LoadLE(p, 4) != n) return false;  // zlbytes zltail zllen ... end
-  size_t pos = 10;
+  if (n < 11 || LoadLE(p, 4) != n || p[n - 1] != 0xFF) return false;
+  const uint64_t tail = LoadLE(p + 4, 4), header_count = LoadLE(p + 8, 2);
+  if (tail > n - 1) return false;
+  size_t pos = 10, prev_size = 0, last_start = 0;
+  uint64_t count = 0;
   while (true) {
     if (pos >= n) return false;
-    if (p[pos] == 0xFF) return pos == n - 1;
-    // prevlen
+    if (p[pos] == 0xFF) {
+      if (pos != n - 1 || (count > 0 && last_start != tail)) return false;
+      return header_count == 0xFFFF || count == header_count;
+    }
+    const size_t start = pos;
+    size_t prevlen;
     if (p[pos] == 0xFE) {
+      if (pos + 5 > n) return false;
+      prevlen = LoadLE(p + pos + 1, 4);
       pos += 5;
     } else {
+      prevlen = p[pos];
       pos += 1;
     }
-    if (pos >= n) return false;
+    if (prevlen != prev_size || pos >= n) return false;
     unsigned char enc = p[pos];
     size_t len = 0;
+    bool is_string = true;
     if ((enc & 0xC0) == 0x00) {
       len = enc & 0x3F;
       pos += 1;
@@ -48,9 +62,9 @@ bool DecodeZiplist(std::string_view blob, std::vector<std::string>* out) {
       len = (static_cast<size_t>(p[pos + 1]) << 24) | (p[pos + 2] << 16) | (p[pos + 3] << 8) | p[pos + 4];
       pos += 5;
     } else {
-      int bytes;
-      int64_t v;
+      is_string = false;
       pos += 1;
+      int bytes;
       switch (enc) {
         case 0xC0: bytes = 2; break;
         case 0xD0: bytes = 4; break;
@@ -58,33 +72,41 @@ bool DecodeZiplist(std::string_view blob, std::vector<std::string>* out) {
         case 0xF0: bytes = 3; break;
         case 0xFE: bytes = 1; break;
         default:
-          if (enc >= 0xF1 && enc <= 0xFD) {
-            out->push_back(std::to_string((enc & 0x0F) - 1));
-            continue;
-          }
-          return false;
+          if (enc < 0xF1 || enc > 0xFD) return false;
+          bytes = 0;  // a small integer in the encoding byte itself
       }
-      if (pos + bytes > n) return false;
-      v = SignExtend(LoadLE(p + pos, bytes), bytes * 8);
-      pos += bytes;
-      out->push_back(std::to_string(v));
-      continue;
+      if (pos + static_cast<size_t>(bytes) > n) return false;
+      if (bytes == 0) {
+        out->push_back(std::to_string((enc & 0x0F) - 1));
+      } else {
+        out->push_back(std::to_string(SignExtend(LoadLE(p + pos, bytes), bytes * 8)));
+      }
+      pos += static_cast<size_t>(bytes);
     }
-    if (len > n - pos) return false;
-    out->emplace_back(blob.substr(pos, len));
-    pos += len;
+    if (is_string) {
+      if (len > n - pos) return false;
+      out->emplace_back(blob.substr(pos, len));
+      pos += len;
+    }
+    prev_size = pos - start;
+    last_start = start;
+    count++;
   }
 }
 
 bool DecodeListpack(std::string_view blob, std::vector<std::string>* out) {
+  // total bytes(4) count(2) entries... 0xFF, each entry followed by its size
+  // written backwards; checked as Redis' deep lpValidateIntegrity.
   const auto* p = reinterpret_cast<const unsigned char*>(blob.data());
   const size_t n = blob.size();
   if (n < 7 || LoadLE(p, 4) != n) return false;
+  const uint64_t header_count = LoadLE(p + 4, 2);
+  uint64_t count = 0;
   size_t pos = 6;
   while (true) {
     if (pos >= n) return false;
     unsigned char enc = p[pos];
-    if (enc == 0xFF) return pos == n - 1;
+    if (enc == 0xFF) return pos == n - 1 && (header_count == 0xFFFF || count == header_count);
     size_t entry;  // encoding + data
     if ((enc & 0x80) == 0) {
       out->push_back(std::to_string(enc & 0x7F));
@@ -124,7 +146,17 @@ bool DecodeListpack(std::string_view blob, std::vector<std::string>* out) {
       entry = 1 + bytes;
     }
     size_t backlen = entry <= 127 ? 1 : entry < 16383 ? 2 : entry < 2097151 ? 3 : entry < 268435455 ? 4 : 5;
+    if (pos + entry + backlen > n) return false;
+    // The back-length, read from its last byte backwards (7 bits per byte).
+    uint64_t back = 0;
+    for (size_t i = 0; i < backlen; i++) {
+      const unsigned char b = p[pos + entry + backlen - 1 - i];
+      back |= static_cast<uint64_t>(b & 0x7F) << (7 * i);
+      if (((b & 0x80) != 0) != (i + 1 < backlen)) return false;
+    }
+    if (back != entry) return false;
     pos += entry + backlen;
+    count++;
   }
 }
 

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
+#include <unordered_set>
 
 #include "common/encoding.h"
 #include "common/string_util.h"
@@ -345,8 +348,20 @@ Status Reader::ReadStream(int type, Object* obj) {
   uint64_t ms, seq;
   if (!(s = ReadLen(&st.length)).ok() || !(s = ReadLen(&ms)).ok() || !(s = ReadLen(&seq)).ok()) return s;
   st.last_id = StreamID{ms, seq};
+  // Nodes come in ID order (Redis' radix tree keeps them so) and entry IDs
+  // increase through the whole stream: a repeated node or entry would make two
+  // entries one here (Redis refuses "Listpack re-added with existing key").
   uint64_t live = 0;
-  for (const auto& n : st.nodes) live += n.entries.size();
+  const StreamID* last = nullptr;  // the previous live entry's
+  for (size_t i = 0; i < st.nodes.size(); i++) {
+    const StreamNodeDump& n = st.nodes[i];
+    if (i > 0 && !(st.nodes[i - 1].master_id < n.master_id)) return Corrupt("stream nodes out of order");
+    for (const auto& e : n.entries) {
+      if (last != nullptr && !(*last < e.id)) return Corrupt("stream entry IDs out of order");
+      last = &e.id;
+    }
+    live += n.entries.size();
+  }
   if (live != st.length) return Corrupt("stream length does not match its entries");
   if (type >= kTypeStreamListpacks2) {
     uint64_t a, b, c, d;
@@ -368,6 +383,7 @@ Status Reader::ReadStream(int type, Object* obj) {
   }
   uint64_t ngroups;
   if (!(s = ReadLen(&ngroups)).ok()) return s;
+  std::set<std::string> group_names;
   for (uint64_t g = 0; g < ngroups; g++) {
     StreamGroupDump group;
     if (!(s = ReadString(&group.name)).ok() || !(s = ReadLen(&ms)).ok() || !(s = ReadLen(&seq)).ok()) return s;
@@ -411,30 +427,73 @@ Status Reader::ReadStream(int type, Object* obj) {
       }
       group.consumers.push_back(std::move(consumer));
     }
-    // Every pending entry belongs to exactly one consumer.
-    for (auto& pe : group.pel) pe.consumer.clear();
+    // Names and pending ids are unique, and every pending entry belongs to
+    // exactly one consumer (Redis refuses the value otherwise).
+    std::map<StreamID, size_t> pending;  // id -> index in group.pel
+    for (size_t i = 0; i < group.pel.size(); i++) {
+      group.pel[i].consumer.clear();
+      if (!pending.emplace(group.pel[i].id, i).second) return Corrupt("duplicate group pending entry");
+    }
+    std::set<std::string_view> consumer_names;
     for (const auto& consumer : group.consumers) {
+      if (!consumer_names.insert(consumer.name).second) return Corrupt("duplicate consumer name");
       for (const auto& id : consumer.pel) {
-        bool found = false;
-        for (auto& pe : group.pel) {
-          if (pe.id == id && pe.consumer.empty()) {
-            pe.consumer = consumer.name;
-            found = true;
-            break;
-          }
-        }
-        if (!found) return Corrupt("consumer pending entry not in the group PEL");
+        auto it = pending.find(id);
+        if (it == pending.end()) return Corrupt("consumer pending entry not in the group PEL");
+        auto& owner = group.pel[it->second].consumer;
+        if (!owner.empty()) return Corrupt("pending entry of two consumers");
+        owner = consumer.name;
       }
     }
     for (const auto& pe : group.pel) {
       if (pe.consumer.empty()) return Corrupt("group pending entry without a consumer");
     }
+    if (!group_names.insert(group.name).second) return Corrupt("duplicate consumer group name");
     st.groups.push_back(std::move(group));
   }
   return Status::OK();
 }
 
+namespace {
+
+// Redis refuses a set, hash or sorted set that holds a member twice (its dict
+// insert or listpack check fails); kvrocks would merge the two and count wrong.
+Status CheckNoDuplicates(const Object& obj) {
+  std::unordered_set<std::string_view> seen;
+  auto unique = [&](std::string_view member) { return seen.insert(member).second; };
+  switch (obj.type) {
+    case RedisType::kSet:
+      seen.reserve(obj.elements.size());
+      for (const auto& e : obj.elements) {
+        if (!unique(e)) return Corrupt("duplicate set member");
+      }
+      break;
+    case RedisType::kHash:
+      seen.reserve(obj.pairs.size());
+      for (const auto& [field, value] : obj.pairs) {
+        if (!unique(field)) return Corrupt("duplicate hash field");
+      }
+      break;
+    case RedisType::kZSet:
+      seen.reserve(obj.zset.size());
+      for (const auto& [member, score] : obj.zset) {
+        if (!unique(member)) return Corrupt("duplicate sorted set member");
+      }
+      break;
+    default:
+      break;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status Reader::ReadObject(int type, Object* obj) {
+  Status s = ReadObjectBody(type, obj);
+  return s.ok() ? CheckNoDuplicates(*obj) : s;
+}
+
+Status Reader::ReadObjectBody(int type, Object* obj) {
   obj->rdb_type = type;
   Status s;
   uint64_t len;

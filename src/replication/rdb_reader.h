@@ -155,6 +155,7 @@ class Reader {
   Status ReadBinaryDouble(double* v);
   Status ReadStringDouble(double* v);
   Status ReadMillis(uint64_t* ms);
+  Status ReadObjectBody(int type, Object* obj);
   Status ReadStream(int type, Object* obj);
   Status SkipModuleValue();
 

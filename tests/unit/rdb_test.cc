@@ -42,3 +42,48 @@ TEST(Rdb, LzfRejectsBadBackReferences) {
   EXPECT_TRUE(rdb::LzfDecompress(std::string("\x02" "abc", 4), 3, &out));
   EXPECT_EQ(out, "abc");
 }
+
+TEST(Rdb, ListpackChecksCountAndBackLengths) {
+  rdb::ListpackBuilder lp;
+  lp.AddString("a");
+  lp.AddString(std::string(200, 'b'));  // a two-byte back-length
+  const std::string good = lp.Finish();
+  std::vector<std::string> got;
+  ASSERT_TRUE(rdb::DecodeListpack(good, &got));
+  std::string bad_count = good;
+  bad_count[4] = 3;  // says three entries
+  EXPECT_FALSE(rdb::DecodeListpack(bad_count, &got));
+  std::string unknown_count = good;
+  unknown_count[4] = unknown_count[5] = '\xff';  // 65535: count not kept, as Redis allows
+  EXPECT_TRUE(rdb::DecodeListpack(unknown_count, &got));
+  std::string bad_backlen = good;
+  bad_backlen[6 + 2] ^= 1;  // the first entry ("a": encoding byte, "a", back-length)
+  EXPECT_FALSE(rdb::DecodeListpack(bad_backlen, &got));
+}
+
+TEST(Rdb, ZiplistChecksPrevlenTailAndCount) {
+  // The ziplist of Redis' corrupt-dump tests, intact: "a\0", "b\0"; zlbytes 19, zltail 14, zllen 2.
+  const std::string good("\x13\x00\x00\x00\x0e\x00\x00\x00\x02\x00"
+                         "\x00\x02" "a\x00" "\x04\x02" "b\x00" "\xff", 19);
+  std::vector<std::string> got;
+  ASSERT_TRUE(rdb::DecodeZiplist(good, &got));
+  EXPECT_EQ(got, (std::vector<std::string>{std::string("a\0", 2), std::string("b\0", 2)}));
+  std::string bad_prevlen = good;
+  bad_prevlen[14] = 0x0e;  // the second entry's prevlen (the first entry is 4 bytes)
+  EXPECT_FALSE(rdb::DecodeZiplist(bad_prevlen, &got));
+  std::string bad_count = good;
+  bad_count[8] = 3;
+  EXPECT_FALSE(rdb::DecodeZiplist(bad_count, &got));
+  std::string bad_tail = good;
+  bad_tail[4] = 10;  // zltail at the first entry
+  EXPECT_FALSE(rdb::DecodeZiplist(bad_tail, &got));
+}
+
+TEST(Rdb, CollectionsWithAMemberTwiceAreCorrupt) {
+  std::string body(1, kvrocks::rdb::kTypeSet);
+  rdb::PutLen(&body, 2);
+  rdb::PutString(&body, "m");
+  rdb::PutString(&body, "m");
+  rdb::Object obj;
+  EXPECT_FALSE(rdb::Reader::ParseDump(rdb::FinishDump(body), &obj).ok());
+}
