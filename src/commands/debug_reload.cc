@@ -85,7 +85,7 @@ Status LoadMerged(CommandCall& call, const std::string& path, bool merge) {
 
 // Replaces the data set and the function libraries with path's (Redis:
 // emptyData, then rdbLoad). If the file cannot be loaded the data set is left
-// empty, as Redis leaves it.
+// empty, as Redis leaves it; while a replica's full sync loads, nothing changes.
 Status LoadReplacing(CommandCall& call, const std::string& path) {
   Server* srv = call.server;
   Storage* st = srv->storage();
@@ -95,7 +95,8 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
   for (int j = 0; j < dbs; j++) AddWatchedChanges(call, st->PhysicalDb(j), nullptr, &changes);
   RdbLoader loader(st, dbs);
   Status s = loader.Begin();
-  if (s.ok()) s = StageRdbFile(&loader, path);
+  if (!s.ok()) return s;  // a full sync is loading: nothing was touched
+  s = StageRdbFile(&loader, path);
   std::vector<Library> functions;
   if (s.ok()) {
     functions = FunctionRegistry::BuildAll(loader.functions());

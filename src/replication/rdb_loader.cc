@@ -20,6 +20,8 @@ constexpr size_t kBatchBytes = 64 << 20;
 }  // namespace
 
 Status RdbLoader::Begin() {
+  staging_lock_ = std::unique_lock<std::mutex>(storage_->staging_mutex(), std::try_to_lock);
+  if (!staging_lock_.owns_lock()) return Status::Aborted("another load is staging into the free databases");
   std::vector<uint8_t> free = storage_->FreePhysicalDbs(databases_);
   if (free.size() < static_cast<size_t>(databases_)) {
     return Status::InvalidArgument("not enough free physical databases to stage a load");
@@ -235,6 +237,7 @@ Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>&
   Status s = Flush();
   if (s.ok()) s = storage_->ReplaceDatabases(staging_, state_puts);
   ResumeCompactions();
+  if (s.ok()) staging_lock_ = {};  // on failure the caller Abort()s, which cleans up first
   return s;
 }
 
@@ -244,6 +247,7 @@ void RdbLoader::ResumeCompactions() {
 }
 
 void RdbLoader::Abort() {
+  if (!staging_lock_.owns_lock()) return;  // Begin failed: the staging dbs may be another load's
   if (ctx_) ctx_->Rollback();
   Drain();
   ResumeCompactions();
@@ -252,6 +256,7 @@ void RdbLoader::Abort() {
   bulk_bytes_ = 0;
   for (uint8_t p : staging_) storage_->FlushDb(p);
   storage_->MarkToDrop({});
+  staging_lock_ = {};
 }
 
 }  // namespace kvrocks

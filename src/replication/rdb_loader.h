@@ -27,7 +27,7 @@ class RdbLoader : public rdb::Handler {
   RdbLoader(Storage* storage, int databases) : storage_(storage), databases_(databases) {}
   ~RdbLoader();
 
-  // Picks and empties the staging databases.
+  // Picks and empties the staging databases. Busy if another load is staging.
   Status Begin();
   Status OnSelectDb(uint64_t db) override;
   Status OnKey(std::string key, rdb::Object obj, int64_t expire_ms) override;
@@ -78,6 +78,7 @@ class RdbLoader : public rdb::Handler {
 
   Storage* storage_;
   int databases_;
+  std::unique_lock<std::mutex> staging_lock_;  // Storage::staging_mutex(), from Begin to Finish/Abort
   std::vector<uint8_t> staging_;
   std::unique_ptr<Context> ctx_;  // one key's writes (indexed, so the types layer reads its own writes)
   Chunk bulk_;  // keys written so far, ingested sorted every kBatchBytes

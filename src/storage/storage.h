@@ -97,6 +97,9 @@ class Storage {
   // Physical dbs that no logical db in [0, databases) maps to (a bulk load
   // fills them before they replace the visible ones).
   std::vector<uint8_t> FreePhysicalDbs(int databases) const;
+  // One bulk load at a time stages into the free dbs (a replica's full sync,
+  // DEBUG RELOAD): held by the load from its start to its switch or abort.
+  std::mutex& staging_mutex() { return staging_mu_; }
   // Records (persistently) physical dbs whose data is garbage if the process
   // dies now: they are emptied when the storage opens next. A bulk load marks
   // its staging dbs; ReplaceDatabases marks the dbs it replaced until they are
@@ -181,6 +184,7 @@ class Storage {
   std::array<std::atomic<int64_t>, kMaxDatabases> expire_counts_;
   std::array<std::atomic<uint64_t>, kMaxDatabases> expire_floor_;
   std::mutex close_mu_;
+  std::mutex staging_mu_;
 };
 
 }  // namespace kvrocks

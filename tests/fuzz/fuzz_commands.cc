@@ -2,15 +2,22 @@
 // replication stream sends them) run through the command table on a real
 // storage, the way the replica applies a master's stream (exclusive, one
 // context committed per input). Handlers must answer every argument list with
-// a reply or an error, never crash, and leave storage consistent.
+// a reply or an error, never crash, and leave storage consistent. Every key an
+// input wrote must DUMP to a payload the RDB parser takes back (what DUMP,
+// MIGRATE and DEBUG RELOAD rely on).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <set>
+#include <utility>
+
 #include "commands/command.h"
 #include "common/string_util.h"
 #include "fuzz_env.h"
+#include "replication/rdb_object.h"
+#include "replication/rdb_reader.h"
 #include "server/resp_parser.h"
 #include "storage/context.h"
 #include "storage/lock_manager.h"
@@ -29,6 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   MultiLockGuard all(env->storage->locks());
   Context ctx(env->storage.get());
+  std::set<std::pair<uint8_t, std::string>> written;
   for (int n = 0; n < 16; n++) {
     auto r = parser.Parse(buf, &pos, limits, &args, &error);
     if (r != RespParser::Result::kCommand || args.empty()) break;
@@ -46,7 +54,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec->handler(call);
     env->conn->block.requested = false;
     if (out.empty() && !(spec->flags & kCmdBlocking)) __builtin_trap();  // every call answers
+    written.insert(ctx.touched().begin(), ctx.touched().end());
     ctx.ClearTouched();
+  }
+  for (const auto& [physical, key] : written) {
+    Database db(&ctx, physical);
+    std::string payload;
+    Status s = rdb::DumpObject(&db, key, &payload);
+    rdb::Object obj;
+    if (s.ok() && !rdb::Reader::ParseDump(payload, &obj).ok()) __builtin_trap();
   }
   if (!ctx.Commit().ok()) __builtin_trap();
   return 0;
