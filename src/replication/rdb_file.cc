@@ -128,7 +128,7 @@ Status WriteDatabase(Context* ctx, Storage* storage, int logical, RdbOut* out, i
   Database db(ctx, physical);
   std::string cursor, next;
   std::vector<std::string> batch;
-  std::string payload;
+  std::string value;  // one key's type byte and value, the buffer reused
   do {
     batch.clear();
     Status s = db.Scan(cursor, 1000, "*", RedisType::kNone, &batch, &next);
@@ -137,20 +137,16 @@ Status WriteDatabase(Context* ctx, Storage* storage, int logical, RdbOut* out, i
       LoadedKey lk;
       if (!(s = db.Load(key, &lk)).ok()) return s;
       if (!lk.live) continue;
-      s = rdb::DumpObject(&db, key, &payload);
-      if (s.IsNotFound()) continue;
-      if (!s.ok()) return s;
-      // A DUMP payload is the type byte and value, then the RDB version (2 bytes) and CRC64 (8).
-      size_t body = payload.size() - 10;
-      int version = static_cast<uint8_t>(payload[body]) | (static_cast<uint8_t>(payload[body + 1]) << 8);
-      *max_version = std::max(*max_version, version);
+      value.clear();
+      if (!(s = rdb::SerializeObject(&db, key, lk, &value, max_version)).ok()) return s;
       if (lk.expire_ms != 0) {
         buf->push_back(static_cast<char>(rdb::kOpExpireTimeMs));
         rdb::PutMillis(buf, lk.expire_ms);
       }
-      buf->push_back(payload[0]);
+      // The type byte, the key, the value.
+      buf->push_back(value[0]);
       rdb::PutString(buf, key);
-      buf->append(payload, 1, body - 1);
+      buf->append(value, 1, std::string::npos);
       ++*keys;
       if (!(s = out->MaybeFlush()).ok()) return s;
     }

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <map>
 
 #include "common/encoding.h"
@@ -161,17 +162,26 @@ Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint
 }
 
 Status DumpObject(Database* db, std::string_view key, std::string* payload) {
-  RedisType type;
-  Status s = db->Type(key, &type);
+  LoadedKey lk;
+  Status s = db->Load(key, &lk);
   if (!s.ok()) return s;
+  if (!lk.live) return Status::NotFound();
   std::string body;
   int version = kDumpVersion;
-  switch (type) {
+  if (!(s = SerializeObject(db, key, lk, &body, &version)).ok()) return s;
+  *payload = FinishDump(std::move(body), version);
+  return Status::OK();
+}
+
+Status SerializeObject(Database* db, std::string_view key, const LoadedKey& lk, std::string* out, int* version) {
+  Status s;
+  std::string& body = *out;
+  switch (lk.type) {
     case RedisType::kNone:
       return Status::NotFound();
     case RedisType::kString: {
       std::string v;
-      s = RedisString(db).Get(key, &v);
+      s = RedisString(db).ReadValue(key, lk.raw, &v);
       body.push_back(static_cast<char>(kTypeString));
       PutString(&body, v);
       break;
@@ -221,7 +231,7 @@ Status DumpObject(Database* db, std::string_view key, std::string* payload) {
           PutString(&body, fvs[i].first);
           PutString(&body, fvs[i].second);
         }
-        version = 12;
+        *version = std::max(*version, 12);
       }
       break;
     }
@@ -244,9 +254,7 @@ Status DumpObject(Database* db, std::string_view key, std::string* payload) {
       break;
     }
   }
-  if (!s.ok()) return s;
-  *payload = FinishDump(std::move(body), version);
-  return Status::OK();
+  return s;
 }
 
 }  // namespace kvrocks::rdb

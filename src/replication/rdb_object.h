@@ -18,4 +18,9 @@ Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint
 // Redis' DUMP payload of key; NotFound if absent.
 Status DumpObject(Database* db, std::string_view key, std::string* payload);
 
+// Appends key's value in RDB object form (type byte, then the value: a DUMP
+// payload without its version and CRC64) to *body. lk is the live key as
+// Database::Load found it; *version is raised to the RDB version the value needs.
+Status SerializeObject(Database* db, std::string_view key, const LoadedKey& lk, std::string* body, int* version);
+
 }  // namespace kvrocks::rdb

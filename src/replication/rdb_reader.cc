@@ -25,14 +25,20 @@ Status Corrupt(const std::string& what) { return Status::Corruption("RDB: " + wh
 
 bool IsObjectType(int t) { return (t >= 0 && t <= 7) || (t >= 9 && t <= 25); }
 
-const uint64_t* Crc64Table() {
-  static uint64_t table[256];
+// Tables for CRC64 eight bytes at a time ("slicing by 8", as Redis' crcspeed):
+// table[0] is the byte-wise table, table[k][b] the CRC of byte b followed by k zero bytes.
+using Crc64Tables = uint64_t[8][256];
+const Crc64Tables& Crc64Table() {
+  static Crc64Tables table;
   static bool init = [] {
     const uint64_t poly = 0x95AC9329AC4BC9B5ULL;  // Jones polynomial, reflected
     for (uint64_t i = 0; i < 256; i++) {
       uint64_t c = i;
       for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
-      table[i] = c;
+      table[0][i] = c;
+    }
+    for (int k = 1; k < 8; k++) {
+      for (int i = 0; i < 256; i++) table[k][i] = (table[k - 1][i] >> 8) ^ table[0][table[k - 1][i] & 0xff];
     }
     return true;
   }();
@@ -143,9 +149,17 @@ Status ParseStreamNode(const std::string& node_key, const std::string& lp, Strea
 }  // namespace
 
 uint64_t Crc64(uint64_t crc, const void* data, size_t len) {
-  const uint64_t* table = Crc64Table();
+  const Crc64Tables& t = Crc64Table();
   const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < len; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the 8-byte steps read little-endian words");
+  for (; len >= 8; p += 8, len -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    crc ^= word;
+    crc = t[7][crc & 0xff] ^ t[6][(crc >> 8) & 0xff] ^ t[5][(crc >> 16) & 0xff] ^ t[4][(crc >> 24) & 0xff] ^
+          t[3][(crc >> 32) & 0xff] ^ t[2][(crc >> 40) & 0xff] ^ t[1][(crc >> 48) & 0xff] ^ t[0][crc >> 56];
+  }
+  for (; len > 0; p++, len--) crc = t[0][(crc ^ *p) & 0xff] ^ (crc >> 8);
   return crc;
 }
 

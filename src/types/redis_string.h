@@ -63,6 +63,8 @@ class RedisString {
   static Status ValueSize(const std::string& raw, uint64_t* size);
   // Loads a live string key's metadata for a read: NotFound if absent, WRONGTYPE if not a string.
   Status LoadForRead(std::string_view key, std::string* raw);
+  // The value of a string key given its encoded metadata (inline, out of line or in fragments).
+  Status ReadValue(std::string_view key, const std::string& raw, std::string* value);
 
   // Loads key for a write and its value ("" if absent); WRONGTYPE if it is a live non-string.
   Status LoadString(std::string_view key, LoadedKey* lk, std::string* value);
@@ -76,8 +78,6 @@ class RedisString {
   uint64_t WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms);
 
  private:
-  // The value of a string key given its encoded metadata (inline, out of line or in fragments).
-  Status ReadValue(std::string_view key, const std::string& raw, std::string* value);
 
   Database* db_;
 };

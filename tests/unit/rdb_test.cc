@@ -87,3 +87,17 @@ TEST(Rdb, CollectionsWithAMemberTwiceAreCorrupt) {
   rdb::Object obj;
   EXPECT_FALSE(rdb::Reader::ParseDump(rdb::FinishDump(body), &obj).ok());
 }
+
+TEST(Rdb, Crc64EightBytesAtATimeMatchesByteWise) {
+  // The same CRC whatever the length and alignment, and split anywhere.
+  std::string data;
+  for (int i = 0; i < 1000; i++) data.push_back(static_cast<char>(i * 131 + 7));
+  uint64_t bytewise = 0;
+  for (char c : data) bytewise = rdb::Crc64(bytewise, &c, 1);
+  EXPECT_EQ(rdb::Crc64(0, data.data(), data.size()), bytewise);
+  for (size_t split : {1, 7, 8, 9, 500, 999}) {
+    uint64_t c = rdb::Crc64(0, data.data(), split);
+    EXPECT_EQ(rdb::Crc64(c, data.data() + split, data.size() - split), bytewise) << split;
+  }
+  EXPECT_EQ(rdb::Crc64(0, data.data() + 3, 997), rdb::Crc64(0, data.substr(3).data(), 997));
+}
