@@ -230,6 +230,12 @@ int main(int argc, char** argv) {
     while (sigwait(&sigs, &sig) == 0) {
       if (server.stopping()) return;
       LOG(INFO) << "Received signal " << sig << ", shutting down";
+      kvrocks::Status saved = server.SaveBeforeShutdown(false, false);
+      if (!saved.ok()) {
+        // As Redis: no exit without the save that the save points ask for.
+        LOG(ERROR) << "Error trying to save the DB, can't exit: " << saved.message();
+        continue;
+      }
       server.Stop();
       return;
     }

@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <glog/logging.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -781,22 +782,33 @@ void BgSave(CommandCall& call) {
 }
 
 void Shutdown(CommandCall& call) {
-  bool abort = false;
+  bool abort = false, nosave = false, save = false, force = false, now = false;
   for (size_t i = 1; i < call.args.size(); i++) {
     const std::string& o = call.args[i];
     if (EqualsIgnoreCase(o, "abort")) {
       abort = true;
-    } else if (!EqualsIgnoreCase(o, "nosave") && !EqualsIgnoreCase(o, "save") && !EqualsIgnoreCase(o, "now") &&
-               !EqualsIgnoreCase(o, "force")) {
+    } else if (EqualsIgnoreCase(o, "nosave")) {
+      nosave = true;
+    } else if (EqualsIgnoreCase(o, "save")) {
+      save = true;
+    } else if (EqualsIgnoreCase(o, "force")) {
+      force = true;
+    } else if (EqualsIgnoreCase(o, "now")) {
+      now = true;
+    } else {
       return ReplyError(call, kSyntaxError);
     }
   }
-  if (abort) {
-    if (call.args.size() > 2) return ReplyError(call, kSyntaxError);
-    return ReplyError(call, "ERR No shutdown in progress.");
-  }
+  if ((abort && (nosave || save || force || now)) || (nosave && save)) return ReplyError(call, kSyntaxError);
+  if (abort) return ReplyError(call, "ERR No shutdown in progress.");
   if (call.in_exec) return ReplyError(call, "ERR SHUTDOWN isn't allowed in this context");
-  // Data is already durable in RocksDB (WAL); the server closes it cleanly on the way out.
+  // Data is already durable in RocksDB (WAL); the server closes it cleanly on the way
+  // out. A save (a checkpoint) is what Redis' save on shutdown would leave behind.
+  Status s = call.server->SaveBeforeShutdown(nosave, save);
+  if (!s.ok()) {
+    LOG(WARNING) << "Error trying to save the DB, can't exit: " << s.message();
+    if (!force) return ReplyError(call, "ERR Errors trying to SHUTDOWN. Check logs.");
+  }
   call.conn->CloseAfterReply();
   call.server->Stop();
 }

@@ -41,7 +41,9 @@ class MergeLoader : public rdb::Handler {
     LoadedKey lk;
     Status s = db.Load(key, &lk);
     if (!s.ok()) return s;
-    if (lk.live && !merge_) return Status::InvalidArgument("RDB has duplicated key '" + key + "' in DB " + std::to_string(db_));
+    if (lk.live && !merge_) {
+      return Status::InvalidArgument("RDB has duplicated key '" + key + "' in DB " + std::to_string(db_));
+    }
     if (lk.on_disk) {
       bool deleted;
       if (!(s = db.Delete(key, &deleted)).ok()) return s;

@@ -167,6 +167,42 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   return o;
 }
 
+// save <seconds> <changes> [...], or "" for none, checked as Redis' setConfigSaveOption.
+std::unique_ptr<Config::Option> SaveOption(Config* cfg) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = "save";
+  o->mutable_at_runtime = true;
+  o->get = [cfg] {
+    std::string s;
+    for (const auto& p : cfg->SavePoints()) {
+      s += (s.empty() ? "" : " ") + std::to_string(p.seconds) + " " + std::to_string(p.changes);
+    }
+    return s;
+  };
+  o->file_value = [get = o->get] {
+    std::string s = get();
+    return s.empty() ? std::string("\"\"") : s;
+  };
+  o->set = [cfg](const std::string& v) {
+    std::vector<std::string> words;
+    if (!SplitArgs(v, &words)) return Status::InvalidArgument("Invalid save parameters");
+    if (words.size() == 1 && words[0].empty()) words.clear();
+    if (words.size() % 2 != 0) return Status::InvalidArgument("Invalid save parameters");
+    std::vector<Config::SavePoint> points;
+    for (size_t i = 0; i < words.size(); i += 2) {
+      Config::SavePoint p;
+      if (!ParseInt64(words[i], &p.seconds) || p.seconds < 1 || !ParseInt64(words[i + 1], &p.changes) ||
+          p.changes < 0) {
+        return Status::InvalidArgument("Invalid save parameters");
+      }
+      points.push_back(p);
+    }
+    cfg->SetSavePoints(std::move(points));
+    return Status::OK();
+  };
+  return o;
+}
+
 std::unique_ptr<Config::Option> PercentilesOption(Config* cfg) {
   auto o = std::make_unique<Config::Option>();
   o->name = "latency-tracking-info-percentiles";
@@ -287,6 +323,7 @@ Config::Config() {
   Add(Int64Option("latency-monitor-threshold", &latency_monitor_threshold, 0, false, true));
   Add(BoolOption("latency-tracking", &latency_tracking, true));
   Add(PercentilesOption(this));
+  Add(SaveOption(this));
   Add(IntOption("hz", &hz, 1, 500, true));
   Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
   Add(StringOption("load-rdb", &load_rdb, false));
@@ -439,6 +476,7 @@ Status Config::LoadFile(const std::string& path) {
   config_file = path;
   std::string line;
   int lineno = 0;
+  bool seen_save = false;
   while (std::getline(in, line)) {
     lineno++;
     std::vector<std::string> argv;
@@ -460,6 +498,9 @@ Status Config::LoadFile(const std::string& path) {
     }
     std::string value;
     for (size_t i = 1; i < argv.size(); i++) value += (i > 1 ? " " : "") + argv[i];
+    // As in redis.conf, several save lines add up (`save ""` clears what came before).
+    if (EqualsIgnoreCase(argv[0], "save") && seen_save && !value.empty()) value = Find("save")->get() + " " + value;
+    if (EqualsIgnoreCase(argv[0], "save")) seen_save = true;
     Status s = Set(argv[0], value, true);
     if (!s.ok()) {
       return Status::InvalidArgument("config file " + path + " line " + std::to_string(lineno) + ": '" + argv[0] +
@@ -535,6 +576,16 @@ std::vector<double> Config::LatencyPercentiles() const {
 void Config::SetLatencyPercentiles(std::vector<double> p) {
   std::lock_guard<std::mutex> g(percentiles_mu_);
   latency_percentiles_ = std::move(p);
+}
+
+std::vector<Config::SavePoint> Config::SavePoints() const {
+  std::lock_guard<std::mutex> g(save_points_mu_);
+  return save_points_;
+}
+
+void Config::SetSavePoints(std::vector<SavePoint> points) {
+  std::lock_guard<std::mutex> g(save_points_mu_);
+  save_points_ = std::move(points);
 }
 
 }  // namespace kvrocks

@@ -72,6 +72,15 @@ struct Config {
   // INFO latencystats' percentiles (latency-tracking-info-percentiles).
   std::vector<double> LatencyPercentiles() const;
   void SetLatencyPercentiles(std::vector<double> p);
+  // Save points (`save <seconds> <changes> ...`, Redis' saveparams): a BGSAVE runs
+  // once at least `changes` changes were made and the last save is more than
+  // `seconds` old. None by default: kvrocks' data is durable without saves.
+  struct SavePoint {
+    int64_t seconds;
+    int64_t changes;
+  };
+  std::vector<SavePoint> SavePoints() const;
+  void SetSavePoints(std::vector<SavePoint> points);
   int64_t busy_reply_threshold = 5000;  // ms a script runs before others get -BUSY
   // notify-keyspace-events as NotifyFlag bits (0: off).
   std::atomic<uint32_t> notify_keyspace_events{0};
@@ -168,6 +177,8 @@ struct Config {
  private:
   mutable std::mutex percentiles_mu_;  // INFO reads them on any worker
   std::vector<double> latency_percentiles_{50, 99, 99.9};
+  mutable std::mutex save_points_mu_;  // the cron thread reads them
+  std::vector<SavePoint> save_points_;
   std::vector<std::unique_ptr<Option>> options_;
   std::map<std::string, Option*> by_name_;
   void Add(std::unique_ptr<Option> opt);

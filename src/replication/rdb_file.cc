@@ -65,7 +65,9 @@ class RdbOut {
     crc_ = 0;
     std::string chunk(kFlushBytes, '\0');
     ssize_t n;
-    while ((n = ::read(in, chunk.data(), chunk.size())) > 0) crc_ = rdb::Crc64(crc_, chunk.data(), static_cast<size_t>(n));
+    while ((n = ::read(in, chunk.data(), chunk.size())) > 0) {
+      crc_ = rdb::Crc64(crc_, chunk.data(), static_cast<size_t>(n));
+    }
     ::close(in);
     return n < 0 ? Errno("read " + path) : Status::OK();
   }

@@ -542,6 +542,7 @@ void Server::NoteSaved(uint64_t covered) {
 bool Server::BgSave() {
   bool expected = false;
   if (!bgsave_running_.compare_exchange_strong(expected, true)) return false;
+  last_bgsave_try_ = static_cast<int64_t>(std::time(nullptr));
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
   bgsave_thread_ = std::thread([this] {
     Status s = Save();
@@ -550,6 +551,27 @@ bool Server::BgSave() {
     bgsave_running_ = false;
   });
   return true;
+}
+
+void Server::MaybeSaveOnSchedule() {
+  constexpr int64_t kBgSaveRetryDelay = 5;  // Redis' CONFIG_BGSAVE_RETRY_DELAY
+  if (bgsave_running_.load()) return;
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  const uint64_t dirty = stats_.dirty.load();
+  for (const auto& p : config_->SavePoints()) {
+    if (dirty >= static_cast<uint64_t>(p.changes) && now - last_save_.load() > p.seconds &&
+        (now - last_bgsave_try_.load() > kBgSaveRetryDelay || last_bgsave_ok_.load())) {
+      LOG(INFO) << p.changes << " changes in " << p.seconds << " seconds. Saving...";
+      BgSave();
+      return;
+    }
+  }
+}
+
+Status Server::SaveBeforeShutdown(bool nosave, bool save) {
+  if (!save && (nosave || config_->SavePoints().empty())) return Status::OK();
+  LOG(INFO) << "Saving the final checkpoint before exiting.";
+  return Save();
 }
 
 void Server::SetActiveExpire(bool on) {
@@ -578,6 +600,7 @@ void Server::ActiveExpireLoop() {
     }
     // As Redis' cron: a lowered tracking-table-max-keys takes effect without new reads.
     if (!tracking_.idle()) tracking_.Trim();
+    MaybeSaveOnSchedule();
     migrate_sockets_.CloseIdle();
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.

@@ -167,6 +167,12 @@ class Server {
   // SAVE / BGSAVE: a RocksDB checkpoint at dir/checkpoint.
   Status Save();
   bool BgSave();  // false if one is running
+  // Redis' serverCron save points: starts a BGSAVE when one of the `save` points is
+  // reached (after a failed one, not before 5 seconds). Called by the cron thread.
+  void MaybeSaveOnSchedule();
+  // Redis' save on shutdown: a SAVE when asked (SHUTDOWN SAVE) or when save points
+  // are set, unless NOSAVE.
+  Status SaveBeforeShutdown(bool nosave, bool save);
   // Records a save that covered the first `covered` changes of the dirty
   // counter (rdb_changes_since_last_save) now: LASTSAVE moves to now.
   void NoteSaved(uint64_t covered);
@@ -231,6 +237,7 @@ class Server {
   std::atomic<int64_t> last_save_;
   std::atomic<bool> bgsave_running_{false};
   std::atomic<bool> last_bgsave_ok_{true};
+  std::atomic<int64_t> last_bgsave_try_{0};  // unix seconds
   std::thread bgsave_thread_;
 
   std::atomic<bool> stop_{false};
