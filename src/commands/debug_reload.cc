@@ -137,7 +137,7 @@ void DebugReload(CommandCall& call) {
     return;
   }
   Server* srv = call.server;
-  const std::string path = srv->config()->dir + "/dump.rdb";
+  const std::string path = srv->config()->dir + "/" + srv->config()->dbfilename;
   Status s = call.ctx->Commit();  // an EXEC's writes before it are part of what is saved
   if (s.ok() && save) {
     const uint64_t covered = srv->stats().dirty.load();

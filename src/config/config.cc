@@ -19,6 +19,8 @@ struct Config::Option {
   std::string default_value;  // get() before the file and flags were applied
   SetHook hook;
   std::vector<std::string> aliases;
+  // Redis' PROTECTED_CONFIG: CONFIG SET only as enable-protected-configs allows.
+  bool is_protected = false;
 };
 
 bool ParseMemory(const std::string& s, int64_t* out) {
@@ -167,6 +169,19 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   return o;
 }
 
+// A file name inside dir (Redis' isValidDBfilename: no path).
+std::unique_ptr<Config::Option> FileNameOption(const char* name, std::string* field) {
+  auto o = StringOption(name, field, true);
+  o->set = [field](const std::string& v) {
+    if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos) {
+      return Status::InvalidArgument("dbfilename can't be a path, just a filename");
+    }
+    *field = v;
+    return Status::OK();
+  };
+  return o;
+}
+
 // save <seconds> <changes> [...], or "" for none, checked as Redis' setConfigSaveOption.
 std::unique_ptr<Config::Option> SaveOption(Config* cfg) {
   auto o = std::make_unique<Config::Option>();
@@ -236,6 +251,11 @@ std::unique_ptr<Config::Option> PercentilesOption(Config* cfg) {
   return o;
 }
 
+std::unique_ptr<Config::Option> Protected(std::unique_ptr<Config::Option> o) {
+  o->is_protected = true;
+  return o;
+}
+
 std::unique_ptr<Config::Option> WithAlias(std::unique_ptr<Config::Option> o, const char* alias) {
   o->aliases.emplace_back(alias);
   return o;
@@ -302,7 +322,9 @@ Config::Config() {
   Add(Words(StringOption("bind", &bind, false)));
   Add(IntOption("port", &port, 0, 65535, false));
   Add(IntOption("workers", &workers, 1, 256, false));
-  Add(StringOption("dir", &dir, false));
+  Add(Protected(StringOption("dir", &dir, false)));
+  Add(Protected(FileNameOption("dbfilename", &dbfilename)));
+  Add(StringOption("enable-protected-configs", &enable_protected_configs, false, {"yes", "no", "local"}));
   Add(BoolOption("daemonize", &daemonize, false));
   Add(StringOption("pidfile", &pidfile, false));
   Add(StringOption("log-dir", &log_dir, false));
@@ -392,6 +414,11 @@ void Config::Add(std::unique_ptr<Option> opt) {
   options_.push_back(std::move(opt));
 }
 
+bool Config::IsProtected(const std::string& name) const {
+  Option* o = Find(name);
+  return o != nullptr && o->is_protected;
+}
+
 Config::Option* Config::Find(const std::string& name) const {
   auto it = by_name_.find(ToLower(name));
   return it == by_name_.end() ? nullptr : it->second;
@@ -414,7 +441,8 @@ Status Config::Set(const std::string& name, const std::string& value, bool at_st
   Option* o = Find(name);
   if (o == nullptr) return Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
   if (!at_startup && !o->mutable_at_runtime) {
-    return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + o->name +
+    // As Redis: refusals name the argument as given, value errors the option's own name.
+    return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + name +
                                    "') - can't set immutable config");
   }
   std::string old = o->get();

@@ -115,6 +115,8 @@ struct Config {
   bool active_expire = true;
   bool disable_thp = false;  // prctl(PR_SET_THP_DISABLE) at startup (main.cc)
   std::string enable_debug_command = "no";  // yes | no | local (DEBUG)
+  std::string enable_protected_configs = "no";  // yes | no | local (CONFIG SET of dir, dbfilename)
+  std::string dbfilename = "dump.rdb";  // the RDB file DEBUG RELOAD writes and reads, in dir
   // rename-command old new ("" disables old); startup only, applied in order.
   std::vector<std::pair<std::string, std::string>> rename_commands;
   // ACL users: "user ..." lines of the config file, or a separate aclfile.
@@ -159,6 +161,8 @@ struct Config {
   Status Set(const std::string& name, const std::string& value, bool at_startup);
   // Pairs (name, value) of options whose name matches the glob pattern.
   std::vector<std::pair<std::string, std::string>> Get(const std::string& pattern) const;
+  // Whether name is one of Redis' protected configs (CONFIG SET needs enable-protected-configs).
+  bool IsProtected(const std::string& name) const;
   // Rewrites config_file with the current values, keeping comments and order, as
   // Redis' CONFIG REWRITE does: byte sizes in gb/mb/kb, an option on its first line
   // only (later lines of it blanked, runs of blank lines written as one), and an

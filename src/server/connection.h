@@ -56,6 +56,9 @@ class Connection {
   Worker* worker() const { return worker_; }
   Server* server() const;
   const std::string& peer() const { return peer_; }
+  // A loopback (or unix socket) client: what an enable-*-command / enable-protected-configs
+  // "local" setting admits.
+  bool is_local() const { return peer_.rfind("127.", 0) == 0 || peer_.rfind("::1", 0) == 0 || peer_.empty(); }
   const std::string& local() const { return local_; }
 
   // Logical database (SELECT).

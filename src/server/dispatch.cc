@@ -206,9 +206,7 @@ std::string ProtectedError(Server* srv, Connection* conn, const CommandSpec& spe
   if (!(CommandTable::FlagsOf(spec, args) & kCmdProtected)) return "";
   const bool debug = std::string_view(spec.name) == "debug";
   const std::string mode = debug ? srv->config()->enable_debug_command : "no";
-  const std::string& peer = conn->peer();
-  const bool local = peer.rfind("127.", 0) == 0 || peer.rfind("::1", 0) == 0 || peer.empty();
-  if (mode == "yes" || (mode == "local" && local)) return "";
+  if (mode == "yes" || (mode == "local" && conn->is_local())) return "";
   const char* what = debug ? "DEBUG" : "MODULE";
   return std::string("ERR ") + what + " command not allowed. If the enable-" + (debug ? "debug" : "module") +
          "-command option is set to \"local\", you can run it from a local connection, otherwise you need to set "

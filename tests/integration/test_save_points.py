@@ -1,8 +1,12 @@
 """`save <seconds> <changes> ...` as in Redis: CONFIG SET/GET checked against
 redis-server 7.0, a BGSAVE (kvrocks: a checkpoint) once a save point is reached,
-and a save on SHUTDOWN or SIGTERM while save points are set (none with NOSAVE)."""
+and a save on SHUTDOWN or SIGTERM while save points are set (none with NOSAVE).
+Also the protected configs (dir, dbfilename) and dbfilename, DEBUG RELOAD's file."""
 import os
 import time
+
+import pytest
+import redis
 
 from conftest import Differ, Kvrocks
 
@@ -99,3 +103,36 @@ def test_shutdown_save_forces_a_save(fresh_server):
     c.shutdown(save=True)
     srv.stop()
     assert os.path.isdir(checkpoint(srv))
+
+
+def test_protected_configs_and_dbfilename_match_redis(kvrocks_server, redis_ref):
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    try:
+        d("CONFIG", "GET", "dbfilename")
+        d("CONFIG", "GET", "enable-protected-configs")
+        d("CONFIG", "SET", "DIR", "/tmp")
+        d("CONFIG", "SET", "dbfilename", "other.rdb")
+        d("CONFIG", "SET", "Hz", "abc")  # a value error names the option
+        d("CONFIG", "SET", "Databases", "4")  # a refusal names the argument as it was given
+        d("CONFIG", "SET", "enable-protected-configs", "yes")
+    finally:
+        d.close()
+
+
+def test_dbfilename_names_the_file_debug_reload_writes(tmp_path):
+    srv = Kvrocks(extra=["--dbfilename", "mine.rdb", "--enable-protected-configs", "local"])
+    try:
+        srv.start()
+        c = srv.client()
+        c.set("k", "v")
+        c.execute_command("DEBUG", "RELOAD")
+        assert os.path.exists(os.path.join(srv.dir, "mine.rdb"))
+        with pytest.raises(redis.ResponseError, match="can't be a path"):
+            c.config_set("dbfilename", "a/b.rdb")
+        c.config_set("dbfilename", "next.rdb")  # a local client may, with "local"
+        c.execute_command("DEBUG", "RELOAD")
+        assert os.path.exists(os.path.join(srv.dir, "next.rdb"))
+        assert c.get("k") == b"v"
+        c.close()
+    finally:
+        srv.cleanup()
