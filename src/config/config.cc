@@ -21,6 +21,8 @@ struct Config::Option {
   std::vector<std::string> aliases;
   // Redis' PROTECTED_CONFIG: CONFIG SET only as enable-protected-configs allows.
   bool is_protected = false;
+  // Several lines of it in the config file add up (save); "" clears what came before.
+  bool lines_add_up = false;
 };
 
 bool ParseMemory(const std::string& s, int64_t* out) {
@@ -187,6 +189,7 @@ std::unique_ptr<Config::Option> SaveOption(Config* cfg) {
   auto o = std::make_unique<Config::Option>();
   o->name = "save";
   o->mutable_at_runtime = true;
+  o->lines_add_up = true;  // as in redis.conf
   o->get = [cfg] {
     std::string s;
     for (const auto& p : cfg->SavePoints()) {
@@ -504,7 +507,7 @@ Status Config::LoadFile(const std::string& path) {
   config_file = path;
   std::string line;
   int lineno = 0;
-  bool seen_save = false;
+  std::map<std::string, bool> seen_add_up;  // options whose lines add up, seen in this file
   while (std::getline(in, line)) {
     lineno++;
     std::vector<std::string> argv;
@@ -526,9 +529,11 @@ Status Config::LoadFile(const std::string& path) {
     }
     std::string value;
     for (size_t i = 1; i < argv.size(); i++) value += (i > 1 ? " " : "") + argv[i];
-    // As in redis.conf, several save lines add up (`save ""` clears what came before).
-    if (EqualsIgnoreCase(argv[0], "save") && seen_save && !value.empty()) value = Find("save")->get() + " " + value;
-    if (EqualsIgnoreCase(argv[0], "save")) seen_save = true;
+    Option* o = Find(argv[0]);
+    if (o != nullptr && o->lines_add_up) {
+      if (seen_add_up[o->name] && !value.empty()) value = o->get() + " " + value;
+      seen_add_up[o->name] = true;
+    }
     Status s = Set(argv[0], value, true);
     if (!s.ok()) {
       return Status::InvalidArgument("config file " + path + " line " + std::to_string(lineno) + ": '" + argv[0] +

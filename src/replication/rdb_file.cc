@@ -99,10 +99,6 @@ class RdbOut {
   uint64_t crc_ = 0;
 };
 
-void PutLE64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; i++) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
 std::string Header(int version) {
   char h[16];
   std::snprintf(h, sizeof(h), "REDIS%04d", version);
@@ -182,9 +178,8 @@ Status WriteRdbFileTo(Storage* storage, int databases, const std::vector<std::st
   if (!(s = out.Flush()).ok()) return s;
   if (max_version != rdb::kDumpVersion && !(s = out.RewriteHeader(Header(max_version), path)).ok()) return s;
   buf->push_back(static_cast<char>(rdb::kOpEof));
-  uint64_t crc = rdb::Crc64(out.crc(), buf->data(), buf->size());
-  PutLE64(buf, crc);
-  // The checksum covers the EOF byte but not itself: written without updating it.
+  // The checksum covers everything before it, the EOF byte included.
+  rdb::PutCrc64(buf, rdb::Crc64(out.crc(), buf->data(), buf->size()));
   if (!(s = out.Flush()).ok()) return s;
   return out.SyncAndClose();
 }

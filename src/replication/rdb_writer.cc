@@ -69,6 +69,8 @@ void PutBinaryDouble(std::string* out, double v) {
 
 void PutMillis(std::string* out, uint64_t ms) { PutLE(out, ms, 8); }
 
+void PutCrc64(std::string* out, uint64_t crc) { PutLE(out, crc, 8); }
+
 void ListpackBuilder::AddEntry(const std::string& entry) {
   body_.append(entry);
   PutBacklen(&body_, entry.size());
@@ -127,8 +129,7 @@ std::string ListpackBuilder::Finish() const {
 
 std::string FinishDump(std::string body, int version) {
   PutLE(&body, static_cast<uint64_t>(version), 2);
-  uint64_t crc = Crc64(0, body.data(), body.size());
-  PutLE(&body, crc, 8);
+  PutCrc64(&body, Crc64(0, body.data(), body.size()));
   return body;
 }
 

@@ -16,6 +16,8 @@ void PutLen(std::string* out, uint64_t len);
 void PutString(std::string* out, std::string_view s);
 void PutBinaryDouble(std::string* out, double v);
 void PutMillis(std::string* out, uint64_t ms);
+// A CRC64 as RDB files and DUMP payloads end with (8 bytes, little-endian).
+void PutCrc64(std::string* out, uint64_t crc);
 
 // Builds a listpack element by element.
 class ListpackBuilder {

@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from conftest import Differ, Kvrocks
+from conftest import Differ, Kvrocks, RealRedis
 
 
 def test_config_save_matches_redis(kvrocks_server, redis_ref):
@@ -117,6 +117,21 @@ def test_protected_configs_and_dbfilename_match_redis(kvrocks_server, redis_ref)
         d("CONFIG", "SET", "enable-protected-configs", "yes")
     finally:
         d.close()
+
+
+def test_dbfilename_checks_match_redis_when_protected_configs_are_allowed(fresh_server):
+    kv = fresh_server
+    kv.extra = ["--enable-protected-configs", "yes"]
+    kv.start()
+    ref = RealRedis(extra=["--enable-protected-configs", "yes"])
+    try:
+        d = Differ(kv.port, ref.port)
+        d("CONFIG", "SET", "dbfilename", "a/b.rdb")
+        d("CONFIG", "SET", "dbfilename", "other.rdb")
+        d("CONFIG", "GET", "dbfilename")
+        d.close()
+    finally:
+        ref.cleanup()
 
 
 def test_dbfilename_names_the_file_debug_reload_writes(tmp_path):
