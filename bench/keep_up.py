@@ -24,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import REDIS_SERVER, ROOT, call, free_port, start_master, wait_ready  # noqa: E402
+from cpu_per_request import TICK, thread_cpu  # noqa: E402
 
 
 def info(port, section):
@@ -69,7 +70,7 @@ def cpu_seconds(pid):
 def run(replica_cmd, rport, mport, args):
     with attached_replica(replica_cmd, rport, mport) as rep:
         full0 = int(info(mport, "stats")["sync_full"])
-        cpu0 = cpu_seconds(rep.pid)
+        cpu0, threads0 = cpu_seconds(rep.pid), thread_cpu(rep.pid)
         rps = benchmark(mport, args)
         t0 = time.time()
         target = int(info(mport, "replication")["master_repl_offset"])
@@ -77,8 +78,10 @@ def run(replica_cmd, rport, mport, args):
             time.sleep(0.01)
         lag = time.time() - t0
         cpu = cpu_seconds(rep.pid) - cpu0
+        threads = thread_cpu(rep.pid)
+        threads.subtract(threads0)
         full1 = int(info(mport, "stats")["sync_full"])
-        return rps, lag, full1 - full0, cpu
+        return rps, lag, full1 - full0, cpu, threads
 
 
 def apply_rate(replica_cmd, rport, mport, args):
@@ -134,6 +137,9 @@ def main():
           f"extra full syncs: kvrocks {k[2]}, Redis {r[2]}")
     print(f"replica CPU: kvrocks {k[3]:.2f} s ({k[3] / args.requests * 1e6:.1f} us per write), "
           f"Redis {r[3]:.2f} s ({r[3] / args.requests * 1e6:.1f} us per write)")
+    per_thread = lambda t: " ".join(f"{name} {ticks / TICK / args.requests * 1e6:.1f}"
+                                    for name, ticks in sorted(t.items()) if ticks > 0)
+    print(f"replica CPU per write by thread (us): kvrocks {per_thread(k[4])}; Redis {per_thread(r[4])}")
 
 
 if __name__ == "__main__":

@@ -163,9 +163,11 @@ void DebugObject(CommandCall& call) {
   std::string payload;
   s = rdb::DumpObject(&db, call.args[2], &payload);
   if (!s.ok()) return ReplyStatusError(call, s);
-  // No object in memory: address, refcount and LRU are those of a fresh object.
+  // No object in memory: address and refcount are those of a fresh object.
+  uint32_t lru = call.server->access_clock().Get(call.args[2]);
   std::string line = "Value at:0x0 refcount:1 encoding:" + KeyEncoding(lk) +
-                     " serializedlength:" + std::to_string(payload.size() - 11) + " lru:0 lru_seconds_idle:0";
+                     " serializedlength:" + std::to_string(payload.size() - 11) + " lru:" + std::to_string(lru) +
+                     " lru_seconds_idle:" + std::to_string(AccessClock::IdleMs(lru, AccessClock::Now()) / 1000);
   reply::Simple(call.out, line);
 }
 
@@ -495,7 +497,7 @@ std::vector<std::pair<int, std::string>> MemoryKeys(const CommandCall& call) {
 }  // namespace
 
 void RegisterDebugCommands(CommandTable* t) {
-  constexpr uint32_t kDebugFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected;
+  constexpr uint32_t kDebugFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected | kCmdNoTouch;
   t->Add({"debug", -2, kDebugFlags, 0, 0, 0, Debug, "server",
           "A container for debugging commands.", "1.0.0", nullptr,
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
@@ -505,7 +507,7 @@ void RegisterDebugCommands(CommandTable* t) {
            SubcommandWithFlags("debug|reload", 0, kDebugFlags | kCmdExclusive), {"debug|mallctl", 0},
            {"debug|mallctl-str", 0}, {"debug|log", 0}, {"debug|error", 0},
            {"debug|set-skip-checksum-validation", 0}}});
-  t->Add({"memory", -2, kCmdReadOnly, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
+  t->Add({"memory", -2, kCmdReadOnly | kCmdNoTouch, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
           "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2}}});
 }
 

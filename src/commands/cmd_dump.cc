@@ -27,6 +27,7 @@ void Dump(CommandCall& call) {
 void Restore(CommandCall& call) {
   const auto& a = call.args;
   bool replace = false, absttl = false, idle_given = false, freq_given = false;
+  int64_t idle_s = 0;
   for (size_t j = 4; j < a.size(); j++) {
     bool more = j + 1 < a.size();
     int64_t v;
@@ -38,6 +39,7 @@ void Restore(CommandCall& call) {
       if (!IntArg(call, j + 1, &v)) return;
       if (v < 0) return ReplyError(call, "ERR Invalid IDLETIME value, must be >= 0");
       idle_given = true;
+      idle_s = v;
       j++;
     } else if (EqualsIgnoreCase(a[j], "freq") && more && !idle_given) {
       if (!IntArg(call, j + 1, &v)) return;
@@ -71,6 +73,8 @@ void Restore(CommandCall& call) {
   if (expire != 0 && expire <= NowMs()) return reply::Ok(call.out);  // already expired: nothing is created
   s = rdb::RestoreObject(&db, a[1], obj, expire);
   if (!s.ok()) return ReplyStatusError(call, s);
+  // (FREQ has no effect: the eviction policy is never an LFU one, as Redis ignores it then.)
+  if (idle_given) call.ctx->SetAccessTime(a[1], AccessClock::LruForIdle(idle_s, AccessClock::Now()));
   reply::Ok(call.out);
 }
 

@@ -399,6 +399,9 @@ void Object(CommandCall& call) {
         "FREQ <key>",
         "    Return the access frequency index of the <key>. The returned integer is",
         "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
         "REFCOUNT <key>",
         "    Return the number of references of the value associated with the specified",
         "    <key>.",
@@ -407,8 +410,8 @@ void Object(CommandCall& call) {
     return ReplyHelp(call, kHelp);
   }
   bool encoding = EqualsIgnoreCase(sub, "encoding"), freq = EqualsIgnoreCase(sub, "freq");
-  bool refcount = EqualsIgnoreCase(sub, "refcount");
-  if (encoding || freq || refcount) {
+  bool refcount = EqualsIgnoreCase(sub, "refcount"), idletime = EqualsIgnoreCase(sub, "idletime");
+  if (encoding || freq || refcount || idletime) {
     if (call.args.size() != 3) return ReplySubcommandArity(call);
     Database db = CurrentDb(call);
     LoadedKey lk;
@@ -421,6 +424,10 @@ void Object(CommandCall& call) {
                           "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
                           "that when switching between policies at runtime LRU and LFU data will take some time to "
                           "adjust.");
+    }
+    if (idletime) {
+      uint32_t lru = call.server->access_clock().Get(call.args[2]);
+      return reply::Integer(call.out, static_cast<int64_t>(AccessClock::IdleMs(lru, AccessClock::Now()) / 1000));
     }
     std::string enc = KeyEncoding(lk);
     if (refcount) {
@@ -441,21 +448,21 @@ void RegisterKeyspaceCommands(CommandTable* t) {
   const uint32_t w = kCmdWrite, r = kCmdReadOnly;
   t->Add({"del", -2, w, 1, -1, 1, Del, "generic", "Deletes one or more keys.", "1.0.0"});
   t->Add({"unlink", -2, w | kCmdFast, 1, -1, 1, Del, "generic", "Asynchronously deletes one or more keys.", "4.0.0"});
-  t->Add({"exists", -2, r | kCmdFast, 1, -1, 1, CountExisting, "generic", "Determines whether one or more keys exist.", "1.0.0"});
+  t->Add({"exists", -2, r | kCmdNoTouch | kCmdFast, 1, -1, 1, CountExisting, "generic", "Determines whether one or more keys exist.", "1.0.0"});
   t->Add({"touch", -2, r | kCmdFast, 1, -1, 1, CountExisting, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1"});
-  t->Add({"type", 2, r | kCmdFast, 1, 1, 1, Type, "generic", "Determines the type of value stored at a key.", "1.0.0"});
+  t->Add({"type", 2, r | kCmdNoTouch | kCmdFast, 1, 1, 1, Type, "generic", "Determines the type of value stored at a key.", "1.0.0"});
   t->Add({"expire", -3, w | kCmdFast, 1, 1, 1, Expire, "generic", "Sets the expiration time of a key in seconds.", "1.0.0"});
   t->Add({"pexpire", -3, w | kCmdFast, 1, 1, 1, PExpire, "generic", "Sets the expiration time of a key in milliseconds.", "2.6.0"});
   t->Add({"expireat", -3, w | kCmdFast, 1, 1, 1, ExpireAt, "generic", "Sets the expiration time of a key to a Unix timestamp.", "1.2.0"});
   t->Add({"pexpireat", -3, w | kCmdFast, 1, 1, 1, PExpireAt, "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0"});
-  t->Add({"ttl", 2, r | kCmdFast, 1, 1, 1, Ttl, "generic", "Returns the expiration time in seconds of a key.", "1.0.0"});
-  t->Add({"pttl", 2, r | kCmdFast, 1, 1, 1, PTtl, "generic", "Returns the expiration time in milliseconds of a key.", "2.6.0"});
-  t->Add({"expiretime", 2, r | kCmdFast, 1, 1, 1, ExpireTime, "generic", "Returns the expiration time of a key as a Unix timestamp.", "7.0.0"});
-  t->Add({"pexpiretime", 2, r | kCmdFast, 1, 1, 1, PExpireTime, "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0"});
+  t->Add({"ttl", 2, r | kCmdNoTouch | kCmdFast, 1, 1, 1, Ttl, "generic", "Returns the expiration time in seconds of a key.", "1.0.0"});
+  t->Add({"pttl", 2, r | kCmdNoTouch | kCmdFast, 1, 1, 1, PTtl, "generic", "Returns the expiration time in milliseconds of a key.", "2.6.0"});
+  t->Add({"expiretime", 2, r | kCmdNoTouch | kCmdFast, 1, 1, 1, ExpireTime, "generic", "Returns the expiration time of a key as a Unix timestamp.", "7.0.0"});
+  t->Add({"pexpiretime", 2, r | kCmdNoTouch | kCmdFast, 1, 1, 1, PExpireTime, "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0"});
   t->Add({"persist", 2, w | kCmdFast, 1, 1, 1, Persist, "generic", "Removes the expiration time of a key.", "2.2.0"});
-  t->Add({"keys", 2, r | kCmdSlow, 0, 0, 0, Keys, "generic", "Returns all key names that match a pattern.", "1.0.0"});
-  t->Add({"scan", -2, r | kCmdSlow, 0, 0, 0, Scan, "generic", "Iterates over the key names in the database.", "2.8.0"});
-  t->Add({"randomkey", 1, r, 0, 0, 0, RandomKey, "generic", "Returns a random key name from the database.", "1.0.0"});
+  t->Add({"keys", 2, r | kCmdNoTouch | kCmdSlow, 0, 0, 0, Keys, "generic", "Returns all key names that match a pattern.", "1.0.0"});
+  t->Add({"scan", -2, r | kCmdNoTouch | kCmdSlow, 0, 0, 0, Scan, "generic", "Iterates over the key names in the database.", "2.8.0"});
+  t->Add({"randomkey", 1, r | kCmdNoTouch, 0, 0, 0, RandomKey, "generic", "Returns a random key name from the database.", "1.0.0"});
   t->Add({"rename", 3, w, 1, 2, 1, Rename, "generic", "Renames a key and overwrites the destination.", "1.0.0"});
   t->Add({"renamenx", 3, w | kCmdFast, 1, 2, 1, RenameNx, "generic", "Renames a key only when the target key name doesn't exist.", "1.0.0"});
   t->Add({"copy", -3, w | kCmdDenyOOM, 1, 2, 1, Copy, "generic", "Copies the value of a key to a new key.", "6.2.0", CopyLockKeys});
@@ -464,8 +471,9 @@ void RegisterKeyspaceCommands(CommandTable* t) {
   t->Add({"dbsize", 1, r | kCmdFast, 0, 0, 0, DbSize, "server", "Returns the number of keys in the database.", "1.0.0"});
   t->Add({"flushdb", -1, w | kCmdExclusive, 0, 0, 0, FlushDb, "server", "Remove all keys from the current database.", "1.0.0"});
   t->Add({"flushall", -1, w | kCmdExclusive, 0, 0, 0, FlushAll, "server", "Removes all keys from all databases.", "1.0.0"});
-  t->Add({"object", -2, r | kCmdSlow, 2, 2, 1, Object, "generic", "A container for object introspection commands.",
-          "2.2.3", nullptr, {{"object|encoding", 3}, {"object|freq", 3}, {"object|help", 2}, {"object|refcount", 3}}});
+  t->Add({"object", -2, r | kCmdNoTouch | kCmdSlow, 2, 2, 1, Object, "generic", "A container for object introspection commands.",
+          "2.2.3", nullptr, {{"object|encoding", 3}, {"object|freq", 3}, {"object|help", 2}, {"object|idletime", 3},
+                                 {"object|refcount", 3}}});
 }
 
 }  // namespace kvrocks

@@ -63,7 +63,7 @@ void RegisterTransactionCommands(CommandTable* t) {
   t->Add({"discard", 1, kCmdAllowBusy | f, 0, 0, 0, Discard, "transactions", "Discards a transaction.", "2.0.0"});
   // WATCH takes its keys' locks so that a write still pending in another worker's
   // batch commits first: the client's reads after WATCH then see it.
-  t->Add({"watch", -2, f | kCmdLocksKeys, 1, -1, 1, Watch, "transactions",
+  t->Add({"watch", -2, f | kCmdLocksKeys | kCmdNoTouch, 1, -1, 1, Watch, "transactions",
           "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"});
   t->Add({"unwatch", 1, f, 0, 0, 0, Unwatch, "transactions", "Forgets about watched keys of a transaction.", "2.2.0"});
 }

@@ -42,6 +42,9 @@ enum CommandFlag : uint32_t {
   // Refused before anything else unless its enable-*-command option allows the
   // client (Redis' PROTECTED: DEBUG, MODULE LOAD/LOADEX/UNLOAD).
   kCmdProtected = 1 << 19,
+  // Looks keys up without changing their last access time (Redis' LOOKUP_NOTOUCH
+  // and direct dictionary reads: EXISTS, TYPE, TTL, OBJECT, MEMORY USAGE ...).
+  kCmdNoTouch = 1 << 20,
 };
 
 // One execution of a command.

@@ -110,6 +110,7 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
     for (int j = 0; j < dbs; j++) st->FlushDb(st->PhysicalDb(j));
   }
   FunctionRegistry::Instance().Reset(functions);
+  srv->access_clock().Reset();  // every key is a freshly loaded object
   if (!s.ok()) PersistFunctions(call);
   ApplyWatchedChanges(call, changes);
   srv->tracking().InvalidateAll();

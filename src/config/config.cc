@@ -344,6 +344,7 @@ Config::Config() {
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
   Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
   Add(Int64Option("tracking-table-max-keys", &tracking_table_max_keys, 0, false, true));
+  Add(Int64Option("access-clock-slots", &access_clock_slots, 1, false, false));
   Add(WithAlias(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true), "lua-time-limit"));
   Add(Int64Option("latency-monitor-threshold", &latency_monitor_threshold, 0, false, true));
   Add(BoolOption("latency-tracking", &latency_tracking, true));

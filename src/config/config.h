@@ -67,6 +67,7 @@ struct Config {
   int64_t slowlog_log_slower_than = 10000;
   int slowlog_max_len = 128;
   int64_t tracking_table_max_keys = 1000000;  // CLIENT TRACKING keys remembered; 0 = no limit
+  int64_t access_clock_slots = 4194304;       // OBJECT IDLETIME's table (server/access_clock.h)
   int64_t latency_monitor_threshold = 0;  // ms; 0 = latency monitor off
   bool latency_tracking = true;            // per-command latency histograms
   // INFO latencystats' percentiles (latency-tracking-info-percentiles).

@@ -351,7 +351,10 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     s = loader.Finish({{kStateKey, StreamApplier::EncodeState(replid, offset)},
                        {scripting::FunctionRegistry::kStateKey,
                         scripting::FunctionRegistry::SerializeLibraries(functions)}});
-    if (s.ok()) scripting::FunctionRegistry::Instance().Reset(functions);
+    if (s.ok()) {
+      scripting::FunctionRegistry::Instance().Reset(functions);
+      server_->access_clock().Reset();  // every key is a freshly loaded object
+    }
   }
   if (!s.ok()) {
     loader.Abort();

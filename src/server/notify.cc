@@ -328,6 +328,27 @@ void Publish(Server* srv, uint32_t flags, const Event& e) {
   }
 }
 
+// Redis sets an object's LRU clock when a command looks its key up (unless the
+// lookup is LOOKUP_NOTOUCH) and when it creates or replaces the object.
+void RecordAccesses(Server* srv, const CommandSpec& spec, Context& ctx, size_t from) {
+  AccessClock& clock = srv->access_clock();
+  if (!(spec.flags & kCmdNoTouch)) {
+    for (const auto& l : ctx.lookups()) {
+      if (l.found) clock.Touch(l.key);
+    }
+  }
+  const auto& touched = ctx.touched();
+  const auto& kinds = ctx.touch_kinds();
+  for (size_t i = from; i < touched.size(); i++) {
+    if (kinds[i] == Context::TouchKind::kCreated || kinds[i] == Context::TouchKind::kModified) {
+      clock.Touch(touched[i].second);
+    }
+  }
+  auto& explicit_times = ctx.access_times();
+  for (const auto& [key, lru] : explicit_times) clock.Set(key, lru);
+  explicit_times.clear();
+}
+
 }  // namespace
 
 bool NeedsPriorKeyState(Server* srv) {
@@ -340,6 +361,7 @@ void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const st
   std::vector<Context::NotedEvent> noted = ctx.TakeNotedEvents();
   // A script's calls reported their own lookups and events.
   if (std::string_view(spec.group) == "scripting") return ctx.ClearLookups();
+  RecordAccesses(srv, spec, ctx, from);
   uint32_t flags = srv->config()->notify_keyspace_events.load(std::memory_order_relaxed);
   const bool events = flags != 0 && (flags & (kNotifyKeyspace | kNotifyKeyevent));
   const auto& lookups = ctx.lookups();

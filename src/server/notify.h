@@ -31,7 +31,8 @@ struct KeyspaceEvent {
 // database). Events are published only once the writes are committed, so
 // that a subscriber reading the key sees them: see TakePendingEvents. Also
 // counts the command's read lookups (Context::lookups) in keyspace_hits and
-// keyspace_misses, and forgets them.
+// keyspace_misses, and forgets them; records the keys it accessed in the
+// server's AccessClock.
 void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
                           Context& ctx, size_t from);
 // Whether the configured events need to know what a write replaced (whether

@@ -24,7 +24,10 @@
 namespace kvrocks {
 
 Server::Server(Config* config, Storage* storage)
-    : config_(config), storage_(storage), start_time_(static_cast<int64_t>(std::time(nullptr))),
+    : config_(config),
+      storage_(storage),
+      access_clock_(static_cast<size_t>(config->access_clock_slots)),
+      start_time_(static_cast<int64_t>(std::time(nullptr))),
       last_save_(static_cast<int64_t>(std::time(nullptr))) {}
 
 bool Server::NotEnoughGoodReplicas() {

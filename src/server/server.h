@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "server/access_clock.h"
 #include "server/acl.h"
 #include "server/migrate_sockets.h"
 #include "server/pubsub.h"
@@ -57,6 +58,8 @@ class Server {
   Storage* storage() { return storage_; }
   Stats& stats() { return stats_; }
   SlowLog& slowlog() { return slowlog_; }
+  // Last-access times of keys (OBJECT IDLETIME).
+  AccessClock& access_clock() { return access_clock_; }
   PubSub& pubsub() { return pubsub_; }
   Tracking& tracking() { return tracking_; }
   Acl& acl() { return acl_; }
@@ -194,6 +197,7 @@ class Server {
   Storage* storage_;
   Stats stats_;
   SlowLog slowlog_;
+  AccessClock access_clock_;
   PubSub pubsub_;
   Tracking tracking_{this};
   Acl acl_;

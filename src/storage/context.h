@@ -147,6 +147,10 @@ class Context {
   }
   const std::vector<Lookup>& lookups() const { return lookups_; }
   void ClearLookups() { lookups_.clear(); }
+  // A last-access time a command sets explicitly (RESTORE ... IDLETIME), applied
+  // after the command's accesses are recorded (server/access_clock.h).
+  void SetAccessTime(std::string_view key, uint32_t lru) { access_times_.emplace_back(std::string(key), lru); }
+  std::vector<std::pair<std::string, uint32_t>>& access_times() { return access_times_; }
   // Records that key was removed because it had expired.
   void TouchExpired(uint8_t db, std::string_view key) {
     Touch(db, key, TouchKind::kExpired);
@@ -316,6 +320,7 @@ class Context {
   uint64_t dirty_pending_ = 0;
   bool record_lookups_ = false;
   std::vector<Lookup> lookups_;
+  std::vector<std::pair<std::string, uint32_t>> access_times_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
     size_t expires, touched, noted, unread, writes;
