@@ -42,6 +42,8 @@ class AccessClock {
   void Set(std::string_view key, uint32_t lru);
   // The key's LRU clock.
   uint32_t Get(std::string_view key) const;
+  // Starts loading the key's slot into the cache ahead of a Touch.
+  void Prefetch(std::string_view key) const { __builtin_prefetch(&SlotOf(key), 1); }
   // Every key counts as accessed now (a whole data set was loaded).
   void Reset();
 

@@ -360,7 +360,10 @@ size_t PrefetchGets(Connection* conn, std::string_view input) {
   if (spec == nullptr || std::string_view(spec->name) != "get") return 0;
   Server* srv = conn->server();
   const uint8_t db = srv->storage()->PhysicalDb(conn->db);
-  for (std::string& k : keys) k = EncodeMetaKey(db, k);
+  for (std::string& k : keys) {
+    srv->access_clock().Prefetch(k);  // each GET will touch its key's slot
+    k = EncodeMetaKey(db, k);
+  }
   const size_t run = keys.size();
   conn->worker()->batcher()->ctx()->Prefetch(ColumnFamily::kMetadata, std::move(keys));
   return run;

@@ -6,7 +6,7 @@ IDLETIME 1000 on both servers; after the command, each key must be idle for
 less than 500 s on both servers or for at least 1000 s on both."""
 import pytest
 
-from conftest import Differ
+from conftest import Differ, encode
 
 IDLE = 1000
 
@@ -156,3 +156,16 @@ def test_debug_reload_makes_every_key_fresh(d):
         _make_idle(c, ["k"])
     d("DEBUG", "RELOAD")
     assert _idle(d.kv, "k") < 500 and _idle(d.ref, "k") < 500
+
+
+def test_pipelined_gets_touch_their_keys(d):
+    """A run of pipelined GETs is prefetched in one MultiGet; each still touches its key."""
+    _prepare(d)
+    for c in (d.kv, d.ref):
+        c.send_raw(encode(["GET", "s"]) + encode(["GET", "s2"]) + encode(["GET", "nosuch"]))
+        for _ in range(3):
+            c.read_reply()
+    for k in KEYS:
+        kv, ref = _idle(d.kv, k), _idle(d.ref, k)
+        assert (kv < 500) == (ref < 500), f"{k} idle {kv} s on kvrocks, {ref} s on redis"
+    assert _idle(d.kv, "s") < 500 and _idle(d.kv, "l") >= IDLE
