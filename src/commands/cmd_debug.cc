@@ -417,6 +417,56 @@ void Debug(CommandCall& call) {
   ReplySubcommandSyntaxError(call);
 }
 
+// MEMORY STATS: Redis' fields in Redis' order (server/memory_stats.h).
+void MemoryStatsReply(CommandCall& call) {
+  MemoryOverhead m = call.server->memory_stats().Overhead(call.server);
+  std::string* out = call.out;
+  const int resp = call.resp;
+  auto integer = [&](const char* name, int64_t v) {
+    reply::Bulk(out, name);
+    reply::Integer(out, v);
+  };
+  auto dbl = [&](const char* name, float v) {
+    reply::Bulk(out, name);
+    reply::Double(out, v, resp);
+  };
+  reply::MapHeader(out, 27 + m.dbs.size(), resp);
+  integer("peak.allocated", static_cast<int64_t>(m.peak_allocated));
+  integer("total.allocated", static_cast<int64_t>(m.total_allocated));
+  integer("startup.allocated", static_cast<int64_t>(m.startup_allocated));
+  integer("replication.backlog", static_cast<int64_t>(m.repl_backlog));
+  integer("clients.slaves", static_cast<int64_t>(m.clients_slaves));
+  integer("clients.normal", static_cast<int64_t>(m.clients_normal));
+  integer("cluster.links", static_cast<int64_t>(m.cluster_links));
+  integer("aof.buffer", static_cast<int64_t>(m.aof_buffer));
+  integer("lua.caches", static_cast<int64_t>(m.lua_caches));
+  integer("functions.caches", static_cast<int64_t>(m.functions_caches));
+  for (int db : m.dbs) {
+    reply::Bulk(out, "db." + std::to_string(db));
+    reply::MapHeader(out, 3, resp);
+    integer("overhead.hashtable.main", 0);  // no per-key structures in memory
+    integer("overhead.hashtable.expires", 0);
+    integer("overhead.hashtable.slot-to-keys", 0);
+  }
+  integer("overhead.total", static_cast<int64_t>(m.overhead_total));
+  integer("keys.count", static_cast<int64_t>(m.total_keys));
+  integer("keys.bytes-per-key", static_cast<int64_t>(m.bytes_per_key));
+  integer("dataset.bytes", static_cast<int64_t>(m.dataset));
+  dbl("dataset.percentage", m.dataset_perc);
+  dbl("peak.percentage", m.peak_perc);
+  integer("allocator.allocated", static_cast<int64_t>(m.sample.allocated));
+  integer("allocator.active", static_cast<int64_t>(m.sample.active));
+  integer("allocator.resident", static_cast<int64_t>(m.sample.resident));
+  dbl("allocator-fragmentation.ratio", m.allocator_frag);
+  integer("allocator-fragmentation.bytes", m.allocator_frag_bytes);
+  dbl("allocator-rss.ratio", m.allocator_rss);
+  integer("allocator-rss.bytes", m.allocator_rss_bytes);
+  dbl("rss-overhead.ratio", m.rss_extra);
+  integer("rss-overhead.bytes", m.rss_extra_bytes);
+  dbl("fragmentation", m.total_frag);
+  integer("fragmentation.bytes", m.total_frag_bytes);
+}
+
 // MEMORY USAGE: the bytes the key takes in RocksDB (metadata entry, and the
 // approximate size of its elements' range, memtables included).
 void Memory(CommandCall& call) {
@@ -424,15 +474,23 @@ void Memory(CommandCall& call) {
   const std::string& sub = a[1];
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "DOCTOR",
+                            "    Return memory problems reports.",
                             "MALLOC-STATS",
                             "    Return internal statistics report from the memory allocator.",
                             "PURGE",
                             "    Attempt to purge dirty pages for reclamation by the allocator.",
+                            "STATS",
+                            "    Return information about the memory usage of the server.",
                             "USAGE <key> [SAMPLES <count>]",
                             "    Return memory in bytes used by <key> and its value. Nested values are",
                             "    sampled up to <count> times (default: 5, 0 means sample all).",
                             "HELP",
                             "    Prints this help."});
+  }
+  if (EqualsIgnoreCase(sub, "stats") && a.size() == 2) return MemoryStatsReply(call);
+  if (EqualsIgnoreCase(sub, "doctor") && a.size() == 2) {
+    return reply::Verbatim(call.out, call.server->memory_stats().DoctorReport(call.server), call.resp);
   }
   if (EqualsIgnoreCase(sub, "malloc-stats") && a.size() == 2) {
     if (malloc_stats_print == nullptr) return reply::Bulk(call.out, "Stats not supported for the current allocator");
@@ -508,7 +566,8 @@ void RegisterDebugCommands(CommandTable* t) {
            {"debug|mallctl-str", 0}, {"debug|log", 0}, {"debug|error", 0},
            {"debug|set-skip-checksum-validation", 0}}});
   t->Add({"memory", -2, kCmdReadOnly | kCmdNoTouch, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
-          "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2}}});
+          "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2},
+                          {"memory|stats", 2}, {"memory|doctor", 2}}});
 }
 
 }  // namespace kvrocks

@@ -39,37 +39,42 @@ const std::string& RunId() {
   return id;
 }
 
+// Redis' bytesToHuman.
 std::string HumanBytes(uint64_t n) {
+  static const char kUnits[] = "KMGTP";
   char buf[64];
-  double d = static_cast<double>(n);
   if (n < 1024) {
     snprintf(buf, sizeof(buf), "%" PRIu64 "B", n);
-  } else if (n < 1024ULL * 1024) {
-    snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
-  } else if (n < 1024ULL * 1024 * 1024) {
-    snprintf(buf, sizeof(buf), "%.2fM", d / 1024 / 1024);
+    return buf;
+  }
+  double d = static_cast<double>(n) / 1024;
+  int unit = 0;
+  while (unit < 4 && d >= 1024) {
+    d /= 1024;
+    unit++;
+  }
+  if (d >= 1024) {  // past petabytes: Redis prints the bytes
+    snprintf(buf, sizeof(buf), "%" PRIu64 "B", n);
   } else {
-    snprintf(buf, sizeof(buf), "%.2fG", d / 1024 / 1024 / 1024);
+    snprintf(buf, sizeof(buf), "%.2f%c", d, kUnits[unit]);
   }
   return buf;
 }
 
-uint64_t RssBytes() {
-  std::ifstream in("/proc/self/statm");
-  uint64_t size = 0, rss = 0;
-  in >> size >> rss;
-  return rss * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+std::string Fixed2(double v) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.2f", v);
+  return buf;
 }
 
-uint64_t AllocatedBytes() {
-  if (mallctl == nullptr) return RssBytes();
-  uint64_t epoch = 1;
-  size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);
-  size_t allocated = 0;
-  sz = sizeof(allocated);
-  if (mallctl("stats.allocated", &allocated, &sz, nullptr, 0) != 0) return RssBytes();
-  return allocated;
+// ZMALLOC_LIB: the allocator and its version.
+std::string AllocatorName() {
+  if (mallctl == nullptr) return "libc";
+  const char* version = nullptr;
+  size_t sz = sizeof(version);
+  if (mallctl("version", &version, &sz, nullptr, 0) != 0 || version == nullptr) return "jemalloc";
+  std::string v(version);
+  return "jemalloc-" + v.substr(0, v.find('-'));
 }
 
 void Line(std::string* s, const std::string& k, const std::string& v) { *s += k + ":" + v + "\r\n"; }
@@ -109,6 +114,10 @@ std::string InfoClients(Server* srv) {
   Line(&s, "connected_clients", static_cast<int64_t>(srv->ClientCount()));
   Line(&s, "cluster_connections", 0);
   Line(&s, "maxclients", srv->config()->maxclients);
+  uint64_t max_in, max_out;
+  srv->ClientBuffers(&max_in, &max_out);
+  Line(&s, "client_recent_max_input_buffer", std::to_string(max_in));
+  Line(&s, "client_recent_max_output_buffer", std::to_string(max_out));
   Line(&s, "blocked_clients", static_cast<int64_t>(srv->BlockedCount()));
   Line(&s, "tracking_clients", static_cast<int64_t>(srv->tracking().clients()));
   Line(&s, "clients_in_timeout_table", 0);
@@ -117,19 +126,63 @@ std::string InfoClients(Server* srv) {
 
 std::string InfoMemory(Server* srv) {
   std::string s = "# Memory\r\n";
-  uint64_t used = AllocatedBytes(), rss = RssBytes();
-  Line(&s, "used_memory", static_cast<int64_t>(used));
-  Line(&s, "used_memory_human", HumanBytes(used));
-  Line(&s, "used_memory_rss", static_cast<int64_t>(rss));
-  Line(&s, "used_memory_rss_human", HumanBytes(rss));
-  Line(&s, "used_disk_bytes", static_cast<int64_t>(srv->storage()->DiskUsage()));
+  MemoryOverhead m = srv->memory_stats().Overhead(srv);
+  const uint64_t lua = scripting::LuaEngine::TotalMemory();
+  const uint64_t system = MemoryStats::SystemMemory();
+  const uint64_t scripts = m.lua_caches + m.functions_caches;
+  auto bytes = [&s](const char* name, uint64_t n) {
+    Line(&s, name, std::to_string(n));
+    Line(&s, std::string(name) + "_human", HumanBytes(n));
+  };
+  bytes("used_memory", m.total_allocated);
+  bytes("used_memory_rss", m.sample.process_rss);
+  bytes("used_memory_peak", m.peak_allocated);
+  Line(&s, "used_memory_peak_perc", Fixed2(m.peak_perc) + "%");
+  Line(&s, "used_memory_overhead", std::to_string(m.overhead_total));
+  Line(&s, "used_memory_startup", std::to_string(m.startup_allocated));
+  Line(&s, "used_memory_dataset", std::to_string(m.dataset));
+  Line(&s, "used_memory_dataset_perc", Fixed2(m.dataset_perc) + "%");
+  Line(&s, "allocator_allocated", std::to_string(m.sample.allocated));
+  Line(&s, "allocator_active", std::to_string(m.sample.active));
+  Line(&s, "allocator_resident", std::to_string(m.sample.resident));
+  bytes("total_system_memory", system);
+  // One Lua state per thread runs both EVAL scripts and functions: all of it
+  // counts as the eval VM.
+  Line(&s, "used_memory_lua", std::to_string(lua));
+  Line(&s, "used_memory_vm_eval", std::to_string(lua));
+  Line(&s, "used_memory_lua_human", HumanBytes(lua));
+  Line(&s, "used_memory_scripts_eval", std::to_string(m.lua_caches));
   Line(&s, "number_of_cached_scripts", static_cast<int64_t>(scripting::ScriptCache::Instance().size()));
   Line(&s, "number_of_functions", static_cast<int64_t>(scripting::FunctionRegistry::Instance().NumFunctions()));
   Line(&s, "number_of_libraries", static_cast<int64_t>(scripting::FunctionRegistry::Instance().Libraries().size()));
+  Line(&s, "used_memory_vm_functions", 0);
+  bytes("used_memory_vm_total", lua);
+  Line(&s, "used_memory_functions", std::to_string(m.functions_caches));
+  bytes("used_memory_scripts", scripts);
   Line(&s, "maxmemory", 0);
   Line(&s, "maxmemory_human", "0B");
   Line(&s, "maxmemory_policy", "noeviction");
-  Line(&s, "mem_allocator", mallctl != nullptr ? "jemalloc" : "libc");
+  Line(&s, "allocator_frag_ratio", Fixed2(m.allocator_frag));
+  Line(&s, "allocator_frag_bytes", std::to_string(m.allocator_frag_bytes));
+  Line(&s, "allocator_rss_ratio", Fixed2(m.allocator_rss));
+  Line(&s, "allocator_rss_bytes", std::to_string(m.allocator_rss_bytes));
+  Line(&s, "rss_overhead_ratio", Fixed2(m.rss_extra));
+  Line(&s, "rss_overhead_bytes", std::to_string(m.rss_extra_bytes));
+  Line(&s, "mem_fragmentation_ratio", Fixed2(m.total_frag));
+  Line(&s, "mem_fragmentation_bytes", std::to_string(m.total_frag_bytes));
+  Line(&s, "mem_not_counted_for_evict", 0);
+  Line(&s, "mem_replication_backlog", 0);
+  Line(&s, "mem_total_replication_buffers", 0);
+  Line(&s, "mem_clients_slaves", 0);
+  Line(&s, "mem_clients_normal", std::to_string(m.clients_normal));
+  Line(&s, "mem_cluster_links", 0);
+  Line(&s, "mem_aof_buffer", 0);
+  Line(&s, "mem_allocator", AllocatorName());
+  Line(&s, "active_defrag_running", 0);
+  Line(&s, "lazyfree_pending_objects", 0);
+  Line(&s, "lazyfreed_objects", 0);
+  // kvrocks' own: the data files' size on disk.
+  Line(&s, "used_disk_bytes", static_cast<int64_t>(srv->storage()->DiskUsage()));
   return s;
 }
 

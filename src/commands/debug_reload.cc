@@ -96,6 +96,7 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
   std::vector<WatchedChange> changes;
   for (int j = 0; j < dbs; j++) AddWatchedChanges(call, st->PhysicalDb(j), nullptr, &changes);
   RdbLoader loader(st, dbs);
+  loader.set_access_clock(&srv->access_clock());
   Status s = loader.Begin();
   if (!s.ok()) return s;  // a full sync is loading: nothing was touched
   s = StageRdbFile(&loader, path);
@@ -110,7 +111,6 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
     for (int j = 0; j < dbs; j++) st->FlushDb(st->PhysicalDb(j));
   }
   FunctionRegistry::Instance().Reset(functions);
-  srv->access_clock().Reset();  // every key is a freshly loaded object
   if (!s.ok()) PersistFunctions(call);
   ApplyWatchedChanges(call, changes);
   srv->tracking().InvalidateAll();

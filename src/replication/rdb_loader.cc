@@ -31,6 +31,7 @@ Status RdbLoader::Begin() {
     Status s = storage_->FlushDb(p);  // leftovers of an aborted load
     if (!s.ok()) return s;
   }
+  if (access_clock_ != nullptr) access_clock_->Reset();
   Status s = storage_->MarkToDrop(staging_);
   if (!s.ok()) return s;
   ctx_ = std::make_unique<Context>(storage_);
@@ -67,6 +68,10 @@ Status RdbLoader::OnKey(std::string key, rdb::Object obj, int64_t expire_ms) {
   Status s = rdb::RestoreObject(&db, key, obj, expire_ms == -1 ? 0 : static_cast<uint64_t>(expire_ms));
   if (!s.ok()) return s;
   keys_loaded_++;
+  if (access_clock_ != nullptr && obj.lru_idle_s >= 0) {
+    access_clock_->Set(key, AccessClock::LruForIdle(static_cast<uint64_t>(obj.lru_idle_s), AccessClock::Now()));
+    idle_times_set_++;
+  }
   return MaybeCommit();
 }
 
@@ -236,6 +241,7 @@ Status RdbLoader::Flush() {
 Status RdbLoader::Finish(const std::vector<std::pair<std::string, std::string>>& state_puts) {
   Status s = Flush();
   if (s.ok()) s = storage_->ReplaceDatabases(staging_, state_puts);
+  if (s.ok() && access_clock_ != nullptr) access_clock_->MarkLoaded();
   ResumeCompactions();
   if (s.ok()) staging_lock_ = {};  // on failure the caller Abort()s, which cleans up first
   return s;

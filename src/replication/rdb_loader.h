@@ -17,6 +17,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "replication/rdb_reader.h"
+#include "server/access_clock.h"
 #include "storage/context.h"
 #include "storage/storage.h"
 
@@ -27,6 +28,10 @@ class RdbLoader : public rdb::Handler {
   RdbLoader(Storage* storage, int databases) : storage_(storage), databases_(databases) {}
   ~RdbLoader();
 
+  // Where the keys' last access times go: at Begin every key counts as fresh,
+  // keys with an IDLE opcode get that idle time (as Redis' rdbLoad sets their
+  // LRU clock), and at Finish the untouched ones count as loaded then.
+  void set_access_clock(AccessClock* clock) { access_clock_ = clock; }
   // Picks and empties the staging databases. Busy if another load is staging.
   Status Begin();
   Status OnSelectDb(uint64_t db) override;
@@ -44,6 +49,7 @@ class RdbLoader : public rdb::Handler {
   void Abort();
 
   uint64_t keys_loaded() const { return keys_loaded_; }
+  uint64_t idle_times_set() const { return idle_times_set_; }
   uint64_t expired_skipped() const { return expired_skipped_; }
   uint64_t modules_skipped() const { return modules_skipped_; }
   const std::vector<std::string>& functions() const { return functions_; }
@@ -97,7 +103,8 @@ class RdbLoader : public rdb::Handler {
   bool compactions_paused_ = false;
   void ResumeCompactions();
   int db_ = 0;
-  uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0;
+  uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0, idle_times_set_ = 0;
+  AccessClock* access_clock_ = nullptr;
   std::vector<std::string> functions_;
 };
 

@@ -661,7 +661,7 @@ Status Reader::ReadRdb(Handler* handler) {
     version_ = version_ * 10 + (header[i] - '0');
   }
   if (version_ < 1 || version_ > kMaxVersion) return Corrupt("can't handle RDB format version " + std::to_string(version_));
-  int64_t expire = -1;
+  int64_t expire = -1, idle = -1;
   while (true) {
     uint8_t type;
     if (!(s = ReadU8(&type)).ok()) return s;
@@ -684,6 +684,7 @@ Status Reader::ReadRdb(Handler* handler) {
         continue;
       case kOpIdle:
         if (!(s = ReadLen(&a)).ok()) return s;
+        idle = a > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(a);
         continue;
       case kOpSelectDb:
         if (!(s = ReadLen(&a)).ok() || !(s = handler->OnSelectDb(a)).ok()) return s;
@@ -726,8 +727,10 @@ Status Reader::ReadRdb(Handler* handler) {
     if (!(s = ReadString(&key)).ok()) return s;
     Object obj;
     if (!(s = ReadObject(type, &obj)).ok()) return s;
+    obj.lru_idle_s = idle;
     if (!(s = handler->OnKey(std::move(key), std::move(obj), expire)).ok()) return s;
     expire = -1;
+    idle = -1;
   }
 }
 

@@ -108,6 +108,7 @@ struct Object {
   std::vector<std::pair<std::string, double>> zset;
   std::unique_ptr<StreamDump> stream;
   std::string module_name;  // a module value (its content is skipped)
+  int64_t lru_idle_s = -1;  // the IDLE opcode before the key (seconds), -1 if none
 
   // A collection Redis would skip as empty when loading.
   bool Empty() const;

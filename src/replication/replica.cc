@@ -331,6 +331,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
   sync_read_bytes_ = 0;
   PayloadSource src(link, len, timeout, &sync_read_bytes_);
   RdbLoader loader(server_->storage(), cfg->databases);
+  loader.set_access_clock(&server_->access_clock());
   s = loader.Begin();
   if (s.ok()) s = rdb::Reader(&src).ReadRdb(&loader);
   if (s.ok() && !eof_mark.empty()) {
@@ -351,10 +352,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     s = loader.Finish({{kStateKey, StreamApplier::EncodeState(replid, offset)},
                        {scripting::FunctionRegistry::kStateKey,
                         scripting::FunctionRegistry::SerializeLibraries(functions)}});
-    if (s.ok()) {
-      scripting::FunctionRegistry::Instance().Reset(functions);
-      server_->access_clock().Reset();  // every key is a freshly loaded object
-    }
+    if (s.ok()) scripting::FunctionRegistry::Instance().Reset(functions);
   }
   if (!s.ok()) {
     loader.Abort();
@@ -362,7 +360,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
   }
   LOG(INFO) << "Loaded " << loader.keys_loaded() << " keys from the master's RDB ("
             << loader.expired_skipped() << " already expired, " << loader.modules_skipped()
-            << " module values skipped)";
+            << " module values skipped, " << loader.idle_times_set() << " idle times set)";
   {
     std::lock_guard<std::mutex> g(mu_);
     replid_ = replid;

@@ -188,6 +188,17 @@ bool FunctionRegistry::FindFunction(const std::string& name, FunctionInfo* info)
   return false;
 }
 
+size_t FunctionRegistry::MemoryBytes() {
+  std::lock_guard<std::mutex> g(mu_);
+  constexpr size_t kNode = sizeof(std::string) + sizeof(Library) + 4 * sizeof(void*);
+  size_t n = 0;
+  for (const auto& [name, lib] : libraries_) {
+    n += kNode + name.capacity() + lib.name.capacity() + lib.code.capacity();
+    for (const auto& f : lib.functions) n += sizeof(FunctionInfo) + f.name.capacity() + f.description.capacity();
+  }
+  return n;
+}
+
 size_t FunctionRegistry::NumFunctions() {
   std::lock_guard<std::mutex> g(mu_);
   size_t n = 0;

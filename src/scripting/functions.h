@@ -72,6 +72,9 @@ class FunctionRegistry {
   std::vector<Library> Libraries();
   bool FindFunction(const std::string& name, FunctionInfo* info);
   size_t NumFunctions();
+  // Bytes the registry holds: the libraries' code, names and function
+  // descriptions (INFO used_memory_functions, MEMORY STATS functions.caches).
+  size_t MemoryBytes();
   uint64_t generation() const { return generation_.load(); }
 
   // The persisted form of all libraries (their code), and back.

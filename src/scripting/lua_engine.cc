@@ -352,6 +352,34 @@ void OpenLib(lua_State* L, const char* name, lua_CFunction fn) {
   lua_call(L, 1, 0);
 }
 
+// Every thread's engine, for TotalMemory().
+std::mutex engines_mu;
+std::set<const std::atomic<int64_t>*> engine_counters;
+
+// luaL_newstate's allocator, counting into the engine's lua_bytes_ (only its
+// own thread runs the state, so a load and a store suffice).
+void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* bytes = static_cast<std::atomic<int64_t>*>(ud);
+  int64_t was = ptr == nullptr ? 0 : static_cast<int64_t>(osize);
+  if (nsize == 0) {
+    free(ptr);
+    bytes->store(bytes->load(std::memory_order_relaxed) - was, std::memory_order_relaxed);
+    return nullptr;
+  }
+  void* p = realloc(ptr, nsize);
+  if (p != nullptr) {
+    bytes->store(bytes->load(std::memory_order_relaxed) - was + static_cast<int64_t>(nsize),
+                 std::memory_order_relaxed);
+  }
+  return p;
+}
+
+// luaL_newstate's panic handler.
+int Panic(lua_State* L) {
+  LOG(ERROR) << "PANIC: unprotected error in call to Lua API (" << lua_tostring(L, -1) << ")";
+  return 0;
+}
+
 }  // namespace
 
 LuaEngine& LuaEngine::ForThisThread() {
@@ -359,16 +387,32 @@ LuaEngine& LuaEngine::ForThisThread() {
   return *engine;
 }
 
-LuaEngine::LuaEngine() { Reset(); }
+size_t LuaEngine::TotalMemory() {
+  std::lock_guard<std::mutex> g(engines_mu);
+  int64_t n = 0;
+  for (const auto* c : engine_counters) n += c->load(std::memory_order_relaxed);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+LuaEngine::LuaEngine() {
+  {
+    std::lock_guard<std::mutex> g(engines_mu);
+    engine_counters.insert(&lua_bytes_);
+  }
+  Reset();
+}
 
 LuaEngine::~LuaEngine() {
   if (lua_ != nullptr) lua_close(lua_);
+  std::lock_guard<std::mutex> g(engines_mu);
+  engine_counters.erase(&lua_bytes_);
 }
 
 void LuaEngine::Reset() {
   if (lua_ != nullptr) lua_close(lua_);
   generation_ = ScriptCache::Instance().generation();
-  lua_State* L = luaL_newstate();
+  lua_State* L = lua_newstate(CountingAlloc, &lua_bytes_);
+  lua_atpanic(L, Panic);
   lua_ = L;
   OpenLib(L, "", luaopen_base);
   OpenLib(L, LUA_TABLIBNAME, luaopen_table);

@@ -48,6 +48,9 @@ class ScriptCache {
   void Flush();
   uint64_t generation() const { return generation_.load(); }
   size_t size();
+  // Bytes the cache holds: the scripts' bodies and SHA1s and the entries
+  // (INFO used_memory_scripts_eval, MEMORY STATS lua.caches).
+  size_t MemoryBytes();
 
  private:
   struct Impl;
@@ -94,6 +97,8 @@ class LuaEngine {
   // The calling thread's engine.
   static LuaEngine& ForThisThread();
   ~LuaEngine();
+  // Bytes held by the Lua states of all threads (INFO used_memory_lua).
+  static size_t TotalMemory();
 
   // Compiles body; "" or the compile error reply ("ERR Error compiling script ...").
   std::string Compile(const std::string& sha, const std::string& body);
@@ -117,6 +122,8 @@ class LuaEngine {
   bool PushCallable(const EvalRequest& req, std::string* out);
 
   lua_State* lua_ = nullptr;
+  // What lua_ has allocated; written by the owning thread only.
+  std::atomic<int64_t> lua_bytes_{0};
   uint64_t generation_ = 0;
   uint64_t function_generation_ = 0;
 };

@@ -65,4 +65,13 @@ size_t ScriptCache::size() {
   return impl_->bodies.size();
 }
 
+size_t ScriptCache::MemoryBytes() {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  // A std::map node: the key, the value and three pointers and a colour.
+  constexpr size_t kNode = sizeof(std::string) + sizeof(Impl::Entry) + 4 * sizeof(void*);
+  size_t n = 0;
+  for (const auto& [sha, e] : impl_->bodies) n += kNode + sha.capacity() + e.body.capacity();
+  return n;
+}
+
 }  // namespace kvrocks::scripting

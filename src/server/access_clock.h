@@ -44,8 +44,10 @@ class AccessClock {
   uint32_t Get(std::string_view key) const;
   // Starts loading the key's slot into the cache ahead of a Touch.
   void Prefetch(std::string_view key) const { __builtin_prefetch(&SlotOf(key), 1); }
-  // Every key counts as accessed now (a whole data set was loaded).
+  // Every key counts as accessed now (a whole data set is being loaded).
   void Reset();
+  // Keys not touched since the last Reset count as accessed now (the load ended).
+  void MarkLoaded() { base_.store(Now(), std::memory_order_relaxed); }
 
   // Redis' estimateObjectIdleTime: milliseconds since lru, modulo the clock's wrap.
   static uint64_t IdleMs(uint32_t lru, uint32_t now);

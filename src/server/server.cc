@@ -109,6 +109,7 @@ Status Server::Start() {
     }
     replica_->Follow(host, port);
   }
+  memory_stats_.MarkStartup();
   expire_thread_ = std::thread([this] { ActiveExpireLoop(); });
   return Status::OK();
 }
@@ -170,6 +171,32 @@ void Server::UnsubscribeAll(Connection* conn) {
 size_t Server::ClientCount() {
   std::lock_guard<std::mutex> g(clients_mu_);
   return clients_.size();
+}
+
+uint64_t Server::ClientBuffers(uint64_t* recent_max_in, uint64_t* recent_max_out) {
+  uint64_t total = 0, max_in = 0, max_out = 0;
+  {
+    std::lock_guard<std::mutex> g(clients_mu_);
+    for (const auto& [id, c] : clients_) {
+      uint64_t in = c->query_buffer_size.load(), out = c->output_buffer_size.load();
+      total += in + out;
+      max_in = std::max(max_in, in);
+      max_out = std::max(max_out, out);
+    }
+  }
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  std::lock_guard<std::mutex> g(recent_buffers_mu_);
+  RecentMax& slot = recent_buffers_[static_cast<size_t>(now % kRecentSeconds)];
+  if (slot.second != now) slot = RecentMax{now, 0, 0};
+  slot.in = std::max(slot.in, max_in);
+  slot.out = std::max(slot.out, max_out);
+  *recent_max_in = *recent_max_out = 0;
+  for (const RecentMax& r : recent_buffers_) {
+    if (r.second <= now - kRecentSeconds) continue;
+    *recent_max_in = std::max(*recent_max_in, r.in);
+    *recent_max_out = std::max(*recent_max_out, r.out);
+  }
+  return total;
 }
 
 bool Server::Kill(uint64_t id) {
@@ -587,7 +614,7 @@ void Server::SetActiveExpire(bool on) {
 void Server::ActiveExpireLoop() {
   pthread_setname_np(pthread_self(), "active-expire");
   // This thread also switches blob GC and blob compression (Storage::AdjustBlobGc, AdjustBlobCompression).
-  uint64_t last_blob_check_ms = 0;
+  uint64_t last_blob_check_ms = 0, last_memory_sample_ms = 0;
   while (true) {
     {
       std::unique_lock<std::mutex> g(stop_mu_);
@@ -605,6 +632,14 @@ void Server::ActiveExpireLoop() {
     if (!tracking_.idle()) tracking_.Trim();
     MaybeSaveOnSchedule();
     migrate_sockets_.CloseIdle();
+    // As Redis' serverCron: the allocator's figures, the peak and the clients'
+    // biggest buffers, every 100 ms.
+    if (now_ms - last_memory_sample_ms >= 100) {
+      memory_stats_.Sample();
+      uint64_t in, out;
+      ClientBuffers(&in, &out);
+      last_memory_sample_ms = now_ms;
+    }
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.
     std::lock_guard<std::mutex> pass(expire_pass_mu_);

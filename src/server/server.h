@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "server/access_clock.h"
 #include "server/acl.h"
+#include "server/memory_stats.h"
 #include "server/migrate_sockets.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
@@ -60,6 +61,11 @@ class Server {
   SlowLog& slowlog() { return slowlog_; }
   // Last-access times of keys (OBJECT IDLETIME).
   AccessClock& access_clock() { return access_clock_; }
+  MemoryStats& memory_stats() { return memory_stats_; }
+  // The bytes of all clients' query and output buffers (Redis' clients_normal),
+  // and the biggest input and output buffer of a client within the last few
+  // seconds (client_recent_max_input_buffer / output_buffer).
+  uint64_t ClientBuffers(uint64_t* recent_max_in, uint64_t* recent_max_out);
   PubSub& pubsub() { return pubsub_; }
   Tracking& tracking() { return tracking_; }
   Acl& acl() { return acl_; }
@@ -198,6 +204,16 @@ class Server {
   Stats stats_;
   SlowLog slowlog_;
   AccessClock access_clock_;
+  MemoryStats memory_stats_;
+  // The biggest client buffers of each of the last kRecentSeconds seconds, as
+  // Redis' clientsCronTrackExpansiveClients keeps them.
+  static constexpr int kRecentSeconds = 8;
+  std::mutex recent_buffers_mu_;
+  struct RecentMax {
+    int64_t second = -1;
+    uint64_t in = 0, out = 0;
+  };
+  std::array<RecentMax, kRecentSeconds> recent_buffers_{};
   PubSub pubsub_;
   Tracking tracking_{this};
   Acl acl_;

@@ -60,7 +60,14 @@ class Kvrocks:
                 "--enable-debug-command", "yes"] + self.extra
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, preexec_fn=preexec_fn)
-        wait_ready(self.port, self.proc)
+        try:
+            wait_ready(self.port, self.proc)
+        except RuntimeError as e:
+            # The end of the server's log (a crash prints its stack there).
+            self.log.flush()
+            with open(self.log_path, "rb") as f:
+                tail = f.read()[-6000:].decode(errors="replace")
+            raise RuntimeError(f"{e}; its log ends with:\n{tail}") from None
         return self
 
     def client(self, **kw):
@@ -303,6 +310,14 @@ class Differ:
     def close(self):
         self.kv.close()
         self.ref.close()
+
+
+@pytest.fixture
+def differ(kvrocks_server, redis_ref):
+    """A Differ in RESP2 only."""
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    yield d
+    d.close()
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])

@@ -188,14 +188,7 @@ def test_memory_purge_and_malloc_stats_as_redis(kvrocks_server, redis_ref):
         stats = c.call("MEMORY", "MALLOC-STATS")  # jemalloc's own report (both link jemalloc)
         assert stats.split(b"\r\n", 1)[1].startswith(b"___ Begin jemalloc statistics ___\n")
         assert stats.endswith(b"--- End jemalloc statistics ---\n\r\n")
-    kv_help = d.kv.call("MEMORY", "HELP")
-    ref_help = [line for line in d.ref.call("MEMORY", "HELP").split(b"\r\n")]
-    # Redis' help less DOCTOR and STATS (and their lines), which kvrocks does not have.
-    drop = {b"+DOCTOR", b"+    Return memory problems reports.", b"+STATS",
-            b"+    Return information about the memory usage of the server."}
-    kept = [line for line in ref_help if line not in drop]
-    kept[0] = b"*%d" % (int(ref_help[0][1:]) - 4)
-    assert kv_help == b"\r\n".join(kept)
+    d("MEMORY", "HELP")
     d.close()
 
 

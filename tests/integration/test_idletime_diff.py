@@ -93,10 +93,8 @@ def _make_idle(client, keys):
 
 
 @pytest.fixture
-def d(kvrocks_server, redis_ref):
-    diff = Differ(kvrocks_server.port, redis_ref.port)
-    yield diff
-    diff.close()
+def d(differ):
+    return differ
 
 
 def _prepare(d):

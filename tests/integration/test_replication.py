@@ -167,6 +167,32 @@ def test_initial_sync_of_every_type(tmp_path):
         m.cleanup()
 
 
+def test_idle_times_come_with_the_masters_rdb():
+    """A master with an LRU policy writes each key's idle time (IDLE) into the RDB
+    of a full sync; the replica's OBJECT IDLETIME shows it, as a Redis replica's does."""
+    m = Master(args=["--maxmemory-policy", "allkeys-lru"])
+    kv = None
+    try:
+        mc = m.client()
+        mc.set("old", "v")
+        mc.set("fresh", "v")
+        mc.restore("old", 0, mc.dump("old"), replace=True, idletime=5000)
+        kv = start_replica(m)
+        wait_synced(mc, kv)
+        c = kv.client()
+        assert 5000 <= c.object("idletime", "old") <= 5010
+        assert c.object("idletime", "fresh") < 500
+        # RESTORE ... IDLETIME in the command stream sets it too.
+        mc.set("later", "v")
+        mc.restore("later", 0, mc.dump("later"), replace=True, idletime=7000)
+        wait_synced(mc, kv)
+        assert 7000 <= c.object("idletime", "later") <= 7010
+    finally:
+        if kv:
+            kv.cleanup()
+        m.cleanup()
+
+
 def test_command_stream_keeps_replica_equal(master):
     kv = start_replica(master)
     try:

@@ -1,6 +1,8 @@
 // RDB building blocks: CRC64, listpack writing and reading, DUMP payloads.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "replication/rdb_containers.h"
 #include "replication/rdb_reader.h"
 #include "replication/rdb_writer.h"
@@ -100,4 +102,30 @@ TEST(Rdb, Crc64EightBytesAtATimeMatchesByteWise) {
     EXPECT_EQ(rdb::Crc64(c, data.data() + split, data.size() - split), bytewise) << split;
   }
   EXPECT_EQ(rdb::Crc64(0, data.data() + 3, 997), rdb::Crc64(0, data.substr(3).data(), 997));
+}
+
+TEST(Rdb, IdleOpcodeReachesTheNextKeyOnly) {
+  std::string rdb = "REDIS0010";
+  rdb.push_back(static_cast<char>(rdb::kOpIdle));
+  rdb::PutLen(&rdb, 1234);
+  rdb.push_back(static_cast<char>(rdb::kTypeString));
+  rdb::PutString(&rdb, "a");
+  rdb::PutString(&rdb, "v");
+  rdb.push_back(static_cast<char>(rdb::kTypeString));
+  rdb::PutString(&rdb, "b");
+  rdb::PutString(&rdb, "w");
+  rdb.push_back(static_cast<char>(rdb::kOpEof));
+  rdb.append(8, '\0');  // no checksum
+  struct Idles : rdb::Handler {
+    std::map<std::string, int64_t> idle;
+    Status OnSelectDb(uint64_t) override { return Status::OK(); }
+    Status OnKey(std::string key, rdb::Object obj, int64_t) override {
+      idle[key] = obj.lru_idle_s;
+      return Status::OK();
+    }
+  } h;
+  rdb::StringSource src(rdb);
+  ASSERT_TRUE(rdb::Reader(&src).ReadRdb(&h).ok());
+  EXPECT_EQ(h.idle["a"], 1234);
+  EXPECT_EQ(h.idle["b"], -1);
 }
