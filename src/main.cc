@@ -180,10 +180,12 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "Failed to open storage: " << s.message();
     return 1;
   }
+  // Constructed before an RDB loads: the keys' idle times go to its access clock.
+  kvrocks::Server server(&cfg, &storage);
   if (!cfg.load_rdb.empty()) {
     uint64_t keys = 0;
     uint64_t start = kvrocks::MonotonicUs();
-    s = kvrocks::LoadRdbFile(&storage, cfg.databases, cfg.load_rdb, &keys);
+    s = kvrocks::LoadRdbFile(&storage, cfg.databases, cfg.load_rdb, &server.access_clock(), &keys);
     if (!s.ok()) {
       LOG(ERROR) << "Failed to load " << cfg.load_rdb << ": " << s.message();
       storage.Close();
@@ -218,7 +220,6 @@ int main(int argc, char** argv) {
     kvrocks::scripting::RunningScripts::SetBusyThresholdMs(c.busy_reply_threshold);
     return Status::OK();
   });
-  kvrocks::Server server(&cfg, &storage);
   s = server.Start();
   if (!s.ok()) {
     LOG(ERROR) << "Failed to start server: " << s.message();

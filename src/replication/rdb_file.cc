@@ -212,8 +212,10 @@ Status StageRdbFile(RdbLoader* loader, const std::string& path) {
   return s.ok() ? loader->Flush() : s;
 }
 
-Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uint64_t* keys) {
+Status LoadRdbFile(Storage* storage, int databases, const std::string& path, AccessClock* access_clock,
+                   uint64_t* keys) {
   RdbLoader loader(storage, databases);
+  loader.set_access_clock(access_clock);
   Status s = loader.Begin();
   if (s.ok()) s = StageRdbFile(&loader, path);
   if (s.ok()) {

@@ -29,6 +29,8 @@ Status ReadRdbFile(const std::string& path, rdb::Handler* handler);
 Status StageRdbFile(RdbLoader* loader, const std::string& path);
 
 // Loads an RDB file into storage (kvrocks --load-rdb): parse, stage, switch.
-Status LoadRdbFile(Storage* storage, int databases, const std::string& path, uint64_t* keys);
+// The keys' idle times (IDLE opcodes) go to access_clock if it is not null.
+Status LoadRdbFile(Storage* storage, int databases, const std::string& path, AccessClock* access_clock,
+                   uint64_t* keys);
 
 }  // namespace kvrocks

@@ -4,9 +4,12 @@ Debian's redis-server 7.0: which commands refresh a key's last access time
 OBJECT ...). Every key of a case is first made 1000 s idle with RESTORE ...
 IDLETIME 1000 on both servers; after the command, each key must be idle for
 less than 500 s on both servers or for at least 1000 s on both."""
+import os
+import shutil
+
 import pytest
 
-from conftest import Differ, encode
+from conftest import Kvrocks, RealRedis, encode
 
 IDLE = 1000
 
@@ -167,3 +170,25 @@ def test_pipelined_gets_touch_their_keys(d):
         kv, ref = _idle(d.kv, k), _idle(d.ref, k)
         assert (kv < 500) == (ref < 500), f"{k} idle {kv} s on kvrocks, {ref} s on redis"
     assert _idle(d.kv, "s") < 500 and _idle(d.kv, "l") >= IDLE
+
+
+def test_load_rdb_takes_the_idle_times_it_holds(tmp_path):
+    """An RDB saved under an LRU policy holds each key's idle time (IDLE); --load-rdb sets it."""
+    ref = RealRedis(extra=["--maxmemory-policy", "allkeys-lru"])
+    kv = None
+    try:
+        c = ref.client()
+        c.set("old", "v")
+        c.set("fresh", "v")
+        c.restore("old", 0, c.dump("old"), replace=True, idletime=5000)
+        c.save()
+        rdb = str(tmp_path / "idle.rdb")
+        shutil.copy(os.path.join(ref.dir, "dump.rdb"), rdb)
+        kv = Kvrocks(extra=["--load-rdb", rdb]).start()
+        k = kv.client()
+        assert 5000 <= k.object("idletime", "old") <= 5010
+        assert k.object("idletime", "fresh") < 500
+    finally:
+        if kv:
+            kv.cleanup()
+        ref.cleanup()
