@@ -183,9 +183,10 @@ int main(int argc, char** argv) {
   // Constructed before an RDB loads: the keys' idle times go to its access clock.
   kvrocks::Server server(&cfg, &storage);
   if (!cfg.load_rdb.empty()) {
-    uint64_t keys = 0;
+    uint64_t keys = 0, expired = 0;
     uint64_t start = kvrocks::MonotonicUs();
-    s = kvrocks::LoadRdbFile(&storage, cfg.databases, cfg.load_rdb, &server.access_clock(), &keys);
+    s = kvrocks::LoadRdbFile(&storage, cfg.databases, cfg.load_rdb, &server.access_clock(), &keys, &expired);
+    if (s.ok()) server.NoteRdbLoaded(keys, expired);
     if (!s.ok()) {
       LOG(ERROR) << "Failed to load " << cfg.load_rdb << ": " << s.message();
       storage.Close();

@@ -1,5 +1,6 @@
 // Server commands: INFO CONFIG TIME COMMAND SLOWLOG MONITOR LASTSAVE SAVE BGSAVE SHUTDOWN.
 #include <sys/resource.h>
+#include <dirent.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <glog/logging.h>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "commands/command_keys.h"
 #include "commands/helpers.h"
@@ -80,6 +82,20 @@ std::string AllocatorName() {
 void Line(std::string* s, const std::string& k, const std::string& v) { *s += k + ":" + v + "\r\n"; }
 void Line(std::string* s, const std::string& k, int64_t v) { Line(s, k, std::to_string(v)); }
 
+// A stable id of this build (Redis' redis_build_id: a hash of how it was built).
+std::string BuildId() {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%llx",
+           static_cast<unsigned long long>(std::hash<std::string>()(std::string(kKvrocksVersion) + " " + __VERSION__)));
+  return buf;
+}
+
+std::string Executable() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 std::string InfoServer(Server* srv) {
   std::string s = "# Server\r\n";
   utsname u{};
@@ -89,13 +105,17 @@ std::string InfoServer(Server* srv) {
   Line(&s, "kvrocks_version", kKvrocksVersion);
   Line(&s, "redis_git_sha1", "00000000");
   Line(&s, "redis_git_dirty", 0);
+  Line(&s, "redis_build_id", BuildId());
   Line(&s, "redis_mode", "standalone");
   Line(&s, "os", std::string(u.sysname) + " " + u.release + " " + u.machine);
   Line(&s, "arch_bits", 64);
+  Line(&s, "monotonic_clock", "POSIX clock_gettime");
   Line(&s, "multiplexing_api", "epoll");
+  Line(&s, "atomicvar_api", "c11-builtin");
   Line(&s, "gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
                               std::to_string(__GNUC_PATCHLEVEL__));
   Line(&s, "process_id", static_cast<int64_t>(getpid()));
+  Line(&s, "process_supervised", "no");
   Line(&s, "run_id", RunId());
   Line(&s, "tcp_port", srv->config()->port);
   Line(&s, "server_time_usec", static_cast<int64_t>(NowUs()));
@@ -103,9 +123,11 @@ std::string InfoServer(Server* srv) {
   Line(&s, "uptime_in_days", uptime / 86400);
   Line(&s, "hz", srv->config()->hz);
   Line(&s, "configured_hz", srv->config()->hz);
+  Line(&s, "lru_clock", static_cast<int64_t>(AccessClock::Now()));
+  Line(&s, "executable", Executable());
+  Line(&s, "config_file", srv->config()->config_file);
   Line(&s, "io_threads_active", 0);
   Line(&s, "workers", srv->config()->workers);
-  Line(&s, "config_file", srv->config()->config_file);
   return s;
 }
 
@@ -188,38 +210,100 @@ std::string InfoMemory(Server* srv) {
 
 std::string InfoPersistence(Server* srv) {
   std::string s = "# Persistence\r\n";
+  // kvrocks never forks: the copy-on-write and fork figures are 0, and there is no AOF.
   Line(&s, "loading", 0);
   Line(&s, "async_loading", 0);
+  Line(&s, "current_cow_peak", 0);
+  Line(&s, "current_cow_size", 0);
+  Line(&s, "current_cow_size_age", 0);
+  Line(&s, "current_fork_perc", "0.00");
+  Line(&s, "current_save_keys_processed", 0);
+  Line(&s, "current_save_keys_total", 0);
   Line(&s, "rdb_changes_since_last_save", static_cast<int64_t>(srv->stats().dirty.load()));
   Line(&s, "rdb_bgsave_in_progress", srv->bgsave_in_progress() ? 1 : 0);
   Line(&s, "rdb_last_save_time", srv->last_save());
   Line(&s, "rdb_last_bgsave_status", srv->last_bgsave_status());
+  Line(&s, "rdb_last_bgsave_time_sec", srv->last_bgsave_seconds());
+  Line(&s, "rdb_current_bgsave_time_sec", srv->current_bgsave_seconds());
+  Line(&s, "rdb_saves", static_cast<int64_t>(srv->stats().rdb_saves.load()));
+  Line(&s, "rdb_last_cow_size", 0);
+  Line(&s, "rdb_last_load_keys_expired", static_cast<int64_t>(srv->last_load_keys_expired()));
+  Line(&s, "rdb_last_load_keys_loaded", static_cast<int64_t>(srv->last_load_keys_loaded()));
   Line(&s, "aof_enabled", 0);
   Line(&s, "aof_rewrite_in_progress", 0);
+  Line(&s, "aof_rewrite_scheduled", 0);
+  Line(&s, "aof_last_rewrite_time_sec", -1);
+  Line(&s, "aof_current_rewrite_time_sec", -1);
+  Line(&s, "aof_last_bgrewrite_status", "ok");
+  Line(&s, "aof_rewrites", 0);
+  Line(&s, "aof_rewrites_consecutive_failures", 0);
+  Line(&s, "aof_last_write_status", "ok");
+  Line(&s, "aof_last_cow_size", 0);
+  Line(&s, "module_fork_in_progress", 0);
+  Line(&s, "module_fork_last_cow_size", 0);
   return s;
 }
+
+std::string Kbps(int64_t bytes_per_sec) { return Fixed2(static_cast<float>(bytes_per_sec) / 1024); }
 
 std::string InfoStats(Server* srv) {
   Stats& st = srv->stats();
   std::string s = "# Stats\r\n";
+  // Mechanisms kvrocks does not have count 0: key eviction (no maxmemory), client
+  // eviction, forks, active defragmentation, replicas served, I/O threads.
   Line(&s, "total_connections_received", static_cast<int64_t>(st.total_connections_received.load()));
   Line(&s, "total_commands_processed", static_cast<int64_t>(st.total_commands_processed.load()));
+  Line(&s, "instantaneous_ops_per_sec", st.Rate(Stats::kOps));
   Line(&s, "total_net_input_bytes", static_cast<int64_t>(st.net_input_bytes.load()));
   Line(&s, "total_net_output_bytes", static_cast<int64_t>(st.net_output_bytes.load()));
+  Line(&s, "total_net_repl_input_bytes", static_cast<int64_t>(st.net_repl_input_bytes.load()));
+  Line(&s, "total_net_repl_output_bytes", 0);
+  Line(&s, "instantaneous_input_kbps", Kbps(st.Rate(Stats::kNetInput)));
+  Line(&s, "instantaneous_output_kbps", Kbps(st.Rate(Stats::kNetOutput)));
+  Line(&s, "instantaneous_input_repl_kbps", Kbps(st.Rate(Stats::kNetReplInput)));
+  Line(&s, "instantaneous_output_repl_kbps", Kbps(st.Rate(Stats::kNetReplOutput)));
   Line(&s, "rejected_connections", static_cast<int64_t>(st.rejected_connections.load()));
+  Line(&s, "sync_full", 0);
+  Line(&s, "sync_partial_ok", 0);
+  Line(&s, "sync_partial_err", 0);
   Line(&s, "expired_keys", static_cast<int64_t>(st.expired_keys.load()));
   Line(&s, "expired_subkeys", static_cast<int64_t>(st.expired_fields.load()));
+  // The expiry index finds every due key, and a pass runs until none is left:
+  // no expired key stays behind, and no pass stops at a time limit.
+  Line(&s, "expired_stale_perc", "0.00");
+  Line(&s, "expired_time_cap_reached_count", 0);
+  Line(&s, "expire_cycle_cpu_milliseconds", static_cast<int64_t>(st.expire_cycle_us.load() / 1000));
   Line(&s, "evicted_keys", 0);
+  Line(&s, "evicted_clients", 0);
+  Line(&s, "total_eviction_exceeded_time", 0);
+  Line(&s, "current_eviction_exceeded_time", 0);
   Line(&s, "keyspace_hits", static_cast<int64_t>(st.keyspace_hits.load()));
   Line(&s, "keyspace_misses", static_cast<int64_t>(st.keyspace_misses.load()));
   Line(&s, "pubsub_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kChannel)));
   Line(&s, "pubsub_patterns", static_cast<int64_t>(srv->pubsub().NumPatterns()));
   Line(&s, "pubsubshard_channels", static_cast<int64_t>(srv->pubsub().NumChannels(PubSubKind::kShard)));
+  Line(&s, "latest_fork_usec", 0);
+  Line(&s, "total_forks", 0);
   Line(&s, "migrate_cached_sockets", static_cast<int64_t>(srv->migrate_sockets().Count()));
+  Line(&s, "slave_expires_tracked_keys", 0);
+  Line(&s, "active_defrag_hits", 0);
+  Line(&s, "active_defrag_misses", 0);
+  Line(&s, "active_defrag_key_hits", 0);
+  Line(&s, "active_defrag_key_misses", 0);
+  Line(&s, "total_active_defrag_time", 0);
+  Line(&s, "current_active_defrag_time", 0);
   Line(&s, "tracking_total_keys", static_cast<int64_t>(srv->tracking().keys()));
   Line(&s, "tracking_total_items", static_cast<int64_t>(srv->tracking().items()));
   Line(&s, "tracking_total_prefixes", static_cast<int64_t>(srv->tracking().prefixes()));
+  Line(&s, "unexpected_error_replies", 0);
   Line(&s, "total_error_replies", static_cast<int64_t>(st.total_error_replies.load()));
+  Line(&s, "dump_payload_sanitizations", 0);
+  Line(&s, "total_reads_processed", static_cast<int64_t>(st.total_reads_processed.load()));
+  Line(&s, "total_writes_processed", static_cast<int64_t>(st.total_writes_processed.load()));
+  Line(&s, "io_threaded_reads_processed", 0);
+  Line(&s, "io_threaded_writes_processed", 0);
+  Line(&s, "reply_buffer_shrinks", 0);
+  Line(&s, "reply_buffer_expands", 0);
   return s;
 }
 
@@ -270,6 +354,35 @@ std::string InfoReplication(Server* srv) {
   return s;
 }
 
+// The CPU time of the worker threads (the threads named worker-N), from /proc.
+void WorkersCpu(double* sys, double* user) {
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string dir = std::string("/proc/self/task/") + e->d_name;
+    std::ifstream comm(dir + "/comm");
+    std::string name;
+    if (!std::getline(comm, name) || name.rfind("worker-", 0) != 0) continue;
+    std::ifstream stat(dir + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    size_t paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(line.substr(paren + 2));
+    std::string f;
+    // After the name: state (3) ... utime (14) and stime (15).
+    for (int i = 3; i < 14 && fields >> f; i++) {
+    }
+    uint64_t utime = 0, stime = 0;
+    fields >> utime >> stime;
+    *user += static_cast<double>(utime) / tick;
+    *sys += static_cast<double>(stime) / tick;
+  }
+  closedir(d);
+}
+
 std::string InfoCpu() {
   std::string s = "# CPU\r\n";
   rusage self{}, children{};
@@ -284,6 +397,14 @@ std::string InfoCpu() {
   Line(&s, "used_cpu_user", secs(self.ru_utime));
   Line(&s, "used_cpu_sys_children", secs(children.ru_stime));
   Line(&s, "used_cpu_user_children", secs(children.ru_utime));
+  // Redis' main thread runs the commands; here the workers do.
+  double worker_sys = 0, worker_user = 0;
+  WorkersCpu(&worker_sys, &worker_user);
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.6f", worker_sys);
+  Line(&s, "used_cpu_sys_main_thread", buf);
+  snprintf(buf, sizeof(buf), "%.6f", worker_user);
+  Line(&s, "used_cpu_user_main_thread", buf);
   return s;
 }
 
@@ -418,9 +539,11 @@ void Info(CommandCall& call) {
   if (want("stats", true)) parts.push_back(InfoStats(srv));
   if (want("replication", true)) parts.push_back(InfoReplication(srv));
   if (want("cpu", true)) parts.push_back(InfoCpu());
+  if (want("modules", true)) parts.push_back("# Modules\r\n");  // no module can load
   if (want("commandstats", false)) parts.push_back(InfoCommandStats());
   if (want("errorstats", true)) parts.push_back(InfoErrorStats(srv));
   if (want("latencystats", false)) parts.push_back(InfoLatencyStats(srv));
+  if (want("cluster", true)) parts.push_back("# Cluster\r\ncluster_enabled:0\r\n");
   if (want("keyspace", true)) parts.push_back(InfoKeyspace(srv));
   if (want("rocksdb", true)) parts.push_back(InfoRocksdb(srv));
   std::string text;

@@ -36,7 +36,10 @@ class MergeLoader : public rdb::Handler {
   Status OnKey(std::string key, rdb::Object obj, int64_t expire_ms) override {
     // Skipped as a load skips them: module values, keys already expired, empty collections.
     if (!obj.module_name.empty() || obj.Empty()) return Status::OK();
-    if (expire_ms != -1 && static_cast<uint64_t>(expire_ms) <= NowMs()) return Status::OK();
+    if (expire_ms != -1 && static_cast<uint64_t>(expire_ms) <= NowMs()) {
+      expired_++;
+      return Status::OK();
+    }
     Database db(call_.ctx, call_.server->storage()->PhysicalDb(db_));
     LoadedKey lk;
     Status s = db.Load(key, &lk);
@@ -63,12 +66,14 @@ class MergeLoader : public rdb::Handler {
   }
 
   bool functions_changed() const { return functions_changed_; }
+  uint64_t keys() const { return keys_; }
+  uint64_t expired() const { return expired_; }
 
  private:
   CommandCall& call_;
   bool merge_;
   int db_ = 0;
-  uint64_t keys_ = 0;
+  uint64_t keys_ = 0, expired_ = 0;
   bool functions_changed_ = false;
 };
 
@@ -82,6 +87,7 @@ Status LoadMerged(CommandCall& call, const std::string& path, bool merge) {
   Status s = ReadRdbFile(path, &loader);
   // What was loaded before an error stays, as in Redis.
   if (loader.functions_changed()) PersistFunctions(call);
+  if (s.ok()) call.server->NoteRdbLoaded(loader.keys(), loader.expired());
   return s;
 }
 
@@ -105,6 +111,7 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
     functions = FunctionRegistry::BuildAll(loader.functions());
     s = loader.Finish({{FunctionRegistry::kStateKey, FunctionRegistry::SerializeLibraries(functions)}});
   }
+  if (s.ok()) srv->NoteRdbLoaded(loader.keys_loaded(), loader.expired_skipped());
   if (!s.ok()) {
     loader.Abort();
     functions.clear();

@@ -115,6 +115,7 @@ Status MasterLink::Fill(int timeout_ms, size_t* got) {
     char buf[64 * 1024];
     ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
     if (n > 0) {
+      if (bytes_in_ != nullptr) bytes_in_->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       in_.append(buf, static_cast<size_t>(n));
       *got = static_cast<size_t>(n);
       last_io_ms_ = NowMonoMs();

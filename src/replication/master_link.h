@@ -14,7 +14,9 @@ namespace kvrocks {
 
 class MasterLink {
  public:
-  explicit MasterLink(const std::atomic<bool>* stop) : stop_(stop) {}
+  // bytes_in (optional) counts every byte received from the master.
+  explicit MasterLink(const std::atomic<bool>* stop, std::atomic<uint64_t>* bytes_in = nullptr)
+      : stop_(stop), bytes_in_(bytes_in) {}
   ~MasterLink();
   MasterLink(const MasterLink&) = delete;
   MasterLink& operator=(const MasterLink&) = delete;
@@ -46,6 +48,7 @@ class MasterLink {
 
  private:
   const std::atomic<bool>* stop_;
+  std::atomic<uint64_t>* bytes_in_;
   int fd_ = -1;
   std::string in_;
   size_t pos_ = 0;

@@ -213,7 +213,7 @@ Status StageRdbFile(RdbLoader* loader, const std::string& path) {
 }
 
 Status LoadRdbFile(Storage* storage, int databases, const std::string& path, AccessClock* access_clock,
-                   uint64_t* keys) {
+                   uint64_t* keys, uint64_t* expired) {
   RdbLoader loader(storage, databases);
   loader.set_access_clock(access_clock);
   Status s = loader.Begin();
@@ -229,6 +229,7 @@ Status LoadRdbFile(Storage* storage, int databases, const std::string& path, Acc
     return s;
   }
   *keys = loader.keys_loaded();
+  *expired = loader.expired_skipped();
   return Status::OK();
 }
 

@@ -222,7 +222,7 @@ void Replica::Run(std::string host, int port) {
 
 Status Replica::Session(const std::string& host, int port) {
   const Config* cfg = server_->config();
-  MasterLink link(&stop_);
+  MasterLink link(&stop_, &server_->stats().net_repl_input_bytes);
   state_ = kConnecting;
   Status s = link.Connect(host, port, cfg->repl_timeout * 1000);
   if (!s.ok()) return s;
@@ -358,6 +358,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     loader.Abort();
     return s;
   }
+  server_->NoteRdbLoaded(loader.keys_loaded(), loader.expired_skipped());
   LOG(INFO) << "Loaded " << loader.keys_loaded() << " keys from the master's RDB ("
             << loader.expired_skipped() << " already expired, " << loader.modules_skipped()
             << " module values skipped, " << loader.idle_times_set() << " idle times set)";

@@ -69,6 +69,7 @@ void Connection::OnEvent(evutil_socket_t, short what, void* arg) {
 
 void Connection::OnReadable() {
   static constexpr size_t kReadChunk = 16 * 1024;
+  server()->stats().total_reads_processed.fetch_add(1, std::memory_order_relaxed);
   ssize_t n;
   int64_t pending = parser_.pending_bulk();
   if (pending > static_cast<int64_t>(kReadChunk)) {
@@ -244,6 +245,7 @@ std::string* Connection::output() { return &out_; }
 void Connection::Flush() {
   awaiting_commit = false;
   flush_pending = false;
+  if (out_pos_ < out_.size()) server()->stats().total_writes_processed.fetch_add(1, std::memory_order_relaxed);
   while (out_pos_ < out_.size()) {
     ssize_t n = ::write(fd_, out_.data() + out_pos_, out_.size() - out_pos_);
     if (n < 0) {

@@ -566,6 +566,7 @@ Status Server::Save() {
 
 void Server::NoteSaved(uint64_t covered) {
   stats_.dirty.fetch_sub(covered);
+  stats_.rdb_saves++;
   last_save_ = static_cast<int64_t>(std::time(nullptr));
 }
 
@@ -574,13 +575,20 @@ bool Server::BgSave() {
   if (!bgsave_running_.compare_exchange_strong(expected, true)) return false;
   last_bgsave_try_ = static_cast<int64_t>(std::time(nullptr));
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
+  bgsave_start_ = static_cast<int64_t>(std::time(nullptr));
   bgsave_thread_ = std::thread([this] {
     Status s = Save();
+    last_bgsave_seconds_ = static_cast<int64_t>(std::time(nullptr)) - bgsave_start_.load();
     last_bgsave_ok_ = s.ok();
     if (!s.ok()) LOG(WARNING) << "BGSAVE failed: " << s.message();
     bgsave_running_ = false;
   });
   return true;
+}
+
+int64_t Server::current_bgsave_seconds() const {
+  if (!bgsave_running_.load()) return -1;
+  return static_cast<int64_t>(std::time(nullptr)) - bgsave_start_.load();
 }
 
 void Server::MaybeSaveOnSchedule() {
@@ -635,6 +643,7 @@ void Server::ActiveExpireLoop() {
     // As Redis' serverCron: the allocator's figures, the peak and the clients'
     // biggest buffers, every 100 ms.
     if (now_ms - last_memory_sample_ms >= 100) {
+      stats_.SampleRates(now_ms);
       memory_stats_.Sample();
       uint64_t in, out;
       ClientBuffers(&in, &out);
@@ -653,7 +662,9 @@ void Server::ActiveExpireLoop() {
       }
     }
     // As Redis' activeExpireCycle: the whole pass is one "expire-cycle" latency sample.
-    int64_t elapsed_ms = static_cast<int64_t>((MonotonicUs() - start_us) / 1000);
+    const uint64_t elapsed_us = MonotonicUs() - start_us;
+    stats_.expire_cycle_us.fetch_add(elapsed_us, std::memory_order_relaxed);
+    int64_t elapsed_ms = static_cast<int64_t>(elapsed_us / 1000);
     int64_t threshold = config_->latency_monitor_threshold;
     if (threshold > 0 && elapsed_ms >= threshold) latency_.Add("expire-cycle", elapsed_ms);
   }

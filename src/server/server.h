@@ -186,6 +186,17 @@ class Server {
   // counter (rdb_changes_since_last_save) now: LASTSAVE moves to now.
   void NoteSaved(uint64_t covered);
   int64_t last_save() const { return last_save_.load(); }
+  // Seconds the last BGSAVE took, and the running one has taken so far (-1: none).
+  int64_t last_bgsave_seconds() const { return last_bgsave_seconds_.load(); }
+  int64_t current_bgsave_seconds() const;
+  // What the last RDB load (full sync, DEBUG RELOAD, --load-rdb) loaded and
+  // dropped as already expired (INFO rdb_last_load_keys_loaded / _expired).
+  void NoteRdbLoaded(uint64_t loaded, uint64_t expired) {
+    last_load_keys_loaded_ = loaded;
+    last_load_keys_expired_ = expired;
+  }
+  uint64_t last_load_keys_loaded() const { return last_load_keys_loaded_.load(); }
+  uint64_t last_load_keys_expired() const { return last_load_keys_expired_.load(); }
   bool bgsave_in_progress() const { return bgsave_running_.load(); }
   std::string last_bgsave_status() const { return last_bgsave_ok_.load() ? "ok" : "err"; }
 
@@ -258,6 +269,9 @@ class Server {
   std::atomic<bool> bgsave_running_{false};
   std::atomic<bool> last_bgsave_ok_{true};
   std::atomic<int64_t> last_bgsave_try_{0};  // unix seconds
+  std::atomic<int64_t> bgsave_start_{0};     // unix seconds of the running BGSAVE
+  std::atomic<int64_t> last_bgsave_seconds_{-1};
+  std::atomic<uint64_t> last_load_keys_loaded_{0}, last_load_keys_expired_{0};
   std::thread bgsave_thread_;
 
   std::atomic<bool> stop_{false};

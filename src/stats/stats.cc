@@ -12,8 +12,43 @@ void Stats::Reset() {
   net_input_bytes = 0;
   net_output_bytes = 0;
   total_error_replies = 0;
+  net_repl_input_bytes = 0;
+  total_reads_processed = 0;
+  total_writes_processed = 0;
+  expire_cycle_us = 0;
+  rdb_saves = 0;
+  {
+    // As Redis' resetServerStats: the instantaneous metrics start over.
+    std::lock_guard<std::mutex> g(rates_mu_);
+    for (auto& r : rates_) r = RateTracker{};
+  }
   std::lock_guard<std::mutex> g(errors_mu_);
   errors_.clear();
+}
+
+void Stats::SampleRates(uint64_t now_ms) {
+  const uint64_t repl_in = net_repl_input_bytes.load();
+  // The network totals include replication traffic, as Redis' do.
+  const uint64_t readings[kNumMetrics] = {total_commands_processed.load(), net_input_bytes.load() + repl_in,
+                                          net_output_bytes.load(), repl_in, 0};
+  std::lock_guard<std::mutex> g(rates_mu_);
+  for (int m = 0; m < kNumMetrics; m++) {
+    RateTracker& r = rates_[m];
+    // trackInstantaneousMetric: the first reading (or one after a reset) only sets the base.
+    if (r.last_ms != 0 && now_ms > r.last_ms && readings[m] >= r.last_reading) {
+      r.samples[r.next] = static_cast<int64_t>((readings[m] - r.last_reading) * 1000 / (now_ms - r.last_ms));
+      r.next = (r.next + 1) % kSamples;
+    }
+    r.last_reading = readings[m];
+    r.last_ms = now_ms;
+  }
+}
+
+int64_t Stats::Rate(Metric m) {
+  std::lock_guard<std::mutex> g(rates_mu_);
+  int64_t sum = 0;
+  for (int64_t v : rates_[m].samples) sum += v;
+  return sum / kSamples;
 }
 
 void Stats::RecordError(std::string_view error) {

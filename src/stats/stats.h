@@ -24,6 +24,18 @@ class Stats {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> total_error_replies{0};
+  std::atomic<uint64_t> net_repl_input_bytes{0};    // bytes received from a master
+  std::atomic<uint64_t> total_reads_processed{0};   // socket read events of clients
+  std::atomic<uint64_t> total_writes_processed{0};  // socket write events of clients
+  std::atomic<uint64_t> expire_cycle_us{0};         // time spent in active expiry passes (us)
+  std::atomic<uint64_t> rdb_saves{0};               // successful SAVE/BGSAVE checkpoints
+
+  // Redis' instantaneous_* metrics: a reading of each counter every 100 ms (the
+  // server's cron), the rate between readings averaged over the last 16.
+  enum Metric { kOps, kNetInput, kNetOutput, kNetReplInput, kNetReplOutput, kNumMetrics };
+  void SampleRates(uint64_t now_ms);
+  // Per second, averaged over the samples (in integers, as Redis').
+  int64_t Rate(Metric m);
 
   // Counts an error reply (its line without the leading '-') in
   // total_error_replies and under its code, the first word (INFO errorstats):
@@ -38,6 +50,16 @@ class Stats {
  private:
   std::mutex errors_mu_;  // errors are not a hot path
   std::map<std::string, uint64_t> errors_;
+
+  static constexpr int kSamples = 16;  // Redis' STATS_METRIC_SAMPLES
+  struct RateTracker {
+    uint64_t last_reading = 0;
+    uint64_t last_ms = 0;
+    int64_t samples[kSamples] = {};
+    int next = 0;
+  };
+  std::mutex rates_mu_;
+  RateTracker rates_[kNumMetrics];
 };
 
 }  // namespace kvrocks

@@ -12,17 +12,6 @@ DOCTOR_OPENINGS = ("Hi Sam, I can't find any memory issue in your instance.",
                    "Sam, I detected a few issues in this Redis instance memory implants:")
 
 
-def _info_fields(client, section):
-    text = client.call("INFO", section).decode()
-    text = text[text.index("\r\n") + 2:]  # the bulk header
-    fields = []
-    for line in text.split("\r\n"):
-        if ":" in line:
-            k, v = line.split(":", 1)
-            fields.append((k, v))
-    return fields
-
-
 def _stats(client):
     """MEMORY STATS as a dict (redis-py parses it into one, or leaves a flat list)."""
     reply = client.execute_command("MEMORY", "STATS")
@@ -32,19 +21,6 @@ def _stats(client):
 @pytest.fixture
 def d(differ):
     return differ
-
-
-def test_info_memory_has_redis_fields_in_redis_order(d):
-    kv = [k for k, _ in _info_fields(d.kv, "memory")]
-    ref = [k for k, _ in _info_fields(d.ref, "memory")]
-    assert kv[-1] == "used_disk_bytes"  # kvrocks' own, last
-    assert kv[:-1] == ref
-
-
-def test_info_clients_has_redis_fields_in_redis_order(d):
-    kv = [k for k, _ in _info_fields(d.kv, "clients")]
-    ref = [k for k, _ in _info_fields(d.ref, "clients")]
-    assert kv == ref
 
 
 def test_info_memory_figures_add_up(kvrocks_server):

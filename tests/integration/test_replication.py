@@ -187,6 +187,10 @@ def test_idle_times_come_with_the_masters_rdb():
         mc.restore("later", 0, mc.dump("later"), replace=True, idletime=7000)
         wait_synced(mc, kv)
         assert 7000 <= c.object("idletime", "later") <= 7010
+        # Every byte from the master counts as replication input.
+        stats = c.info("stats")
+        assert stats["total_net_repl_input_bytes"] >= m.client().info("replication")["master_repl_offset"]
+        assert c.info("persistence")["rdb_last_load_keys_loaded"] == 2
     finally:
         if kv:
             kv.cleanup()
