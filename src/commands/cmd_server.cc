@@ -416,7 +416,7 @@ std::string InfoKeyspace(Server* srv) {
     int64_t keys = st->KeyCount(p);
     if (keys <= 0) continue;
     s += "db" + std::to_string(i) + ":keys=" + std::to_string(keys) + ",expires=" +
-         std::to_string(st->ExpireCount(p)) + ",avg_ttl=0\r\n";
+         std::to_string(st->ExpireCount(p)) + ",avg_ttl=" + std::to_string(st->AvgTtlMs(p, NowMs())) + "\r\n";
   }
   return s;
 }

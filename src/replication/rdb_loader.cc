@@ -206,7 +206,7 @@ Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
   chunk_ptr->clear();
   if (s.ok() && !counts->empty()) {
     rocksdb::WriteBatch merges;
-    for (auto& [db, d] : *counts) storage_->AddCountMerges(&merges, db, d.first, d.second);
+    for (auto& [db, d] : *counts) storage_->AddCountMerges(&merges, db, d);
     counts->clear();
     s = storage_->Write(&merges, true);
   }

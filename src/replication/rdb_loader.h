@@ -69,7 +69,7 @@ class RdbLoader : public rdb::Handler {
       runs.clear();
     }
   };
-  using Counts = std::map<uint8_t, std::pair<int64_t, int64_t>>;
+  using Counts = std::map<uint8_t, CountDeltas>;
   // Moves the current key's writes into bulk_, one run per column family.
   void TakePending();
   Status MaybeCommit();
@@ -89,7 +89,7 @@ class RdbLoader : public rdb::Handler {
   std::unique_ptr<Context> ctx_;  // one key's writes (indexed, so the types layer reads its own writes)
   Chunk bulk_;  // keys written so far, ingested sorted every kBatchBytes
   size_t bulk_bytes_ = 0;
-  std::map<uint8_t, std::pair<int64_t, int64_t>> counts_;  // key/expire count deltas per physical db
+  Counts counts_;  // counter deltas per physical db
   // The writer thread and its one-chunk queue.
   std::thread writer_;
   std::mutex mu_;

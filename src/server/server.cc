@@ -709,7 +709,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor) {
     if (s.ok() && PeekMetadata(raw, &type, &actual).ok() && actual == e && actual <= now) {
       ctx.Delete(ColumnFamily::kMetadata, meta_key);
       ctx.AddKeyCount(db, -1);
-      ctx.AddExpireCount(db, -1);
+      ctx.ChangeExpire(db, actual, 0);
       ctx.Touch(db, k, Context::TouchKind::kExpired);
       expired_names.push_back(k);
       expired++;

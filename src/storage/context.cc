@@ -339,7 +339,7 @@ Status Context::SettleUnread() {
     }
     const uint64_t new_expire = unread_[j].expire_ms;
     if (old_expire == new_expire) continue;
-    AddExpireCount(db, (new_expire != 0) - (old_expire != 0));
+    ChangeExpire(db, old_expire, new_expire);
     if (old_expire == 0) continue;
     // A later command of the batch may have given the key that same expiry again.
     std::string old_entry = EncodeExpireKey(db, old_expire, key);
@@ -353,15 +353,16 @@ Status Context::SettleUnread() {
   return Status::OK();
 }
 
-void Context::AddCounts(uint8_t db, int64_t keys, int64_t expires) {
-  for (auto& d : deltas_) {
-    if (d.db == db) {
-      d.keys += keys;
-      d.expires += expires;
+void Context::AddCounts(uint8_t db, const CountDeltas& d) {
+  for (auto& x : deltas_) {
+    if (x.db == db) {
+      x.d.keys += d.keys;
+      x.d.expires += d.expires;
+      x.d.expire_seconds += d.expire_seconds;
       return;
     }
   }
-  deltas_.push_back({db, keys, expires});
+  deltas_.push_back({db, d});
 }
 
 Status Context::Commit() {
@@ -397,13 +398,13 @@ Status Context::Commit() {
       }
     }
   }
-  for (auto& d : deltas_) storage_->AddCountMerges(out, d.db, d.keys, d.expires);
+  for (auto& x : deltas_) storage_->AddCountMerges(out, x.db, x.d);
   Status s = storage_->Write(out, without_wal_);
   if (s.ok()) {
     if (expired_counter_ != nullptr && expired_pending_ != 0) {
       expired_counter_->fetch_add(expired_pending_, std::memory_order_relaxed);
     }
-    for (auto& d : deltas_) storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
+    for (auto& x : deltas_) storage_->ApplyCountDeltas(x.db, x.d);
     for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
   }
   ClearWrites();
@@ -458,18 +459,18 @@ void Context::ClearWrites() {
   ordered_.clear();
 }
 
-void Context::MovePendingTo(PendingWrites* out,
-                            std::map<uint8_t, std::pair<int64_t, int64_t>>* counts) {
+void Context::MovePendingTo(PendingWrites* out, std::map<uint8_t, CountDeltas>* counts) {
   if (!HasWrites()) return Rollback();
   Status settled = SettleUnread();
   if (!settled.ok()) LOG(ERROR) << "Bulk write: " << settled.message();
   OrderWrites();
   for (const Write& w : ordered_) out->Add(w.cf, w.type, w.key, w.value);
-  for (auto& d : deltas_) {
-    auto& acc = (*counts)[d.db];
-    acc.first += d.keys;
-    acc.second += d.expires;
-    storage_->ApplyCountDeltas(d.db, d.keys, d.expires);
+  for (auto& x : deltas_) {
+    CountDeltas& acc = (*counts)[x.db];
+    acc.keys += x.d.keys;
+    acc.expires += x.d.expires;
+    acc.expire_seconds += x.d.expire_seconds;
+    storage_->ApplyCountDeltas(x.db, x.d);
   }
   for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
   Rollback();

@@ -100,9 +100,12 @@ class Context {
                  uint64_t expire_ms);
 
   // Records that a key was created (+1) or removed (-1) in a physical database,
-  // and that a key gained (+1) or lost (-1) an expiry.
-  void AddKeyCount(uint8_t db, int64_t delta) { AddCounts(db, delta, 0); }
-  void AddExpireCount(uint8_t db, int64_t delta) { AddCounts(db, 0, delta); }
+  // and that a key's expiry changed from old_ms to new_ms (0: none).
+  void AddKeyCount(uint8_t db, int64_t delta) { AddCounts(db, CountDeltas{delta, 0, 0}); }
+  void ChangeExpire(uint8_t db, uint64_t old_ms, uint64_t new_ms) {
+    AddCounts(db, CountDeltas{0, (new_ms != 0) - (old_ms != 0),
+                              Storage::ExpireSeconds(new_ms) - Storage::ExpireSeconds(old_ms)});
+  }
   // Records that the expire index of db received an entry at expire_ms.
   void NoteExpire(uint8_t db, uint64_t expire_ms) { expires_.emplace_back(db, expire_ms); }
   // Records that a key's value changed (WATCH, keyspace notifications), and how.
@@ -249,7 +252,7 @@ class Context {
   // loader that writes big sorted batches. The key/expire counter deltas are
   // added to counts[physical db] (for the caller to persist) and applied to the
   // in-memory counters at once.
-  void MovePendingTo(PendingWrites* out, std::map<uint8_t, std::pair<int64_t, int64_t>>* counts);
+  void MovePendingTo(PendingWrites* out, std::map<uint8_t, CountDeltas>* counts);
 
  private:
   // The pending writes in order, whichever form holds them.
@@ -269,7 +272,7 @@ class Context {
   bool OrderWrites();
   // Forgets the pending writes (not the counters and savepoints).
   void ClearWrites();
-  void AddCounts(uint8_t db, int64_t keys, int64_t expires);
+  void AddCounts(uint8_t db, const CountDeltas& d);
   rocksdb::ReadOptions ReadOpts() const;
   // Looks up the previous state of the PutUnread keys and records their
   // counter deltas and old expire-entry deletions in the batch.
@@ -305,8 +308,7 @@ class Context {
   const rocksdb::Snapshot* snapshot_ = nullptr;
   struct CountDelta {
     uint8_t db;
-    int64_t keys;
-    int64_t expires;
+    CountDeltas d;
   };
   std::vector<CountDelta> deltas_;
   std::vector<std::pair<uint8_t, uint64_t>> expires_;

@@ -19,6 +19,7 @@
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "storage/compaction_filter.h"
+#include "storage/key_encoding.h"
 
 namespace kvrocks {
 
@@ -29,6 +30,9 @@ const char* const kCFNames[] = {"default", "metadata", "zset_score", "stream", "
 const char kDbMapKey[] = "dbmap";
 const char kKeyCountPrefix[] = "keycount:";
 const char kExpireCountPrefix[] = "expirecount:";
+const char kExpireSecondsPrefix[] = "expiresecs:";
+// ExpireSeconds counts from here (2020-09-13), so that the sums stay small.
+constexpr int64_t kExpireEpoch = 1600000000;
 const char kVersionKey[] = "version";
 // Physical dbs whose data is garbage if found at start (one byte each): the
 // staging dbs of a bulk load in progress, or the dbs a finished load replaced.
@@ -76,6 +80,7 @@ Storage::Storage(const Config* config) : config_(config) {
     db_map_[i].store(static_cast<uint8_t>(i));
     key_counts_[i].store(0);
     expire_counts_[i].store(0);
+    expire_seconds_[i].store(0);
     expire_floor_[i].store(0);
   }
 }
@@ -237,6 +242,14 @@ Status Storage::LoadState() {
     if (s.ok() && v.size() == 8) key_counts_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
     s = db_->Get(ro, cf(ColumnFamily::kState), kExpireCountPrefix + std::to_string(i), &v);
     if (s.ok() && v.size() == 8) expire_counts_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
+    s = db_->Get(ro, cf(ColumnFamily::kState), kExpireSecondsPrefix + std::to_string(i), &v);
+    if (s.ok() && v.size() == 8) {
+      expire_seconds_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
+    } else if (s.IsNotFound() && expire_counts_[i].load() != 0) {
+      // Data from before the sum was kept: computed once from the keys' metadata.
+      Status rs = RebuildExpireSeconds(static_cast<uint8_t>(i));
+      if (!rs.ok()) return rs;
+    }
   }
   s = db_->Get(ro, cf(ColumnFamily::kState), kVersionKey, &v);
   uint64_t persisted = (s.ok() && v.size() == 8) ? DecodeBE64(v.data()) : 0;
@@ -390,17 +403,63 @@ uint64_t Storage::NewVersion() {
   }
 }
 
-void Storage::AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db, int64_t keys, int64_t expires) {
+void Storage::AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db, const CountDeltas& d) {
   std::string v;
-  if (keys != 0) {
-    PutBE64(&v, static_cast<uint64_t>(keys));
+  if (d.keys != 0) {
+    PutBE64(&v, static_cast<uint64_t>(d.keys));
     batch->Merge(cf(ColumnFamily::kState), kKeyCountPrefix + std::to_string(physical_db), v);
   }
-  if (expires != 0) {
+  if (d.expires != 0) {
     v.clear();
-    PutBE64(&v, static_cast<uint64_t>(expires));
+    PutBE64(&v, static_cast<uint64_t>(d.expires));
     batch->Merge(cf(ColumnFamily::kState), kExpireCountPrefix + std::to_string(physical_db), v);
   }
+  if (d.expire_seconds != 0) {
+    v.clear();
+    PutBE64(&v, static_cast<uint64_t>(d.expire_seconds));
+    batch->Merge(cf(ColumnFamily::kState), kExpireSecondsPrefix + std::to_string(physical_db), v);
+  }
+}
+
+int64_t Storage::ExpireSeconds(uint64_t expire_ms) {
+  if (expire_ms == 0) return 0;
+  int64_t s = static_cast<int64_t>((expire_ms + 500) / 1000) - kExpireEpoch;  // to the nearest second
+  return std::clamp<int64_t>(s, -(int64_t{1} << 31), int64_t{1} << 31);
+}
+
+int64_t Storage::AvgTtlMs(uint8_t physical_db, uint64_t now_ms) const {
+  int64_t n = expire_counts_[physical_db].load(std::memory_order_relaxed);
+  if (n <= 0) return 0;
+  double avg_expire_s = static_cast<double>(expire_seconds_[physical_db].load(std::memory_order_relaxed)) /
+                            static_cast<double>(n) + static_cast<double>(kExpireEpoch);
+  double ttl = avg_expire_s * 1000 - static_cast<double>(now_ms);
+  return ttl > 0 ? static_cast<int64_t>(ttl) : 0;
+}
+
+Status Storage::RebuildExpireSeconds(uint8_t physical_db) {
+  const std::string prefix = MetaDbPrefix(physical_db);
+  std::string end = prefix;
+  end.back() = static_cast<char>(end.back() + 1);
+  rocksdb::Slice upper(end);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(ColumnFamily::kMetadata)));
+  int64_t sum = 0;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    RedisType type;
+    uint64_t expire = 0;
+    const rocksdb::Slice v = it->value();
+    if (PeekMetadata(std::string_view(v.data(), v.size()), &type, &expire).ok()) sum += ExpireSeconds(expire);
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  std::string value;
+  PutBE64(&value, static_cast<uint64_t>(sum));
+  rocksdb::Status s =
+      db_->Put(rocksdb::WriteOptions(), cf(ColumnFamily::kState), kExpireSecondsPrefix + std::to_string(physical_db), value);
+  if (!s.ok()) return Status::IOError(s.ToString());
+  expire_seconds_[physical_db].store(sum);
+  return Status::OK();
 }
 
 int Storage::LogicalDb(uint8_t physical) const {
@@ -451,10 +510,12 @@ Status Storage::FlushDb(uint8_t physical_db) {
   PutBE64(&zero, 0);
   batch.Put(cf(ColumnFamily::kState), kKeyCountPrefix + std::to_string(physical_db), zero);
   batch.Put(cf(ColumnFamily::kState), kExpireCountPrefix + std::to_string(physical_db), zero);
+  batch.Put(cf(ColumnFamily::kState), kExpireSecondsPrefix + std::to_string(physical_db), zero);
   Status s = Write(&batch);
   if (!s.ok()) return s;
   key_counts_[physical_db].store(0);
   expire_counts_[physical_db].store(0);
+  expire_seconds_[physical_db].store(0);
   if (!range_deleted.empty()) {
     // A memtable holding a range tombstone has its bloom filter off for
     // MultiGet (RocksDB 7.8), and every write's key lookup (Context::SettleUnread)

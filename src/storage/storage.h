@@ -32,6 +32,14 @@ enum class ColumnFamily : int {
   kCount,
 };
 
+// Changes to a physical database's counters (keys, keys with an expiry, the
+// sum of their Storage::ExpireSeconds).
+struct CountDeltas {
+  int64_t keys = 0;
+  int64_t expires = 0;
+  int64_t expire_seconds = 0;
+};
+
 class Storage {
  public:
   static constexpr int kMaxDatabases = 256;
@@ -81,12 +89,23 @@ class Storage {
   int64_t KeyCount(uint8_t physical_db) const { return key_counts_[physical_db].load(std::memory_order_relaxed); }
   // Number of keys with an expiry in a physical db.
   int64_t ExpireCount(uint8_t physical_db) const { return expire_counts_[physical_db].load(std::memory_order_relaxed); }
+  // The average time to live, in ms, of the keys of a physical db that have an
+  // expiry (INFO keyspace avg_ttl; 0 without any): kept exact to the second
+  // from the sum of their expiry times, which the counters below carry.
+  int64_t AvgTtlMs(uint8_t physical_db, uint64_t now_ms) const;
+  // A key's share of that sum: its expiry in seconds from kExpireEpoch (clamped
+  // to +-2^31), 0 for no expiry.
+  static int64_t ExpireSeconds(uint64_t expire_ms);
   // Adds persistent counter updates for db to batch; apply them with
   // ApplyCountDeltas after the write succeeds.
-  void AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db, int64_t keys, int64_t expires);
-  void ApplyCountDeltas(uint8_t physical_db, int64_t keys, int64_t expires) {
-    key_counts_[physical_db].fetch_add(keys, std::memory_order_relaxed);
-    expire_counts_[physical_db].fetch_add(expires, std::memory_order_relaxed);
+  void AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db, const CountDeltas& d);
+  // Computes a db's sum of ExpireSeconds from its keys (data written before the
+  // sum was kept).
+  Status RebuildExpireSeconds(uint8_t physical_db);
+  void ApplyCountDeltas(uint8_t physical_db, const CountDeltas& d) {
+    key_counts_[physical_db].fetch_add(d.keys, std::memory_order_relaxed);
+    expire_counts_[physical_db].fetch_add(d.expires, std::memory_order_relaxed);
+    expire_seconds_[physical_db].fetch_add(d.expire_seconds, std::memory_order_relaxed);
   }
 
   // Deletes every key of a physical db: a range delete in each column family
@@ -182,6 +201,7 @@ class Storage {
   std::array<std::atomic<uint8_t>, kMaxDatabases> db_map_;
   std::array<std::atomic<int64_t>, kMaxDatabases> key_counts_;
   std::array<std::atomic<int64_t>, kMaxDatabases> expire_counts_;
+  std::array<std::atomic<int64_t>, kMaxDatabases> expire_seconds_;  // sums of ExpireSeconds
   std::array<std::atomic<uint64_t>, kMaxDatabases> expire_floor_;
   std::mutex close_mu_;
   std::mutex staging_mu_;

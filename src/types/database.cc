@@ -70,7 +70,7 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
     if (!lk->on_disk) ctx_->AddKeyCount(db_, 1);
     uint64_t old_expire = lk->on_disk ? lk->expire_ms : 0;
     if (old_expire != new_expire_ms) {
-      ctx_->AddExpireCount(db_, (new_expire_ms != 0) - (old_expire != 0));
+      ctx_->ChangeExpire(db_, old_expire, new_expire_ms);
       if (old_expire != 0) ctx_->Delete(ColumnFamily::kExpire, EncodeExpireKey(db_, old_expire, key));
       if (new_expire_ms != 0) {
         ctx_->Put(ColumnFamily::kExpire, EncodeExpireKey(db_, new_expire_ms, key), "");
@@ -96,7 +96,7 @@ void Database::Remove(std::string_view key, LoadedKey* lk) {
   ctx_->Delete(ColumnFamily::kMetadata, lk->meta_key);
   if (lk->expire_ms != 0) {
     ctx_->Delete(ColumnFamily::kExpire, EncodeExpireKey(db_, lk->expire_ms, key));
-    ctx_->AddExpireCount(db_, -1);
+    ctx_->ChangeExpire(db_, lk->expire_ms, 0);
   }
   ctx_->AddKeyCount(db_, -1);
   if (!lk->live && ctx_->expires_on_access()) {

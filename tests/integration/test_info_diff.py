@@ -100,3 +100,29 @@ def test_server_fields(kvrocks_server):
     cpu = c.info("cpu")
     assert cpu["used_cpu_user_main_thread"] <= cpu["used_cpu_user"] + 0.01
     c.close()
+
+
+def _avg_ttl(client, db="db0"):
+    return client.info("keyspace")[db]["avg_ttl"]
+
+
+def test_keyspace_avg_ttl_is_the_average_ttl(fresh_server):
+    """Redis estimates avg_ttl by sampling; kvrocks keeps it exact to the second."""
+    srv = fresh_server.start()
+    c = srv.client()
+    c.set("a", 1, ex=100)
+    c.set("b", 1, ex=300)
+    c.set("c", 1)
+    assert abs(_avg_ttl(c) - 200000) <= 2000
+    c.persist("b")
+    assert abs(_avg_ttl(c) - 100000) <= 2000
+    c.expire("c", 500)
+    c.execute_command("SELECT", "2")
+    c.set("x", 1, px=50000)
+    srv.stop()
+    srv.start()
+    c = srv.client()
+    assert abs(_avg_ttl(c) - 300000) <= 2000
+    assert abs(_avg_ttl(c, "db2") - 50000) <= 2000
+    c.delete("a", "c")
+    assert _avg_ttl(c) == 0

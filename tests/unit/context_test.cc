@@ -121,7 +121,7 @@ TEST_F(ContextTest, MovedWritesAreSortedWithTheLastOfEachKey) {
   ctx.Put(ColumnFamily::kSubkey, "a", "1");
   ctx.Put(ColumnFamily::kSubkey, "b", "2");
   Context::PendingWrites out;
-  std::map<uint8_t, std::pair<int64_t, int64_t>> counts;
+  std::map<uint8_t, CountDeltas> counts;
   ctx.MovePendingTo(&out, &counts);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out.key(out[0]).ToString() + out.value(out[0]).ToString(), "a1");
