@@ -249,8 +249,8 @@ std::string Kbps(int64_t bytes_per_sec) { return Fixed2(static_cast<float>(bytes
 std::string InfoStats(Server* srv) {
   Stats& st = srv->stats();
   std::string s = "# Stats\r\n";
-  // Mechanisms kvrocks does not have count 0: key eviction (no maxmemory), client
-  // eviction, forks, active defragmentation, replicas served, I/O threads.
+  // Mechanisms kvrocks does not have count 0: key eviction (no maxmemory), forks,
+  // active defragmentation, replicas served, I/O threads.
   Line(&s, "total_connections_received", static_cast<int64_t>(st.total_connections_received.load()));
   Line(&s, "total_commands_processed", static_cast<int64_t>(st.total_commands_processed.load()));
   Line(&s, "instantaneous_ops_per_sec", st.Rate(Stats::kOps));
@@ -274,7 +274,7 @@ std::string InfoStats(Server* srv) {
   Line(&s, "expired_time_cap_reached_count", 0);
   Line(&s, "expire_cycle_cpu_milliseconds", static_cast<int64_t>(st.expire_cycle_us.load() / 1000));
   Line(&s, "evicted_keys", 0);
-  Line(&s, "evicted_clients", 0);
+  Line(&s, "evicted_clients", static_cast<int64_t>(st.evicted_clients.load()));
   Line(&s, "total_eviction_exceeded_time", 0);
   Line(&s, "current_eviction_exceeded_time", 0);
   Line(&s, "keyspace_hits", static_cast<int64_t>(st.keyspace_hits.load()));

@@ -339,6 +339,33 @@ Config::Config() {
   Add(IntOption("tcp-keepalive", &tcp_keepalive, 0, INT32_MAX, true));
   Add(Int64Option("proto-max-bulk-len", &proto_max_bulk_len, 1024 * 1024, true, true));
   Add(Int64Option("client-query-buffer-limit", &client_query_buffer_limit, 1024 * 1024, true, true));
+  {
+    auto o = std::make_unique<Option>();
+    o->name = "maxmemory-clients";
+    o->mutable_at_runtime = true;
+    auto show = [this](bool file) {
+      int64_t v = maxmemory_clients.load();
+      if (v < 0) return std::to_string(-v) + "%";
+      return file ? FormatMemory(v) : std::to_string(v);
+    };
+    o->get = [show] { return show(false); };
+    o->file_value = [show] { return show(true); };
+    o->set = [this](const std::string& v) {
+      int64_t n;
+      if (!v.empty() && v.back() == '%') {
+        if (!ParseInt64(v.substr(0, v.size() - 1), &n) || n < 0) {
+          return Status::InvalidArgument("argument must be a memory or percent value");
+        }
+        if (n > 100) return Status::InvalidArgument("percentage argument must be less or equal to 100");
+        maxmemory_clients = -n;
+        return Status::OK();
+      }
+      if (!ParseMemory(v, &n)) return Status::InvalidArgument("argument must be a memory or percent value");
+      maxmemory_clients = n;
+      return Status::OK();
+    };
+    Add(std::move(o));
+  }
   Add(OutputBufferLimitOption(this));
   Add(NotifyEventsOption(this));
   Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));

@@ -57,6 +57,9 @@ struct Config {
   int tcp_keepalive = 300;
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
+  // maxmemory-clients: bytes, or a negative percentage of maxmemory (Redis'
+  // encoding of "N%"); 0 disables client eviction.
+  std::atomic<int64_t> maxmemory_clients{0};
   // client-output-buffer-limit, per client class (hard bytes, soft bytes, soft seconds).
   struct OutputBufferLimit {
     int64_t hard = 0;

@@ -230,6 +230,8 @@ void Connection::ProcessInput() {
     in_pos_ = 0;
   }
   query_buffer_size = in_.size();
+  UpdateMemory();
+  if (kill_requested.load()) closing_ = true;  // evicted (maxmemory-clients) or killed: nothing more runs
   if (static_cast<int64_t>(in_.size()) > cfg->client_query_buffer_limit) {
     LOG(WARNING) << "Closing client " << peer_ << " that reached max query buffer length (" << in_.size()
                  << " bytes)";
@@ -239,6 +241,13 @@ void Connection::ProcessInput() {
 }
 
 void Connection::Write(std::string_view bytes) { out_.append(bytes); }
+
+void Connection::UpdateMemory() {
+  const size_t now = query_buffer_size.load(std::memory_order_relaxed) + output_buffer_size.load(std::memory_order_relaxed);
+  if (now == reported_memory_) return;
+  server()->AddClientMemory(static_cast<int64_t>(now) - static_cast<int64_t>(reported_memory_));
+  reported_memory_ = now;
+}
 
 std::string* Connection::output() { return &out_; }
 
@@ -253,6 +262,7 @@ void Connection::Flush() {
       if (errno == EAGAIN) {
         size_t pending = out_.size() - out_pos_;
         output_buffer_size = pending;
+        UpdateMemory();
         if (OverOutputLimit(pending)) {
           LOG(WARNING) << "Client " << peer_ << " closed for overcoming of output buffer limits.";
           CloseSoon();
@@ -270,6 +280,7 @@ void Connection::Flush() {
   out_.clear();
   out_pos_ = 0;
   output_buffer_size = 0;
+  UpdateMemory();
   soft_limit_since_ms_ = 0;
   if (close_after_reply_) CloseSoon();
 }

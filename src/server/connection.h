@@ -156,10 +156,16 @@ class Connection {
   std::atomic<size_t> query_buffer_size{0};
   std::atomic<size_t> output_buffer_size{0};
   std::atomic<bool> kill_requested{false};
+  // Reports query_buffer_size + output_buffer_size to the server's total of
+  // client memory, which may evict clients (maxmemory-clients). Owner thread only.
+  void UpdateMemory();
+  // What UpdateMemory last reported (the server takes it back when the client goes).
+  size_t reported_memory() const { return reported_memory_; }
   // CLIENT LIST line for this connection.
   std::string InfoLine();
 
  private:
+  size_t reported_memory_ = 0;
   static void OnEvent(evutil_socket_t fd, short what, void* arg);
   static void OnBlockTimeout(evutil_socket_t fd, short what, void* arg);
   void OnReadable();

@@ -151,6 +151,7 @@ void Server::Unregister(Connection* conn) {
   if (conn->monitor) RemoveMonitor(conn);
   UnsubscribeAll(conn);
   tracking_.Disable(conn);
+  clients_memory_.fetch_sub(static_cast<int64_t>(conn->reported_memory()), std::memory_order_relaxed);
   std::lock_guard<std::mutex> g(clients_mu_);
   clients_.erase(conn->id());
 }
@@ -171,6 +172,48 @@ void Server::UnsubscribeAll(Connection* conn) {
 size_t Server::ClientCount() {
   std::lock_guard<std::mutex> g(clients_mu_);
   return clients_.size();
+}
+
+void Server::AddClientMemory(int64_t delta) {
+  int64_t total = clients_memory_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  if (delta <= 0) return;
+  uint64_t limit = ClientEvictionLimit();
+  if (limit != 0 && total >= static_cast<int64_t>(limit)) EvictClients();
+}
+
+uint64_t Server::ClientEvictionLimit() const {
+  int64_t v = config_->maxmemory_clients.load(std::memory_order_relaxed);
+  if (v <= 0) return 0;  // off, or a percentage of a maxmemory of 0
+  // As Redis: never so small that no client can talk to the server.
+  return std::max<uint64_t>(static_cast<uint64_t>(v), 128 * 1024);
+}
+
+void Server::EvictClients() {
+  const uint64_t limit = ClientEvictionLimit();
+  if (limit == 0) return;
+  // Another thread's pass is choosing already: its kills are on their way.
+  std::unique_lock<std::mutex> pass(evict_mu_, std::try_to_lock);
+  if (!pass.owns_lock()) return;
+  int64_t total = clients_memory_.load();
+  if (total < static_cast<int64_t>(limit)) return;
+  std::vector<std::pair<uint64_t, uint64_t>> candidates;  // (memory, id)
+  {
+    std::lock_guard<std::mutex> g(clients_mu_);
+    for (const auto& [id, c] : clients_) {
+      if (c->no_evict.load() || c->kill_requested.load()) continue;
+      uint64_t m = c->query_buffer_size.load() + c->output_buffer_size.load();
+      if (m > 0) candidates.emplace_back(m, id);
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(), std::greater<>());
+  for (const auto& [m, id] : candidates) {
+    if (total < static_cast<int64_t>(limit)) return;
+    if (!Kill(id)) continue;
+    LOG(INFO) << "Evicting client: id=" << id << " tot-mem=" << m;
+    stats_.evicted_clients++;
+    total -= static_cast<int64_t>(m);
+  }
+  if (total >= static_cast<int64_t>(limit)) LOG(WARNING) << "Over client maxmemory after evicting all evictable clients";
 }
 
 uint64_t Server::ClientBuffers(uint64_t* recent_max_in, uint64_t* recent_max_out) {
@@ -645,6 +688,7 @@ void Server::ActiveExpireLoop() {
     if (now_ms - last_memory_sample_ms >= 100) {
       stats_.SampleRates(now_ms);
       memory_stats_.Sample();
+      EvictClients();  // a lowered maxmemory-clients takes effect without new traffic
       uint64_t in, out;
       ClientBuffers(&in, &out);
       last_memory_sample_ms = now_ms;

@@ -66,6 +66,15 @@ class Server {
   // and the biggest input and output buffer of a client within the last few
   // seconds (client_recent_max_input_buffer / output_buffer).
   uint64_t ClientBuffers(uint64_t* recent_max_in, uint64_t* recent_max_out);
+  // Client eviction (maxmemory-clients, as Redis 7.0's): a connection reports
+  // changes of its buffers' bytes here; once the clients' total reaches the
+  // limit, the biggest clients not in NO-EVICT mode are disconnected until it
+  // is below (largest first; clients holding nothing are never chosen).
+  void AddClientMemory(int64_t delta);
+  // The limit in bytes; 0 when client eviction is off (maxmemory-clients 0, or a
+  // percentage of maxmemory, which is always 0 here).
+  uint64_t ClientEvictionLimit() const;
+  void EvictClients();
   PubSub& pubsub() { return pubsub_; }
   Tracking& tracking() { return tracking_; }
   Acl& acl() { return acl_; }
@@ -216,6 +225,8 @@ class Server {
   SlowLog slowlog_;
   AccessClock access_clock_;
   MemoryStats memory_stats_;
+  std::atomic<int64_t> clients_memory_{0};
+  std::mutex evict_mu_;  // one eviction pass at a time
   // The biggest client buffers of each of the last kRecentSeconds seconds, as
   // Redis' clientsCronTrackExpansiveClients keeps them.
   static constexpr int kRecentSeconds = 8;

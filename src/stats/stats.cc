@@ -17,6 +17,7 @@ void Stats::Reset() {
   total_writes_processed = 0;
   expire_cycle_us = 0;
   rdb_saves = 0;
+  evicted_clients = 0;
   {
     // As Redis' resetServerStats: the instantaneous metrics start over.
     std::lock_guard<std::mutex> g(rates_mu_);
