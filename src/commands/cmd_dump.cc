@@ -70,7 +70,7 @@ void Restore(CommandCall& call) {
   }
   uint64_t expire = 0;
   if (ttl > 0) expire = absttl ? static_cast<uint64_t>(ttl) : NowMs() + static_cast<uint64_t>(ttl);
-  if (expire != 0 && expire <= NowMs()) return reply::Ok(call.out);  // already expired: nothing is created
+  if (expire != 0 && db.AlreadyExpired(expire)) return reply::Ok(call.out);  // already expired: nothing is created
   s = rdb::RestoreObject(&db, a[1], obj, expire);
   if (!s.ok()) return ReplyStatusError(call, s);
   // (FREQ has no effect: the eviction policy is never an LFU one, as Redis ignores it then.)

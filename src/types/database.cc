@@ -149,6 +149,10 @@ std::string Database::WithExpire(const std::string& raw, uint64_t expire_ms) {
   return out;
 }
 
+bool Database::AlreadyExpired(uint64_t expire_ms) const {
+  return expire_ms <= NowMs() && ctx_->expires_on_access();
+}
+
 Status Database::SetExpire(std::string_view key, uint64_t expire_ms, int flags, bool* applied) {
   *applied = false;
   LoadedKey lk;
@@ -161,7 +165,7 @@ Status Database::SetExpire(std::string_view key, uint64_t expire_ms, int flags, 
   if ((flags & kExpireGT) && (persistent || expire_ms <= lk.expire_ms)) return Status::OK();
   if ((flags & kExpireLT) && !persistent && expire_ms >= lk.expire_ms) return Status::OK();
   *applied = true;
-  if (expire_ms <= NowMs()) {
+  if (AlreadyExpired(expire_ms)) {
     Remove(key, &lk);
     return Status::OK();
   }

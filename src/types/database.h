@@ -63,6 +63,13 @@ class Database {
   Context* ctx() const { return ctx_; }
   uint8_t id() const { return db_; }
 
+  // Redis' checkAlreadyExpired: a write that sets an absolute expiry at or before
+  // now deletes its key at once, except where expiry is left to a master (the
+  // replica applying its stream, whose context deletes nothing on access): there
+  // the key is written with that expiry, logically expired, until the master's
+  // DEL arrives, as a Redis replica keeps it.
+  bool AlreadyExpired(uint64_t expire_ms) const;
+
   // Reads key's metadata; lk->live tells whether it exists for clients. A key found
   // expired is noted in the context, which may delete it (Context::set_expired_counter).
   Status Load(std::string_view key, LoadedKey* lk);

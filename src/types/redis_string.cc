@@ -184,7 +184,7 @@ Status RedisString::Set(std::string_view key, std::string_view value, const SetO
   if (opts.cond == SetOptions::kXX && !lk.live) return Status::OK();
   uint64_t expire = opts.keep_ttl && lk.live ? lk.expire_ms : opts.expire_ms;
   *done = true;
-  if (expire != 0 && expire <= now) {
+  if (expire != 0 && expire <= now && db_->AlreadyExpired(expire)) {
     // An absolute time in the past: the new value is expired at once, as in Redis.
     db_->Remove(key, &lk);
     return Status::OK();
@@ -201,7 +201,7 @@ Status RedisString::GetEx(std::string_view key, ExpireChange change, uint64_t ex
   if (change == ExpireChange::kPersist && lk.expire_ms != 0) {
     db_->Store(key, &lk, Database::WithExpire(lk.raw, 0), 0);
   } else if (change == ExpireChange::kSet) {
-    if (expire_ms <= NowMs()) {
+    if (db_->AlreadyExpired(expire_ms)) {
       db_->Remove(key, &lk);
     } else {
       db_->Store(key, &lk, Database::WithExpire(lk.raw, expire_ms), expire_ms);

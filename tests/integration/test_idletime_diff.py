@@ -118,18 +118,18 @@ def test_which_commands_touch_their_keys(d, command, keys):
         kv, ref = _idle(d.kv, k), _idle(d.ref, k)
         assert (kv < 500) == (ref < 500), f"{command}: {k} idle {kv} s on kvrocks, {ref} s on redis"
         if kv >= 500:
-            assert IDLE <= kv <= IDLE + 5, (k, kv)
+            assert IDLE <= kv <= IDLE + 30, (k, kv)
 
 
 def test_restore_idletime_sets_the_idle_time(d):
     d("SET", "k", "v")
     for c in (d.kv, d.ref):
         _make_idle(c, ["k"])
-        assert IDLE <= _idle(c, "k") <= IDLE + 5
+        assert IDLE <= _idle(c, "k") <= IDLE + 30
         # DEBUG OBJECT shows the same clock.
         line = c.call("DEBUG", "OBJECT", "k").decode()
         idle = int(line.split("lru_seconds_idle:")[1].split()[0])
-        assert IDLE <= idle <= IDLE + 5, line
+        assert IDLE <= idle <= IDLE + 30, line
     d("OBJECT", "IDLETIME", "nosuch")
     d("OBJECT", "IDLETIME")
     d("OBJECT", "IDLETIME", "k", "extra")
@@ -148,7 +148,7 @@ def test_idle_time_past_the_clock_wrap(d):
             body = payload[payload.index(b"\r\n") + 2:-2]
             assert c.call("RESTORE", "k", "0", body, "REPLACE", "IDLETIME", str(idle)) == b"+OK\r\n"
         kv, ref = _idle(d.kv, "k"), _idle(d.ref, "k")
-        assert abs(kv - ref) <= 2, (idle, kv, ref)
+        assert abs(kv - ref) <= 10, (idle, kv, ref)
 
 
 def test_debug_reload_makes_every_key_fresh(d):
@@ -186,7 +186,7 @@ def test_load_rdb_takes_the_idle_times_it_holds(tmp_path):
         shutil.copy(os.path.join(ref.dir, "dump.rdb"), rdb)
         kv = Kvrocks(extra=["--load-rdb", rdb]).start()
         k = kv.client()
-        assert 5000 <= k.object("idletime", "old") <= 5010
+        assert 5000 <= k.object("idletime", "old") <= 5030
         assert k.object("idletime", "fresh") < 500
     finally:
         if kv:

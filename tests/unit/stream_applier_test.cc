@@ -73,6 +73,22 @@ TEST_F(StreamApplierTest, CountsEveryByteAndLeavesPartialCommands) {
                                                          applier_->offset()));
 }
 
+TEST_F(StreamApplierTest, ExpiryInThePastKeepsTheKeyUntilTheMastersDel) {
+  // The master sent these while their times were ahead; they arrive late. A Redis
+  // replica writes them anyway (checkAlreadyExpired is false on a replica) and
+  // waits for the master's DEL.
+  StreamApplier::Batch b;
+  ASSERT_TRUE(applier_->Apply(Cmd({"SET", "late", "v", "PXAT", "1000"}) + Cmd({"SET", "k", "v"}) +
+                                  Cmd({"PEXPIREAT", "k", "1000"}) + Cmd({"GETEX", "k", "PXAT", "1000"}),
+                              &b)
+                  .ok());
+  const uint8_t db = storage_->PhysicalDb(0);
+  EXPECT_EQ(storage_->KeyCount(db), 2);
+  EXPECT_EQ(storage_->ExpireCount(db), 2);
+  ASSERT_TRUE(applier_->Apply(Cmd({"DEL", "late", "k"}), &b).ok());
+  EXPECT_EQ(storage_->KeyCount(db), 0);
+}
+
 TEST_F(StreamApplierTest, OffsetStaysAtMultiUntilExec) {
   std::string head = Cmd({"MULTI"}) + Cmd({"SET", "a", "1"});
   StreamApplier::Batch b;
