@@ -68,6 +68,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   MultiLockGuard all(server_->storage()->locks());
   Context ctx(server_->storage());
   ctx.set_dirty_counter(&server_->stats().dirty);
+  ctx.set_expiry_left_to_master(true);
   Status s = ApplyParsed(&ctx, &cmds, &pos, &safe, batch);
   if (s.ok()) {
     PersistState(&ctx, safe);

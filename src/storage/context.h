@@ -130,6 +130,10 @@ class Context {
   void set_dirty_counter(std::atomic<uint64_t>* counter) { dirty_counter_ = counter; }
   void AddDirty(int64_t n) { dirty_pending_ += static_cast<uint64_t>(n); }
   bool expires_on_access() const { return expired_counter_ != nullptr; }
+  // The writes apply a master's stream: expiry is the master's to do, so a past
+  // absolute expiry does not delete the key (Database::AlreadyExpired).
+  void set_expiry_left_to_master(bool v) { expiry_left_to_master_ = v; }
+  bool expiry_left_to_master() const { return expiry_left_to_master_; }
   void NoteExpiredFound(uint8_t db, std::string_view key) {
     if (expired_counter_ != nullptr) expired_found_.emplace_back(db, std::string(key));
   }
@@ -321,6 +325,7 @@ class Context {
   std::atomic<uint64_t>* dirty_counter_ = nullptr;
   uint64_t dirty_pending_ = 0;
   bool record_lookups_ = false;
+  bool expiry_left_to_master_ = false;
   std::vector<Lookup> lookups_;
   std::vector<std::pair<std::string, uint32_t>> access_times_;
   struct SavePoint {

@@ -150,7 +150,7 @@ std::string Database::WithExpire(const std::string& raw, uint64_t expire_ms) {
 }
 
 bool Database::AlreadyExpired(uint64_t expire_ms) const {
-  return expire_ms <= NowMs() && ctx_->expires_on_access();
+  return expire_ms <= NowMs() && !ctx_->expiry_left_to_master();
 }
 
 Status Database::SetExpire(std::string_view key, uint64_t expire_ms, int flags, bool* applied) {

@@ -64,8 +64,8 @@ class Database {
   uint8_t id() const { return db_; }
 
   // Redis' checkAlreadyExpired: a write that sets an absolute expiry at or before
-  // now deletes its key at once, except where expiry is left to a master (the
-  // replica applying its stream, whose context deletes nothing on access): there
+  // now deletes its key at once, except where expiry is left to a master
+  // (Context::set_expiry_left_to_master: the replica applying its stream): there
   // the key is written with that expiry, logically expired, until the master's
   // DEL arrives, as a Redis replica keeps it.
   bool AlreadyExpired(uint64_t expire_ms) const;
