@@ -328,3 +328,18 @@ def diff(request, kvrocks_server, redis_ref):
         d.both("HELLO", "3")
     yield d
     d.close()
+
+
+def write_idle_keys(client, idle=5000):
+    """Writes "old" (idle for `idle` seconds, set by RESTORE ... IDLETIME) and "fresh"
+    on a redis-server whose maxmemory-policy is an LRU one (so its RDB holds IDLE)."""
+    client.set("old", "v")
+    client.set("fresh", "v")
+    client.restore("old", 0, client.dump("old"), replace=True, idletime=idle)
+
+
+def assert_idle_keys(client, idle=5000):
+    """The keys write_idle_keys wrote, as a server that loaded them reports them."""
+    assert idle <= client.object("idletime", "old") <= idle + 30
+    assert client.object("idletime", "fresh") < 500
+

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from conftest import Kvrocks, RealRedis, encode
+from conftest import Kvrocks, RealRedis, assert_idle_keys, encode, write_idle_keys
 
 IDLE = 1000
 
@@ -178,16 +178,12 @@ def test_load_rdb_takes_the_idle_times_it_holds(tmp_path):
     kv = None
     try:
         c = ref.client()
-        c.set("old", "v")
-        c.set("fresh", "v")
-        c.restore("old", 0, c.dump("old"), replace=True, idletime=5000)
+        write_idle_keys(c)
         c.save()
         rdb = str(tmp_path / "idle.rdb")
         shutil.copy(os.path.join(ref.dir, "dump.rdb"), rdb)
         kv = Kvrocks(extra=["--load-rdb", rdb]).start()
-        k = kv.client()
-        assert 5000 <= k.object("idletime", "old") <= 5030
-        assert k.object("idletime", "fresh") < 500
+        assert_idle_keys(kv.client())
     finally:
         if kv:
             kv.cleanup()

@@ -13,7 +13,7 @@ import pytest
 import redis
 from redis.sentinel import Sentinel
 
-from conftest import REDIS_BIN, Kvrocks, free_port, wait_ready
+from conftest import REDIS_BIN, Kvrocks, assert_idle_keys, free_port, wait_ready, write_idle_keys
 from keyspace_compare import assert_same_data
 
 FIXTURE_RDB = os.path.join(os.path.dirname(__file__), "..", "rdb-fixtures", "redis-7.0", "dataset.rdb")
@@ -174,14 +174,11 @@ def test_idle_times_come_with_the_masters_rdb():
     kv = None
     try:
         mc = m.client()
-        mc.set("old", "v")
-        mc.set("fresh", "v")
-        mc.restore("old", 0, mc.dump("old"), replace=True, idletime=5000)
+        write_idle_keys(mc)
         kv = start_replica(m)
         wait_synced(mc, kv)
         c = kv.client()
-        assert 5000 <= c.object("idletime", "old") <= 5030
-        assert c.object("idletime", "fresh") < 500
+        assert_idle_keys(c)
         # RESTORE ... IDLETIME in the command stream sets it too.
         mc.set("later", "v")
         mc.restore("later", 0, mc.dump("later"), replace=True, idletime=7000)
