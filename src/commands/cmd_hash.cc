@@ -159,11 +159,21 @@ void HRandField(CommandCall& call) {
   }
   std::vector<size_t> picked;
   if (count >= 0) {
-    // Distinct fields: a random subset (all of them when count >= size).
+    // Distinct fields, as Redis picks them: all of them in the hash's order when
+    // count >= size; else a random subset, in the hash's order from a listpack
+    // when count is under a third of the size (lpRandomPairsUnique), in no
+    // particular order otherwise (a dictionary's).
     std::vector<size_t> all(fvs.size());
     for (size_t i = 0; i < all.size(); i++) all[i] = i;
-    std::shuffle(all.begin(), all.end(), rng);
-    all.resize(std::min<size_t>(all.size(), static_cast<size_t>(count)));
+    if (static_cast<uint64_t>(count) < fvs.size()) {
+      std::shuffle(all.begin(), all.end(), rng);
+      all.resize(static_cast<size_t>(count));
+      LoadedKey lk;
+      Metadata meta;
+      bool listpack = db.Load(a[1], &lk).ok() && meta.Decode(lk.raw).ok() &&
+                      std::string_view(RedisHash::Encoding(meta)) == "listpack";
+      if (listpack && static_cast<uint64_t>(count) * 3 <= fvs.size()) std::sort(all.begin(), all.end());
+    }
     picked = std::move(all);
   } else if (!fvs.empty()) {
     for (int64_t i = 0; i < -count; i++) picked.push_back(rng() % fvs.size());

@@ -45,6 +45,16 @@ inline uint64_t DecodeBE64(const char* p) {
   return v;
 }
 
+// LEB128: 7 bits per byte, low bits first, the high bit set on all but the
+// last byte; 1 byte below 128, at most 10.
+inline void PutVarint64(std::string* dst, uint64_t v) {
+  while (v >= 0x80) {
+    dst->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  dst->push_back(static_cast<char>(v));
+}
+
 // Reads fixed-width fields from the front of a byte range; each Get* fails
 // (returns false) rather than reading past the end.
 class Reader {
@@ -73,6 +83,19 @@ class Reader {
     *v = DecodeBE64(in_.data());
     in_.remove_prefix(8);
     return true;
+  }
+  bool GetVarint64(uint64_t* v) {
+    uint64_t r = 0;
+    for (size_t i = 0; i < in_.size() && i < 10; i++) {
+      auto b = static_cast<uint8_t>(in_[i]);
+      r |= uint64_t(b & 0x7f) << (7 * i);
+      if (!(b & 0x80)) {
+        *v = r;
+        in_.remove_prefix(i + 1);
+        return true;
+      }
+    }
+    return false;
   }
   bool GetBytes(size_t n, std::string_view* v) {
     if (in_.size() < n) return false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <unordered_set>
 
 #include "common/encoding.h"
 #include "common/string_util.h"
@@ -14,43 +15,102 @@ static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtab
 // payload[0]: some field has (or had) a TTL; every value then starts with its
 // absolute expiry, expire_ms(8, BE, 0 = none).
 static constexpr uint8_t kFieldTtlFlag = 2;
+// payload[0]: a listpack hash keeping Redis' insertion order. Every value then
+// carries its field's insertion number, varint (after the expiry, if any), and
+// the payload goes on with the next number to give, next_seq(8, BE).
+static constexpr uint8_t kOrderedFlag = 4;
 
-static bool HasFieldTtls(const Metadata& meta) {
-  return !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kFieldTtlFlag);
+static uint8_t Flags(const Metadata& meta) {
+  return meta.payload.empty() ? 0 : static_cast<uint8_t>(meta.payload[0]);
+}
+static bool HasFieldTtls(const Metadata& meta) { return Flags(meta) & kFieldTtlFlag; }
+static bool IsHashtable(const Metadata& meta) { return Flags(meta) & kHashtableFlag; }
+static bool IsOrdered(const Metadata& meta) { return (Flags(meta) & kOrderedFlag) && meta.payload.size() >= 9; }
+
+// The insertion number for a new field of an ordered hash.
+static uint64_t TakeSeq(Metadata* meta) {
+  uint64_t seq = DecodeBE64(meta->payload.data() + 1);
+  meta->payload.resize(1);
+  PutBE64(&meta->payload, seq + 1);
+  return seq;
 }
 
-// Strips the expiry of a stored value; false if the field has expired.
-static bool Unwrap(const Metadata& meta, std::string* v, uint64_t now, uint64_t* expire = nullptr) {
-  uint64_t e = 0;
-  if (HasFieldTtls(meta)) {
-    if (v->size() < 8) return false;
-    e = DecodeBE64(v->data());
-    v->erase(0, 8);
-  }
+// Strips the expiry and insertion number of a stored value; false if the
+// field has expired (or the value is malformed).
+static bool Unwrap(const Metadata& meta, std::string* v, uint64_t now, uint64_t* expire = nullptr,
+                   uint64_t* seq = nullptr) {
+  Reader r(*v);
+  uint64_t e = 0, n = 0;
+  if (HasFieldTtls(meta) && !r.GetBE64(&e)) return false;
+  if (IsOrdered(meta) && !r.GetVarint64(&n)) return false;
+  v->erase(0, v->size() - r.rest().size());
   if (expire != nullptr) *expire = e;
+  if (seq != nullptr) *seq = n;
   return e == 0 || e > now;
 }
 
-static std::string Wrap(const Metadata& meta, std::string_view value, uint64_t expire) {
-  if (!HasFieldTtls(meta)) return std::string(value);
+static std::string Wrap(const Metadata& meta, std::string_view value, uint64_t expire, uint64_t seq) {
+  if (!HasFieldTtls(meta) && !IsOrdered(meta)) return std::string(value);
   std::string out;
-  PutBE64(&out, expire);
+  out.reserve(value.size() + 18);
+  if (HasFieldTtls(meta)) PutBE64(&out, expire);
+  if (IsOrdered(meta)) PutVarint64(&out, seq);
   out.append(value);
   return out;
 }
 
-const char* RedisHash::Encoding(const Metadata& meta) {
-  bool hashtable = !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kHashtableFlag);
-  return hashtable ? "hashtable" : "listpack";
+// Whether a new hash holding these fields is a listpack in Redis: no field or
+// value over hash-max-listpack-value, at most hash-max-listpack-entries distinct fields.
+static bool FitsListpack(const std::vector<std::pair<std::string_view, std::string_view>>& fvs) {
+  for (const auto& [field, value] : fvs) {
+    if (std::max(field.size(), value.size()) > EncodingLimits::HashValue()) return false;
+  }
+  if (fvs.size() <= EncodingLimits::HashEntries()) return true;
+  std::unordered_set<std::string_view> distinct;
+  for (const auto& fv : fvs) {
+    if (distinct.insert(fv.first).second && distinct.size() > EncodingLimits::HashEntries()) return false;
+  }
+  return true;
 }
 
-Metadata RedisHash::NewHash() const {
+const char* RedisHash::Encoding(const Metadata& meta) { return IsHashtable(meta) ? "hashtable" : "listpack"; }
+
+Metadata RedisHash::NewHash(bool listpack) const {
   Metadata meta;
   meta.type = RedisType::kHash;
   meta.version = db_->ctx()->storage()->NewVersion();
   meta.size = 0;
-  meta.payload.assign(1, '\0');
+  meta.payload.assign(1, static_cast<char>(listpack ? kOrderedFlag : kHashtableFlag));
+  if (listpack) PutBE64(&meta.payload, 0);
   return meta;
+}
+
+Status RedisHash::KeepOrderIfListpack(std::string_view key, Metadata* meta) {
+  if (IsHashtable(*meta) && IsOrdered(*meta)) return Recode(key, meta, Flags(*meta) & ~kOrderedFlag);
+  if (!IsHashtable(*meta) && !IsOrdered(*meta)) return Recode(key, meta, Flags(*meta) | kOrderedFlag);
+  return Status::OK();
+}
+
+Status RedisHash::Recode(std::string_view key, Metadata* meta, uint8_t flags) {
+  SubkeyBounds bounds(db_->id(), key, meta->version);
+  std::vector<std::pair<std::string, std::string>> stored;  // subkey, value as stored
+  {
+    auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) stored.emplace_back(it->key().ToString(), it->value().ToString());
+    if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  }
+  const bool numbered = IsOrdered(*meta);
+  Metadata next = *meta;
+  next.payload.assign(1, static_cast<char>(flags));
+  if (flags & kOrderedFlag) PutBE64(&next.payload, numbered ? DecodeBE64(meta->payload.data() + 1) : stored.size());
+  for (size_t i = 0; i < stored.size(); i++) {
+    auto& [sub, value] = stored[i];
+    uint64_t expire = 0, seq = i;  // a hash numbered now is numbered in field order
+    Unwrap(*meta, &value, 0, &expire, numbered ? &seq : nullptr);
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(next, value, expire, seq));
+  }
+  *meta = std::move(next);
+  return Status::OK();
 }
 
 Status RedisHash::LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists) {
@@ -65,7 +125,11 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok()) return s;
-  if (!exists) meta = NewHash();
+  if (!exists) {
+    meta = NewHash(FitsListpack(fvs));
+  } else if (!(s = KeepOrderIfListpack(key, &meta)).ok()) {
+    return s;
+  }
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   bool changed = false;
   std::string sub, old;
@@ -75,17 +139,20 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
     if (!s.ok() && !s.IsNotFound()) return s;
     bool stored = s.ok();  // an expired field is still stored (and counted in size)
-    bool live = stored && Unwrap(meta, &old, now);
+    uint64_t seq = 0;
+    bool live = stored && Unwrap(meta, &old, now, nullptr, &seq);
     if (live && nx) continue;
     if (!stored) meta.size++;
     if (!live) (*added)++;
+    if (!live && IsOrdered(meta)) seq = TakeSeq(&meta);  // a new field goes last
     // Setting a field clears its TTL, as in Redis.
-    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0));
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0, seq));
     if (std::max(field.size(), value.size()) > EncodingLimits::HashValue()) meta.payload[0] |= kHashtableFlag;
     changed = true;
   }
   if (meta.size > EncodingLimits::HashEntries()) meta.payload[0] |= kHashtableFlag;
   if (changed) {
+    if (!(s = KeepOrderIfListpack(key, &meta)).ok()) return s;  // a hash that became a hashtable
     db_->StoreCollection(key, &lk, meta);
   }
   return Status::OK();
@@ -191,6 +258,9 @@ Status RedisHash::Scan(std::string_view key, const std::string& after, size_t co
   }
   size_t examined = 0;
   const uint64_t now = NowMs();
+  const size_t first = fvs->size();
+  std::vector<uint64_t> seqs;  // of an ordered hash read whole, to sort it by
+  const bool whole = after.empty() && IsOrdered(meta);
   for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
     if (examined == count) return Status::OK();  // *next is the last field examined
     examined++;
@@ -198,11 +268,23 @@ Status RedisHash::Scan(std::string_view key, const std::string& after, size_t co
     *next = field;
     if (pattern != "*" && !StringMatch(pattern, field)) continue;
     std::string value = it->value().ToString();
-    if (!Unwrap(meta, &value, now)) continue;
+    uint64_t seq;
+    if (!Unwrap(meta, &value, now, nullptr, &seq)) continue;
     fvs->emplace_back(std::move(field), std::move(value));
+    if (whole) seqs.push_back(seq);
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   next->clear();
+  if (whole && seqs.size() > 1) {
+    // Redis' listpack order: insertion order.
+    std::vector<size_t> order(seqs.size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a] < seqs[b]; });
+    std::vector<std::pair<std::string, std::string>> sorted;
+    sorted.reserve(order.size());
+    for (size_t i : order) sorted.push_back(std::move((*fvs)[first + i]));
+    std::move(sorted.begin(), sorted.end(), fvs->begin() + static_cast<std::ptrdiff_t>(first));
+  }
   return Status::OK();
 }
 
@@ -218,23 +300,29 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok()) return s;
-  if (!exists) meta = NewHash();
+  if (!exists) {
+    meta = NewHash(true);
+  } else if (!(s = KeepOrderIfListpack(key, &meta)).ok()) {
+    return s;
+  }
   std::string sub = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   sub.append(field);
   std::string old, value;
   s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
   if (!s.ok() && !s.IsNotFound()) return s;
   bool stored = s.ok();
-  uint64_t expire = 0;
-  bool live = stored && Unwrap(meta, &old, NowMs(), &expire);
+  uint64_t expire = 0, seq = 0;
+  bool live = stored && Unwrap(meta, &old, NowMs(), &expire, &seq);
   if (!live) expire = 0;
   s = fn(live ? &old : nullptr, &value);
   if (!s.ok()) return s;
+  if (!live && IsOrdered(meta)) seq = TakeSeq(&meta);
   // HINCRBY keeps a field's TTL.
-  db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire));
+  db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire, seq));
   if (!stored) meta.size++;
   if (std::max(field.size(), value.size()) > EncodingLimits::HashValue() || meta.size > EncodingLimits::HashEntries()) {
     meta.payload[0] |= kHashtableFlag;
+    if (!(s = KeepOrderIfListpack(key, &meta)).ok()) return s;
   }
   db_->StoreCollection(key, &lk, meta);
   return Status::OK();
@@ -266,20 +354,11 @@ Status RedisHash::IncrByFloat(std::string_view key, std::string_view field, long
 }
 
 Status RedisHash::EnableFieldTtls(std::string_view key, Metadata* meta) {
-  if (HasFieldTtls(*meta)) return Status::OK();
-  std::vector<std::pair<std::string, std::string>> fvs;
-  std::string next;
-  Status s = Scan(key, "", SIZE_MAX, "*", &fvs, &next);
-  if (!s.ok()) return s;
-  meta->payload[0] = static_cast<char>(meta->payload[0] | kFieldTtlFlag);
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
-  for (const auto& [f, v] : fvs) db_->ctx()->Put(ColumnFamily::kSubkey, prefix + f, Wrap(*meta, v, 0));
-  return Status::OK();
+  return HasFieldTtls(*meta) ? Status::OK() : Recode(key, meta, Flags(*meta) | kFieldTtlFlag);
 }
 
 Status RedisHash::ForLiveFields(std::string_view key, const Metadata& meta,
-                                const std::vector<std::string_view>& fields,
-                                const std::function<void(size_t, const std::string&, std::string&, uint64_t)>& fn) {
+                                const std::vector<std::string_view>& fields, const FieldFn& fn) {
   const uint64_t now = NowMs();
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
   for (size_t i = 0; i < fields.size(); i++) {
@@ -287,8 +366,8 @@ Status RedisHash::ForLiveFields(std::string_view key, const Metadata& meta,
     Status s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
     if (s.IsNotFound()) continue;
     if (!s.ok()) return s;
-    uint64_t expire;
-    if (Unwrap(meta, &value, now, &expire)) fn(i, sub, value, expire);
+    uint64_t expire, seq;
+    if (Unwrap(meta, &value, now, &expire, &seq)) fn(i, sub, value, expire, seq);
   }
   return Status::OK();
 }
@@ -304,7 +383,7 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
   if (!(s = EnableFieldTtls(key, &meta)).ok()) return s;
   const uint64_t now = NowMs();
   bool changed = false, indexed = false;
-  s = ForLiveFields(key, meta, fields, [&](size_t i, const std::string& sub, std::string& value, uint64_t cur) {
+  auto set_ttl = [&](size_t i, const std::string& sub, std::string& value, uint64_t cur, uint64_t seq) {
     // A field without a TTL counts as never expiring for GT/LT.
     bool ok = cond == ExpireCond::kAlways || (cond == ExpireCond::kNX && cur == 0) ||
               (cond == ExpireCond::kXX && cur != 0) || (cond == ExpireCond::kGT && cur != 0 && expire_ms > cur) ||
@@ -320,11 +399,11 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
       (*results)[i] = 2;
       return;
     }
-    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire_ms));
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire_ms, seq));
     (*results)[i] = 1;
     indexed = true;
-  });
-  if (!s.ok()) return s;
+  };
+  if (!(s = ForLiveFields(key, meta, fields, set_ttl)).ok()) return s;
   if (indexed) {
     // The active-expire cycle visits the key then (see Server::ExpireCycle).
     db_->ctx()->Put(ColumnFamily::kExpire, EncodeExpireKey(db_->id(), expire_ms, key), "");
@@ -342,7 +421,7 @@ Status RedisHash::FieldExpireTimes(std::string_view key, const std::vector<std::
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  return ForLiveFields(key, meta, fields, [&](size_t i, const std::string&, std::string&, uint64_t e) {
+  return ForLiveFields(key, meta, fields, [&](size_t i, const std::string&, std::string&, uint64_t e, uint64_t) {
     (*results)[i] = e == 0 ? -1 : static_cast<int64_t>(e);
   });
 }
@@ -356,15 +435,16 @@ Status RedisHash::PersistFields(std::string_view key, const std::vector<std::str
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
   bool changed = false;
-  s = ForLiveFields(key, meta, fields, [&](size_t i, const std::string& sub, std::string& value, uint64_t e) {
+  auto persist = [&](size_t i, const std::string& sub, std::string& value, uint64_t e, uint64_t seq) {
     if (e == 0) {
       (*results)[i] = -1;
       return;
     }
-    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0));
+    db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0, seq));
     (*results)[i] = 1;
     changed = true;
-  });
+  };
+  s = ForLiveFields(key, meta, fields, persist);
   if (s.ok() && changed) db_->StoreCollection(key, &lk, meta);
   return s;
 }

@@ -1,6 +1,7 @@
-// The hash type: metadata (version, size, encoding flag) plus one subkey per
-// field, `prefix(version) | field -> value`. Single-field operations are point
-// reads/writes; HGETALL and friends iterate the key's subkey prefix.
+// The hash type: metadata (version, size, flags) plus one subkey per field,
+// `prefix(version) | field -> value`. Single-field operations are point
+// reads/writes; HGETALL and friends iterate the key's subkey prefix (and a
+// listpack hash's are put in insertion order, see docs/encoding.md).
 #pragma once
 
 #include <functional>
@@ -29,7 +30,8 @@ class RedisHash {
               std::vector<std::optional<std::string>>* values);
   Status Delete(std::string_view key, const std::vector<std::string_view>& fields, int64_t* deleted);
   Status Size(std::string_view key, uint64_t* size);
-  // All fields and values in field order.
+  // All fields and values: a listpack hash in insertion order (as Redis), a
+  // hashtable one in field order.
   Status GetAll(std::string_view key, std::vector<std::pair<std::string, std::string>>* fvs);
   Status IncrBy(std::string_view key, std::string_view field, int64_t delta, int64_t* result);
   Status IncrByFloat(std::string_view key, std::string_view field, long double delta, std::string* result);
@@ -60,12 +62,22 @@ class RedisHash {
  private:
   // Loads key's hash metadata; *exists=false if absent. WRONGTYPE for other types.
   Status LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
-  // Metadata for a new hash.
-  Metadata NewHash() const;
-  // Calls fn(index, subkey, value, expire) for each of fields that exists and has
-  // not expired (value without its expiry prefix; expire 0 = none).
+  // Metadata for a new hash, a listpack (keeping insertion order) or a hashtable.
+  Metadata NewHash(bool listpack) const;
+  // Rewrites every value of the hash for the layout `flags` asks for (field
+  // TTLs, insertion numbers): O(n), once per change of layout. A hash numbered
+  // now is numbered in field order.
+  Status Recode(std::string_view key, Metadata* meta, uint8_t flags);
+  // Insertion order is kept exactly while the hash is a listpack in Redis: a
+  // hash that became a hashtable loses its numbers, a listpack hash from before
+  // they were kept gets them.
+  Status KeepOrderIfListpack(std::string_view key, Metadata* meta);
+  // fn(index, subkey, value, expire, seq) of ForLiveFields.
+  using FieldFn = std::function<void(size_t, const std::string&, std::string&, uint64_t, uint64_t)>;
+  // Calls fn(index, subkey, value, expire, seq) for each of fields that exists and
+  // has not expired (value without its prefix; expire 0 = none; seq its insertion number).
   Status ForLiveFields(std::string_view key, const Metadata& meta, const std::vector<std::string_view>& fields,
-                       const std::function<void(size_t, const std::string&, std::string&, uint64_t)>& fn);
+                       const FieldFn& fn);
   // Rewrites every value with an expiry prefix (the first field TTL of a hash; O(n) once).
   Status EnableFieldTtls(std::string_view key, Metadata* meta);
   // Read-modify-write of one field (HINCRBY, HINCRBYFLOAT): fn gets the old value

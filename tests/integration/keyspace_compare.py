@@ -3,6 +3,21 @@ kvrocks replica holds exactly what its Redis master holds)."""
 import redis
 
 
+class Hash:
+    """A hash's fields and values; two compare in order when both are small."""
+
+    def __init__(self, small, items):
+        self.small, self.items = small, items
+
+    def __eq__(self, other):
+        if self.small and other.small:
+            return self.items == other.items
+        return sorted(self.items) == sorted(other.items)
+
+    def __repr__(self):
+        return f"Hash({'small' if self.small else 'hashtable'}, {self.items!r})"
+
+
 def _value(c, key, t):
     if t == b"string":
         return c.get(key)
@@ -11,7 +26,10 @@ def _value(c, key, t):
     if t == b"set":
         return sorted(c.smembers(key))
     if t == b"hash":
-        return sorted(c.hgetall(key).items())
+        # A small (listpack, ziplist in Redis 6) hash in its order, which is
+        # insertion order; a hashtable's order is each server's own.
+        small = c.object("encoding", key) in (b"listpack", b"ziplist")
+        return Hash(small, list(c.hgetall(key).items()))
     if t == b"zset":
         return c.zrange(key, 0, -1, withscores=True)
     if t == b"stream":
