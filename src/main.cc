@@ -229,8 +229,10 @@ int main(int argc, char** argv) {
   if (!cfg.pidfile.empty()) {
     std::ofstream(cfg.pidfile) << getpid() << "\n";
   }
-  LOG(INFO) << "kvrocks " << kvrocks::kKvrocksVersion << " ready to accept connections on " << cfg.bind << ":"
-            << cfg.port << " with " << cfg.workers << " workers, data in " << cfg.dir;
+  LOG(INFO) << "kvrocks " << kvrocks::kKvrocksVersion << " ready to accept connections on "
+            << (cfg.port != 0 ? cfg.bind + ":" + std::to_string(cfg.port) : "no TCP port")
+            << (cfg.unixsocket.empty() ? "" : " and at " + cfg.unixsocket) << " with " << cfg.workers
+            << " workers, data in " << cfg.dir;
 
   std::thread signal_thread([&server, sigs] {
     int sig = 0;

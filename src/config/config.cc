@@ -1,6 +1,8 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -184,6 +186,34 @@ std::unique_ptr<Config::Option> FileNameOption(const char* name, std::string* fi
   return o;
 }
 
+// A file mode in octal (unixsocketperm), parsed and shown as Redis' OCTAL_CONFIG.
+std::unique_ptr<Config::Option> OctalOption(const char* name, int* field, int max, bool mut) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = name;
+  o->mutable_at_runtime = mut;
+  o->get = [field] {
+    char buf[24];
+    snprintf(buf, sizeof(buf), "%o", static_cast<unsigned>(*field));
+    return std::string(buf);
+  };
+  o->set = [field, max](const std::string& v) {
+    char* end = nullptr;
+    errno = 0;
+    long long n = v.empty() ? 0 : strtoll(v.c_str(), &end, 8);
+    if (v.empty() || errno != 0 || *end != '\0') {
+      return Status::InvalidArgument("argument couldn't be parsed as an octal number");
+    }
+    if (n < 0 || n > max) {
+      char buf[80];
+      snprintf(buf, sizeof(buf), "argument must be between 0 and %o inclusive", static_cast<unsigned>(max));
+      return Status::InvalidArgument(buf);
+    }
+    *field = static_cast<int>(n);
+    return Status::OK();
+  };
+  return o;
+}
+
 // save <seconds> <changes> [...], or "" for none, checked as Redis' setConfigSaveOption.
 std::unique_ptr<Config::Option> SaveOption(Config* cfg) {
   auto o = std::make_unique<Config::Option>();
@@ -324,6 +354,8 @@ std::unique_ptr<Config::Option> NotifyEventsOption(Config* cfg) {
 Config::Config() {
   Add(Words(StringOption("bind", &bind, false)));
   Add(IntOption("port", &port, 0, 65535, false));
+  Add(StringOption("unixsocket", &unixsocket, false));
+  Add(OctalOption("unixsocketperm", &unixsocketperm, 0777, false));
   Add(IntOption("workers", &workers, 1, 256, false));
   Add(Protected(StringOption("dir", &dir, false)));
   Add(Protected(FileNameOption("dbfilename", &dbfilename)));

@@ -43,7 +43,9 @@ enum NotifyFlag : uint32_t {
 struct Config {
   // Server
   std::string bind = "127.0.0.1";
-  int port = 6666;
+  int port = 6666;  // 0: no TCP listener (unixsocket only)
+  std::string unixsocket;  // a Unix domain socket path to listen on too ("" none)
+  int unixsocketperm = 0;  // its file mode (octal in the config), 0 the umask's
   int workers = 2;
   std::string dir = "./data";
   bool daemonize = false;

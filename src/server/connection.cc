@@ -314,6 +314,7 @@ std::string Connection::InfoLine() {
   if (block.active) flags += "b";
   server()->tracking().ListFields(id_, &flags, &redirect);
   if (watch_dirty) flags += "d";
+  if (unix_socket_) flags += "U";
   if (no_evict) flags += "e";
   if (flags.empty()) flags = "N";
   std::lock_guard<std::mutex> g(info_mu);

@@ -58,7 +58,12 @@ class Connection {
   const std::string& peer() const { return peer_; }
   // A loopback (or unix socket) client: what an enable-*-command / enable-protected-configs
   // "local" setting admits.
-  bool is_local() const { return peer_.rfind("127.", 0) == 0 || peer_.rfind("::1", 0) == 0 || peer_.empty(); }
+  // From the loopback interface or a Unix socket (enable-protected-configs local).
+  bool is_local() const {
+    return unix_socket_ || peer_.rfind("127.", 0) == 0 || peer_.rfind("[::1]:", 0) == 0 || peer_.empty();
+  }
+  bool unix_socket() const { return unix_socket_; }
+  void set_unix_socket(bool v) { unix_socket_ = v; }
   const std::string& local() const { return local_; }
 
   // Logical database (SELECT).
@@ -178,6 +183,7 @@ class Connection {
   int fd_;
   uint64_t id_;
   std::string peer_, local_;
+  bool unix_socket_ = false;
   event* read_ev_ = nullptr;
   event* write_ev_ = nullptr;
   std::string in_;

@@ -9,9 +9,13 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <filesystem>
+
+#include <unistd.h>
 
 #include "common/time_util.h"
 #include "server/connection.h"
@@ -93,9 +97,18 @@ Status Server::Start() {
   // listening socket per address, without SO_REUSEPORT: a second server started
   // on the same port fails to bind, as redis-server does, instead of silently
   // taking a share of the connections.
+  // port 0: no TCP listener, as in Redis.
   for (const auto& h : hosts) {
+    if (config_->port == 0) break;
     Status s = workers_[0]->Listen(h, config_->port);
     if (!s.ok()) return s;
+  }
+  if (!config_->unixsocket.empty()) {
+    Status s = workers_[0]->ListenUnix(config_->unixsocket, config_->unixsocketperm);
+    if (!s.ok()) return s;
+  }
+  if ((config_->port == 0 || hosts.empty()) && config_->unixsocket.empty()) {
+    return Status::InvalidArgument("Configured to not listen anywhere, exiting.");
   }
   for (auto& w : workers_) w->Start();
   replica_ = std::make_unique<Replica>(this);
@@ -132,6 +145,12 @@ void Server::Wait() {
   if (expire_thread_.joinable()) expire_thread_.join();
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
   workers_.clear();
+  if (!config_->unixsocket.empty()) {
+    LOG(INFO) << "Removing the unix socket file.";
+    if (unlink(config_->unixsocket.c_str()) != 0) {
+      LOG(WARNING) << "Error removing the unix socket file: " << strerror(errno);
+    }
+  }
 }
 
 bool Server::Register(Connection* conn) {

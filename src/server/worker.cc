@@ -6,7 +6,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "common/time_util.h"
 #include "server/connection.h"
@@ -15,19 +19,20 @@
 
 namespace kvrocks {
 
+// Redis' address strings: "ip:port", "[ipv6]:port".
 static std::string AddrToString(const sockaddr* sa) {
   char host[INET6_ADDRSTRLEN] = {0};
-  int port = 0;
   if (sa->sa_family == AF_INET) {
     auto* in = reinterpret_cast<const sockaddr_in*>(sa);
     inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
-  } else if (sa->sa_family == AF_INET6) {
+    return std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
+  }
+  if (sa->sa_family == AF_INET6) {
     auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
     inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    port = ntohs(in6->sin6_port);
+    return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
   }
-  return std::string(host) + ":" + std::to_string(port);
+  return "?:0";
 }
 
 Worker::Worker(Server* server, int index) : server_(server), index_(index) {
@@ -42,7 +47,7 @@ Worker::Worker(Server* server, int index) : server_(server), index_(index) {
 
 Worker::~Worker() {
   for (auto& t : timers_) event_free(t->ev);
-  for (auto& p : adopt_queue_) ::close(p.fd);
+  for (auto& a : adopt_queue_) ::close(a.fd);
   batcher_.reset();
   conns_.clear();
   for (auto* l : listeners_) evconnlistener_free(l);
@@ -64,6 +69,34 @@ Status Worker::Listen(const std::string& host, int port) {
       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 511,
       reinterpret_cast<sockaddr*>(&ss), len);
   if (l == nullptr) return Status::IOError("could not bind " + spec + ": " + strerror(errno));
+  evconnlistener_set_error_cb(l, &Worker::OnAcceptError);
+  listeners_.push_back(l);
+  return Status::OK();
+}
+
+Status Worker::ListenUnix(const std::string& path, int perm) {
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (path.size() > sizeof(sa.sun_path) - 1) {
+    return Status::InvalidArgument("unix socket path too long (" + std::to_string(path.size()) + "), must be under " +
+                                   std::to_string(sizeof(sa.sun_path)));
+  }
+  std::memcpy(sa.sun_path, path.data(), path.size());
+  ::unlink(path.c_str());  // a socket left by an earlier run; failing is fine
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError(std::string("unix socket: ") + strerror(errno));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || (perm != 0 && ::chmod(path.c_str(), perm) != 0)) {
+    Status s = Status::IOError("could not bind unix socket " + path + ": " + strerror(errno));
+    ::close(fd);
+    return s;
+  }
+  evconnlistener* l = evconnlistener_new(base_, &Worker::OnAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+                                         511, fd);
+  if (l == nullptr) {
+    Status s = Status::IOError("could not listen on unix socket " + path + ": " + strerror(errno));
+    ::close(fd);
+    return s;
+  }
   evconnlistener_set_error_cb(l, &Worker::OnAcceptError);
   listeners_.push_back(l);
   return Status::OK();
@@ -94,22 +127,22 @@ void Worker::Post(std::function<void()> fn) {
   event_active(posted_ev_, EV_READ, 0);
 }
 
-void Worker::AdoptLater(int fd, std::string peer, std::string local) {
+void Worker::AdoptLater(Accepted a) {
   {
     std::lock_guard<std::mutex> g(posted_mu_);
-    adopt_queue_.push_back(PendingSocket{fd, std::move(peer), std::move(local)});
+    adopt_queue_.push_back(std::move(a));
     has_posted_.store(true, std::memory_order_release);
   }
   event_active(posted_ev_, EV_READ, 0);
 }
 
 void Worker::AdoptQueued() {
-  std::vector<PendingSocket> sockets;
+  std::vector<Accepted> sockets;
   {
     std::lock_guard<std::mutex> g(posted_mu_);
     sockets.swap(adopt_queue_);
   }
-  for (auto& p : sockets) Adopt(p.fd, std::move(p.peer), std::move(p.local));
+  for (auto& a : sockets) Adopt(std::move(a));
 }
 
 void Worker::OnPosted(evutil_socket_t, short, void* arg) {
@@ -172,29 +205,37 @@ void Worker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int, 
   auto* self = static_cast<Worker*>(arg);
   Server* srv = self->server_;
   evutil_make_socket_nonblocking(fd);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  int keepalive = srv->config()->tcp_keepalive;
-  if (keepalive > 0) {
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &keepalive, sizeof(keepalive));
-    int intvl = std::max(1, keepalive / 3);
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-    int cnt = 3;
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+  Accepted a{fd, "", "", addr->sa_family == AF_UNIX};
+  if (a.unix_socket) {
+    // As Redis: both addresses of a Unix socket client are "<unixsocket>:0".
+    a.peer = srv->config()->unixsocket + ":0";
+    a.local = a.peer;
+  } else {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    int keepalive = srv->config()->tcp_keepalive;
+    if (keepalive > 0) {
+      setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &keepalive, sizeof(keepalive));
+      int intvl = std::max(1, keepalive / 3);
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+      int cnt = 3;
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+    }
+    sockaddr_storage local{};
+    socklen_t llen = sizeof(local);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen);
+    a.peer = AddrToString(addr);
+    a.local = AddrToString(reinterpret_cast<sockaddr*>(&local));
   }
-  sockaddr_storage local{};
-  socklen_t llen = sizeof(local);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen);
   srv->stats().total_connections_received++;
   // Connections are dealt round-robin: the kernel's SO_REUSEPORT hashing leaves
   // workers unevenly loaded with few connections.
   Worker* target = srv->NextWorker();
-  std::string peer = AddrToString(addr), laddr = AddrToString(reinterpret_cast<sockaddr*>(&local));
   if (target == self) {
-    self->Adopt(fd, std::move(peer), std::move(laddr));
+    self->Adopt(std::move(a));
   } else {
-    target->AdoptLater(fd, std::move(peer), std::move(laddr));
+    target->AdoptLater(std::move(a));
   }
 }
 
@@ -209,8 +250,10 @@ void Worker::OnAcceptError(evconnlistener* l, void* arg) {
   self->RunAfter(100, [l] { evconnlistener_enable(l); });
 }
 
-void Worker::Adopt(int fd, std::string peer, std::string local) {
-  auto conn = std::make_unique<Connection>(this, fd, server_->NextClientId(), std::move(peer), std::move(local));
+void Worker::Adopt(Accepted a) {
+  const int fd = a.fd;
+  auto conn = std::make_unique<Connection>(this, fd, server_->NextClientId(), std::move(a.peer), std::move(a.local));
+  conn->set_unix_socket(a.unix_socket);
   if (!server_->Register(conn.get())) {
     server_->stats().rejected_connections++;
     static const char kMsg[] = "-ERR max number of clients reached\r\n";

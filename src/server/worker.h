@@ -32,6 +32,9 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   Status Listen(const std::string& host, int port);
+  // Listens on a Unix domain socket at path (a file there is replaced, as
+  // redis-server does); perm, when not 0, becomes the socket file's mode.
+  Status ListenUnix(const std::string& path, int perm);
   void Start();
   // Stops the loop (thread-safe) and joins the thread.
   void Stop();
@@ -52,10 +55,16 @@ class Worker {
   event_base* base() const { return base_; }
   int index() const { return index_; }
 
+  // An accepted client socket and its addresses as CLIENT LIST shows them.
+  struct Accepted {
+    int fd;
+    std::string peer, local;
+    bool unix_socket = false;
+  };
   // Takes over an accepted socket (on this worker's thread).
-  void Adopt(int fd, std::string peer, std::string local);
+  void Adopt(Accepted a);
   // Hands an accepted socket to this worker from another thread.
-  void AdoptLater(int fd, std::string peer, std::string local);
+  void AdoptLater(Accepted a);
   // Destroys a connection (on this worker's thread).
   void Close(Connection* conn);
   Connection* Find(uint64_t id);
@@ -85,11 +94,7 @@ class Worker {
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
   std::atomic<bool> has_posted_{false};
-  struct PendingSocket {
-    int fd;
-    std::string peer, local;
-  };
-  std::vector<PendingSocket> adopt_queue_;  // guarded by posted_mu_
+  std::vector<Accepted> adopt_queue_;  // guarded by posted_mu_
   // Adopts the sockets handed over by other workers (on this worker's thread).
   void AdoptQueued();
   std::vector<uint64_t> flush_after_posted_;
