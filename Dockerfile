@@ -3,4 +3,5 @@ WORKDIR /kvrocks
 COPY . .
 RUN scripts/deps.sh && scripts/build.sh && mkdir -p /data
 EXPOSE 6666
-CMD ["build/kvrocks", "--conf", "kvrocks.conf", "--bind", "0.0.0.0", "--dir", "/data"]
+# As the official redis image: reachable from outside the container without a password.
+CMD ["build/kvrocks", "--conf", "kvrocks.conf", "--bind", "0.0.0.0", "--protected-mode", "no", "--dir", "/data"]

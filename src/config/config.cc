@@ -355,6 +355,7 @@ Config::Config() {
   Add(Words(StringOption("bind", &bind, false)));
   Add(IntOption("port", &port, 0, 65535, false));
   Add(StringOption("unixsocket", &unixsocket, false));
+  Add(BoolOption("protected-mode", &protected_mode, true));
   Add(OctalOption("unixsocketperm", &unixsocketperm, 0777, false));
   Add(IntOption("workers", &workers, 1, 256, false));
   Add(Protected(StringOption("dir", &dir, false)));
@@ -438,6 +439,9 @@ Config::Config() {
                 "zset-max-ziplist-entries"));
   Add(WithAlias(Int64Option("zset-max-listpack-value", &zset_max_listpack_value, 0, true, true),
                 "zset-max-ziplist-value"));
+  Add(WithAlias(IntOption("list-max-listpack-size", &list_max_listpack_size, INT32_MIN, INT32_MAX, true),
+                "list-max-ziplist-size"));
+  Add(IntOption("list-compress-depth", &list_compress_depth, 0, INT32_MAX, true));
   Add(BoolOption("active-expire", &active_expire, true));
   Add(BoolOption("disable-thp", &disable_thp, false));
   Add(StringOption("enable-debug-command", &enable_debug_command, false, {"yes", "no", "local"}));

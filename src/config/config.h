@@ -44,6 +44,8 @@ struct Config {
   // Server
   std::string bind = "127.0.0.1";
   int port = 6666;  // 0: no TCP listener (unixsocket only)
+  // Refuse clients not on the loopback interface while the default user has no password.
+  bool protected_mode = true;
   std::string unixsocket;  // a Unix domain socket path to listen on too ("" none)
   int unixsocketperm = 0;  // its file mode (octal in the config), 0 the umask's
   int workers = 2;
@@ -112,6 +114,10 @@ struct Config {
   std::string replica_apply_errors = "skip";  // or "disconnect"
   std::string load_rdb;  // an RDB file to load at startup (replacing the data set)
   int64_t stream_node_max_entries = 100;
+  // Shapes of Redis' quicklist nodes (memory layout only; every Redis 7.0 list
+  // reports "quicklist"): kept for CONFIG, nothing in kvrocks' storage depends on them.
+  int list_max_listpack_size = -2;
+  int list_compress_depth = 0;
   // Redis' compact-encoding limits (types/encoding_limits.h: what OBJECT ENCODING reports).
   int64_t hash_max_listpack_entries = 512;
   int64_t hash_max_listpack_value = 64;

@@ -189,6 +189,21 @@ void Connection::Resume() {
   if (!awaiting_commit) Flush();
 }
 
+void Connection::WakesServed() {
+  awaiting_wakes = false;
+  if (processing_) {
+    // Reached from inside this connection's own command (posted tasks run there
+    // too): carry on from the event loop.
+    Worker* w = worker_;
+    uint64_t id = id_;
+    w->Post([w, id] {
+      if (Connection* c = w->Find(id)) c->Resume();
+    });
+    return;
+  }
+  Resume();
+}
+
 void Connection::CloseSoon() {
   if (processing_) {
     closing_ = true;
@@ -204,7 +219,7 @@ void Connection::ProcessInput() {
   // As Redis' qbuf: the commands being run stay in the query buffer until all
   // that was read has been processed.
   query_buffer_size = in_.size();
-  while (!close_after_reply_ && !closing_ && !block.active && !postponed) {
+  while (!close_after_reply_ && !closing_ && !block.active && !postponed && !awaiting_wakes) {
     if (prefetched_run == 0 && !parser_.in_multibulk()) {  // peek only from the start of a command
       prefetched_run = PrefetchGets(this, std::string_view(in_).substr(in_pos_));
     }
@@ -254,6 +269,7 @@ std::string* Connection::output() { return &out_; }
 void Connection::Flush() {
   awaiting_commit = false;
   flush_pending = false;
+  if (awaiting_wakes && !close_after_reply_ && !closing_) return;  // WakesServed sends it
   if (out_pos_ < out_.size()) server()->stats().total_writes_processed.fetch_add(1, std::memory_order_relaxed);
   while (out_pos_ < out_.size()) {
     ssize_t n = ::write(fd_, out_.data() + out_pos_, out_.size() - out_pos_);

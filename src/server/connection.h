@@ -58,9 +58,10 @@ class Connection {
   const std::string& peer() const { return peer_; }
   // A loopback (or unix socket) client: what an enable-*-command / enable-protected-configs
   // "local" setting admits.
-  // From the loopback interface or a Unix socket (enable-protected-configs local).
+  // From 127.0.0.1, ::1 or a Unix socket, as Redis' islocalClient (protected
+  // mode, enable-protected-configs local); internal clients (no peer) too.
   bool is_local() const {
-    return unix_socket_ || peer_.rfind("127.", 0) == 0 || peer_.rfind("[::1]:", 0) == 0 || peer_.empty();
+    return unix_socket_ || peer_.rfind("127.0.0.1:", 0) == 0 || peer_.rfind("[::1]:", 0) == 0 || peer_.empty();
   }
   bool unix_socket() const { return unix_socket_; }
   void set_unix_socket(bool v) { unix_socket_ = v; }
@@ -70,6 +71,12 @@ class Connection {
   int db = 0;
   // Replies wait for the worker's write batch to commit.
   bool awaiting_commit = false;
+  // Blocked clients that this client's last command woke have not all been
+  // served yet: its replies and next commands wait (Server::WakeScope), as Redis
+  // serves them before it answers (handleClientsBlockedOnKeys).
+  bool awaiting_wakes = false;
+  // Once they have (on this connection's worker): sends the replies, goes on.
+  void WakesServed();
   // Queued for a flush after the worker's posted tasks (Worker::FlushAfterPosted).
   bool flush_pending = false;
 

@@ -525,7 +525,10 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   conn->push_ranges.clear();
   // CLIENT CACHING applies to the next command, or the next transaction.
   const bool keeps_caching = EqualsIgnoreCase(args[0], "client");
-  DispatchCommand(conn, args);
+  {
+    Server::WakeScope wakes(conn);
+    DispatchCommand(conn, args);
+  }
   if (!keeps_caching && !conn->in_multi && !conn->postponed) conn->tracking_caching = false;
   // CLIENT REPLY ON answers even right after SKIP or OFF: it clears them first.
   if (((was_skip && conn->reply_skip) || (was_off && conn->reply_off)) && out->size() >= before) {

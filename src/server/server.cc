@@ -20,6 +20,7 @@
 #include "common/time_util.h"
 #include "server/connection.h"
 #include "server/worker.h"
+#include "server/write_batcher.h"
 #include "storage/context.h"
 #include "storage/key_encoding.h"
 #include "types/database.h"
@@ -503,13 +504,67 @@ void Server::Unblock(Connection* conn) {
   for (auto& [db, key] : keys) WakeBlocked(db, key, false);
 }
 
+namespace {
+
+// Held by every retry a client's command posted; the last one to let go
+// resumes that client.
+struct WakeTicket {
+  WakeTicket(Server* s, Worker* w, uint64_t id) : server(s), worker(w), conn_id(id) {}
+  WakeTicket(const WakeTicket&) = delete;
+  WakeTicket& operator=(const WakeTicket&) = delete;
+  Server* server;
+  Worker* worker;
+  uint64_t conn_id;
+  ~WakeTicket() {
+    if (server->stopping()) return;  // workers may be gone
+    Worker* w = worker;
+    uint64_t id = conn_id;
+    w->Post([w, id] {
+      if (Connection* c = w->Find(id)) c->WakesServed();
+    });
+  }
+};
+
+// The client whose command runs on this thread (WakeScope), and the ticket its
+// wakes share so far; inside a retry, the ticket of the client that caused it.
+thread_local Connection* tl_waiter = nullptr;
+thread_local std::shared_ptr<WakeTicket> tl_ticket;
+
+}  // namespace
+
+Server::WakeScope::WakeScope(Connection* conn) : conn_(conn), outer_(tl_waiter) {
+  tl_waiter = conn;
+}
+
+Server::WakeScope::~WakeScope() {
+  if (tl_ticket != nullptr) {
+    conn_->awaiting_wakes = true;
+    tl_ticket.reset();
+  }
+  tl_waiter = outer_;
+}
+
 void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed) {
   std::lock_guard<std::mutex> g(blocked_mu_);
   auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
-  if (it == blocked_.end()) return;
+  if (it == blocked_.end() || it->second.empty()) return;
+  if (tl_ticket == nullptr && tl_waiter != nullptr) {
+    tl_ticket = std::make_shared<WakeTicket>(this, tl_waiter->worker(), tl_waiter->id());
+  }
   for (const auto& [worker, id] : it->second) {
-    worker->Post([worker = worker, id = id, removed] {
-      if (Connection* c = worker->Find(id)) c->RetryBlocked(removed);
+    worker->Post([worker = worker, id = id, removed, ticket = tl_ticket] {
+      Connection* c = worker->Find(id);
+      if (c == nullptr) return;
+      // What this retry wakes in turn joins the same ticket.
+      Connection* outer_waiter = tl_waiter;
+      std::shared_ptr<WakeTicket> outer_ticket = std::move(tl_ticket);
+      tl_waiter = nullptr;
+      tl_ticket = ticket;
+      c->RetryBlocked(removed);
+      // The client waits for this retry's writes to be committed, not just made.
+      if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
+      tl_ticket = std::move(outer_ticket);
+      tl_waiter = outer_waiter;
     });
     if (!all) break;
   }

@@ -147,6 +147,24 @@ class Server {
   // removed: the write that signals left the key deleted (a woken XREADGROUP then
   // ends with -UNBLOCKED, decided now, whatever a later write makes of the key).
   void SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed = false);
+  // Redis serves the clients a command unblocks before that command's reply and
+  // its client's next command (handleClientsBlockedOnKeys), so a client that
+  // sees its LPUSH answered also sees the BRPOPLPUSH it fed done. Here woken
+  // clients retry on their own workers: while a WakeScope is open around a
+  // client's command, the retries it posts (and those their writes post in
+  // turn) share a ticket, and the client waits (awaiting_wakes) until the last
+  // of them has run and its writes have committed.
+  class WakeScope {
+   public:
+    explicit WakeScope(Connection* conn);
+    ~WakeScope();
+    WakeScope(const WakeScope&) = delete;
+    WakeScope& operator=(const WakeScope&) = delete;
+
+   private:
+    Connection* conn_;
+    Connection* outer_;
+  };
   // Wakes every client blocked on key (stream readers all see a new entry).
   void SignalKeyReadyAll(uint8_t physical_db, const std::string& key);
   // Wakes the first client blocked on every key of these logical databases

@@ -19,6 +19,28 @@
 
 namespace kvrocks {
 
+// Redis' reply to a client it refuses in protected mode, word for word.
+static const char kProtectedModeError[] =
+    "-DENIED Redis is running in protected mode because protected "
+    "mode is enabled and no password is set for the default user. "
+    "In this mode connections are only accepted from the loopback interface. "
+    "If you want to connect from external computers to Redis you "
+    "may adopt one of the following solutions: "
+    "1) Just disable protected mode sending the command "
+    "'CONFIG SET protected-mode no' from the loopback interface "
+    "by connecting to Redis from the same host the server is "
+    "running, however MAKE SURE Redis is not publicly accessible "
+    "from internet if you do so. Use CONFIG REWRITE to make this "
+    "change permanent. "
+    "2) Alternatively you can just disable the protected mode by "
+    "editing the Redis configuration file, and setting the protected "
+    "mode option to 'no', and then restarting the server. "
+    "3) If you started the server manually just for testing, restart "
+    "it with the '--protected-mode no' option. "
+    "4) Setup a an authentication password for the default user. "
+    "NOTE: You only need to do one of the above things in order for "
+    "the server to start accepting connections from the outside.\r\n";
+
 // Redis' address strings: "ip:port", "[ipv6]:port".
 static std::string AddrToString(const sockaddr* sa) {
   char host[INET6_ADDRSTRLEN] = {0};
@@ -260,6 +282,16 @@ void Worker::Adopt(Accepted a) {
     ssize_t ignored = ::write(fd, kMsg, sizeof(kMsg) - 1);
     (void)ignored;
     return;  // the Connection destructor closes fd
+  }
+  if (server_->config()->protected_mode && !conn->is_local()) {
+    auto user = server_->acl().Find("default");
+    if (user != nullptr && user->nopass) {
+      server_->stats().rejected_connections++;
+      ssize_t ignored = ::write(fd, kProtectedModeError, sizeof(kProtectedModeError) - 1);
+      (void)ignored;
+      server_->Unregister(conn.get());
+      return;  // the Connection destructor closes fd
+    }
   }
   Connection* c = conn.get();
   conns_.emplace(c->id(), std::move(conn));

@@ -94,3 +94,40 @@ def test_what_wakes_a_blocked_client(kvrocks_server, redis_ref, case):
     ours = blocked_reply(kvrocks_server.port, setup, block, actions)
     theirs = blocked_reply(redis_ref.port, setup, block, actions)
     assert ours == theirs, (block, actions)
+
+
+def served_before_reply(port, shift):
+    """A BRPOPLPUSH blocked on src, a second one blocked on its destination, a WATCH
+    on the last list; then LPUSH src and, pipelined behind it, LRANGE of the last
+    list, and the watcher's EXEC. `shift` extra connections move the clients onto
+    other workers (kvrocks deals connections round-robin)."""
+    extra = [RawClient(port) for _ in range(shift)]
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    b1, b2, w = RawClient(port), RawClient(port), RawClient(port)
+    b1.send_raw(encode(["BRPOPLPUSH", "src", "mid", "0"]))
+    assert blocked(c)
+    b2.send_raw(encode(["BRPOPLPUSH", "mid", "dst", "0"]))
+    for _ in range(1000):
+        if b"blocked_clients:2\r\n" in c.call("INFO", "clients"):
+            break
+        time.sleep(0.01)
+    w.call("WATCH", "dst")
+    w.call("MULTI")
+    w.call("GET", "x")
+    c.send_raw(encode(["LPUSH", "src", "e"]) + encode(["LRANGE", "dst", "0", "-1"]))
+    replies = [c.read_reply(), c.read_reply(), w.call("EXEC"), b1.read_reply(), b2.read_reply()]
+    for x in [b1, b2, w, c] + extra:
+        x.close()
+    return replies
+
+
+@pytest.mark.parametrize("shift", range(4))
+def test_woken_clients_are_served_before_the_reply(kvrocks_server, redis_ref, shift):
+    """As Redis' handleClientsBlockedOnKeys: the clients a command unblocks (and
+    those they unblock in turn) are served before its reply and before its
+    client's next command, wherever they run."""
+    ours = served_before_reply(kvrocks_server.port, shift)
+    theirs = served_before_reply(redis_ref.port, shift)
+    assert ours == theirs
+    assert ours[1] == b"*1\r\n$1\r\ne\r\n" and ours[2] == b"*-1\r\n"

@@ -1,6 +1,7 @@
 """hash-max-listpack-*, set-max-intset-entries and zset-max-listpack-* (and the
 older -ziplist- names) against Debian's redis-server 7.0: CONFIG GET/SET, and the
-encodings OBJECT ENCODING then reports and the behaviours tied to them."""
+encodings OBJECT ENCODING then reports and the behaviours tied to them; the list
+options, which shape Redis' memory only."""
 import pytest
 
 LIMITS = {
@@ -9,6 +10,8 @@ LIMITS = {
     "set-max-intset-entries": "512",
     "zset-max-listpack-entries": "128",
     "zset-max-listpack-value": "64",
+    "list-max-listpack-size": "-2",
+    "list-compress-depth": "0",
 }
 
 
@@ -37,6 +40,29 @@ def test_encoding_limit_options(limits):
     CONFIG GET set-max-intset-entries
     CONFIG SET set-max-intset-entries x
     CONFIG SET zset-max-listpack-entries 1k
+    """)
+
+
+def test_list_options(limits):
+    """CONFIG of list-max-listpack-size (alias list-max-ziplist-size) and
+    list-compress-depth, errors included; a list is a quicklist whatever they say."""
+    limits.run("""
+    CONFIG GET list-max-listpack-size
+    CONFIG GET list-max-ziplist-size
+    CONFIG GET list-compress-depth
+    CONFIG SET list-max-ziplist-size 4
+    CONFIG GET list-max-listpack-size
+    CONFIG SET list-max-listpack-size -5
+    CONFIG GET list-max-ziplist-size
+    CONFIG SET list-max-listpack-size -2147483648
+    CONFIG SET list-max-listpack-size 2147483648
+    CONFIG SET list-max-listpack-size x
+    CONFIG SET list-compress-depth 2
+    CONFIG GET list-compress-depth
+    CONFIG SET list-compress-depth -1
+    RPUSH l a b c d e f
+    OBJECT ENCODING l
+    LRANGE l 0 -1
     """)
 
 

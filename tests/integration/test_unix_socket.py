@@ -133,3 +133,71 @@ def test_ipv6_client_addresses_as_redis():
         assert c.client_kill(info["addr"]) is True
     finally:
         kv.cleanup()
+
+
+def outside_address():
+    """A non-loopback IPv4 address of this machine, or None."""
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=10).stdout.split()
+    except OSError:
+        return None
+    return next((a for a in out if "." in a and not a.startswith("127.")), None)
+
+
+def connect_from(address, port):
+    """A raw connection to 127.0.0.1:port whose source is address (not loopback)."""
+    import socket
+    s = socket.socket()
+    s.settimeout(10)
+    s.bind((address, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_all(s):
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def test_protected_mode_as_redis():
+    """A client from another address than 127.0.0.1 gets Redis' -DENIED text and is
+    disconnected while the default user has no password; with protected-mode no, or
+    a password, it is served. (The servers listen on 127.0.0.1; the client binds its
+    end to this machine's outside address.)"""
+    address = outside_address()
+    if address is None:
+        pytest.skip("no non-loopback IPv4 address on this machine")
+    kv = Kvrocks().start()
+    rport = free_port()
+    rdir = tempfile.mkdtemp(prefix="redis-protected-")
+    ref = subprocess.Popen([REDIS_BIN, "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--dir", rdir],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(rport, ref)
+        replies = []
+        for port in (kv.port, rport):
+            # Both write the refusal at once and close (a request sent meanwhile could turn the close into a reset).
+            s = connect_from(address, port)
+            replies.append(read_all(s))
+            s.close()
+        assert replies[0] == replies[1]
+        assert replies[0].startswith(b"-DENIED Redis is running in protected mode")
+        local = kv.client()
+        assert local.info("stats")["rejected_connections"] == 1
+        for args, expect in ((("protected-mode", "no"), b"+PONG\r\n"),
+                             (("protected-mode", "yes"), b"-DENIED"),
+                             (("requirepass", "secret"), b"-NOAUTH Authentication required.\r\n")):
+            local.config_set(*args)
+            s = connect_from(address, kv.port)
+            if expect != b"-DENIED":
+                s.sendall(b"PING\r\n")
+            assert s.recv(4096).startswith(expect), args
+            s.close()
+    finally:
+        ref.terminate()
+        ref.wait()
+        kv.cleanup()
