@@ -532,8 +532,10 @@ thread_local std::shared_ptr<WakeTicket> tl_ticket;
 
 }  // namespace
 
-Server::WakeScope::WakeScope(Connection* conn) : conn_(conn), outer_(tl_waiter) {
+// Scopes nest when a worker serves other clients while a script runs (ServeWhileBusy).
+Server::WakeScope::WakeScope(Connection* conn) : conn_(conn), outer_(tl_waiter), outer_ticket_(std::move(tl_ticket)) {
   tl_waiter = conn;
+  tl_ticket = nullptr;
 }
 
 Server::WakeScope::~WakeScope() {
@@ -542,6 +544,7 @@ Server::WakeScope::~WakeScope() {
     tl_ticket.reset();
   }
   tl_waiter = outer_;
+  tl_ticket = std::static_pointer_cast<WakeTicket>(std::move(outer_ticket_));
 }
 
 void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed) {

@@ -164,6 +164,7 @@ class Server {
    private:
     Connection* conn_;
     Connection* outer_;
+    std::shared_ptr<void> outer_ticket_;
   };
   // Wakes every client blocked on key (stream readers all see a new entry).
   void SignalKeyReadyAll(uint8_t physical_db, const std::string& key);

@@ -107,7 +107,8 @@ Status Worker::ListenUnix(const std::string& path, int perm) {
   ::unlink(path.c_str());  // a socket left by an earlier run; failing is fine
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IOError(std::string("unix socket: ") + strerror(errno));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || (perm != 0 && ::chmod(path.c_str(), perm) != 0)) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 ||
+      (perm != 0 && ::chmod(path.c_str(), perm) != 0)) {
     Status s = Status::IOError("could not bind unix socket " + path + ": " + strerror(errno));
     ::close(fd);
     return s;
