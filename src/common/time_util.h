@@ -10,6 +10,34 @@ inline uint64_t NowMs() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+namespace internal {
+inline thread_local uint64_t frozen_expiry_ms = 0;  // 0: not frozen
+}  // namespace internal
+
+// The clock a key's (or a hash field's) expiry is judged by when it is read. As
+// Redis 7.0's keyIsExpired, it stands still for the length of a command, a
+// transaction (EXEC) or a script, on the thread running it (ExpiryTimeFreeze):
+// a key live when EXEC or EVAL starts stays live until it ends. Elsewhere (the
+// active-expire cycle, TTL replies, new expiry times) the real clock counts.
+inline uint64_t ExpiryNowMs() {
+  uint64_t frozen = internal::frozen_expiry_ms;
+  return frozen != 0 ? frozen : NowMs();
+}
+
+// Fixes ExpiryNowMs() for its lifetime, unless an enclosing one already did.
+class ExpiryTimeFreeze {
+ public:
+  ExpiryTimeFreeze() : outer_(internal::frozen_expiry_ms) {
+    if (outer_ == 0) internal::frozen_expiry_ms = NowMs();
+  }
+  ~ExpiryTimeFreeze() { internal::frozen_expiry_ms = outer_; }
+  ExpiryTimeFreeze(const ExpiryTimeFreeze&) = delete;
+  ExpiryTimeFreeze& operator=(const ExpiryTimeFreeze&) = delete;
+
+ private:
+  uint64_t outer_;
+};
+
 inline uint64_t NowUs() {
   using namespace std::chrono;
   return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();

@@ -166,7 +166,10 @@ void Connection::RetryBlocked(bool key_removed) {
   std::vector<std::string> args = block.args;
   processing_ = true;  // the connection must survive its own command
   block.key_removed = key_removed;
-  RetryBlockedCommand(this, args);
+  {
+    ExpiryTimeFreeze frozen;
+    RetryBlockedCommand(this, args);
+  }
   block.key_removed = false;
   processing_ = false;
   if (closing_) {

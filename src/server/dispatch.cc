@@ -527,6 +527,7 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   const bool keeps_caching = EqualsIgnoreCase(args[0], "client");
   {
     Server::WakeScope wakes(conn);
+    ExpiryTimeFreeze frozen;  // for the command, its transaction or script
     DispatchCommand(conn, args);
   }
   if (!keeps_caching && !conn->in_multi && !conn->postponed) conn->tracking_caching = false;

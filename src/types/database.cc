@@ -31,7 +31,7 @@ Status Database::Peek(std::string_view key, LoadedKey* lk) {
   s = PeekMetadata(lk->raw, &lk->type, &lk->expire_ms);
   if (!s.ok()) return s;
   lk->on_disk = true;
-  lk->live = lk->expire_ms == 0 || lk->expire_ms > NowMs();
+  lk->live = lk->expire_ms == 0 || lk->expire_ms > ExpiryNowMs();
   return Status::OK();
 }
 
@@ -80,7 +80,7 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
   }
   ctx_->Touch(db_, key, created ? Context::TouchKind::kCreated : Context::TouchKind::kModified);
   lk->on_disk = true;
-  lk->live = new_expire_ms == 0 || new_expire_ms > NowMs();
+  lk->live = new_expire_ms == 0 || new_expire_ms > ExpiryNowMs();
   lk->expire_ms = new_expire_ms;
   lk->type = static_cast<RedisType>(static_cast<uint8_t>(encoded[0]) & 0x0f);
   lk->raw.assign(encoded);
@@ -262,7 +262,7 @@ Status Database::Keys(std::string_view pattern, std::vector<std::string>* keys) 
   rocksdb::ReadOptions ro;
   if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
   auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
-  uint64_t now = NowMs();
+  uint64_t now = ExpiryNowMs();
   bool all = pattern == "*";
   for (it->Seek(prefix); it->Valid(); it->Next()) {
     auto k = it->key();
@@ -288,7 +288,7 @@ Status Database::Scan(const std::string& after, size_t count, std::string_view p
   rocksdb::ReadOptions ro;
   if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
   auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
-  uint64_t now = NowMs();
+  uint64_t now = ExpiryNowMs();
   next->clear();
   if (after.empty()) {
     it->Seek(prefix);
@@ -335,7 +335,7 @@ Status Database::RandomKey(std::string* key) {
   rocksdb::ReadOptions ro;
   if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
   auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
-  uint64_t now = NowMs();
+  uint64_t now = ExpiryNowMs();
   std::string start = prefix;
   uint16_t slot = static_cast<uint16_t>(rng() % 16384);
   start.push_back(static_cast<char>(slot >> 8));

@@ -133,7 +133,7 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   bool changed = false;
   std::string sub, old;
-  const uint64_t now = NowMs();
+  const uint64_t now = ExpiryNowMs();
   for (const auto& [field, value] : fvs) {
     sub.assign(prefix).append(field);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
@@ -168,7 +168,7 @@ Status RedisHash::Get(std::string_view key, std::string_view field, std::string*
   std::string sub = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   sub.append(field);
   s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, value);
-  if (s.ok() && !Unwrap(meta, value, NowMs())) return Status::NotFound();
+  if (s.ok() && !Unwrap(meta, value, ExpiryNowMs())) return Status::NotFound();
   return s;
 }
 
@@ -186,7 +186,7 @@ Status RedisHash::MGet(std::string_view key, const std::vector<std::string_view>
     sub.assign(prefix).append(fields[i]);
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
     if (s.ok()) {
-      if (Unwrap(meta, &value, NowMs())) (*values)[i] = value;
+      if (Unwrap(meta, &value, ExpiryNowMs())) (*values)[i] = value;
     } else if (!s.IsNotFound()) {
       return s;
     }
@@ -209,7 +209,7 @@ Status RedisHash::Delete(std::string_view key, const std::vector<std::string_vie
     s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
     if (s.IsNotFound()) continue;
     if (!s.ok()) return s;
-    if (Unwrap(meta, &value, NowMs())) (*deleted)++;  // an expired field goes too, uncounted
+    if (Unwrap(meta, &value, ExpiryNowMs())) (*deleted)++;  // an expired field goes too, uncounted
     db_->ctx()->Delete(ColumnFamily::kSubkey, sub);
     meta.size--;
     removed++;
@@ -257,7 +257,7 @@ Status RedisHash::Scan(std::string_view key, const std::string& after, size_t co
     if (it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
   }
   size_t examined = 0;
-  const uint64_t now = NowMs();
+  const uint64_t now = ExpiryNowMs();
   const size_t first = fvs->size();
   std::vector<uint64_t> seqs;  // of an ordered hash read whole, to sort it by
   const bool whole = after.empty() && IsOrdered(meta);
@@ -312,7 +312,7 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   if (!s.ok() && !s.IsNotFound()) return s;
   bool stored = s.ok();
   uint64_t expire = 0, seq = 0;
-  bool live = stored && Unwrap(meta, &old, NowMs(), &expire, &seq);
+  bool live = stored && Unwrap(meta, &old, ExpiryNowMs(), &expire, &seq);
   if (!live) expire = 0;
   s = fn(live ? &old : nullptr, &value);
   if (!s.ok()) return s;
@@ -359,7 +359,7 @@ Status RedisHash::EnableFieldTtls(std::string_view key, Metadata* meta) {
 
 Status RedisHash::ForLiveFields(std::string_view key, const Metadata& meta,
                                 const std::vector<std::string_view>& fields, const FieldFn& fn) {
-  const uint64_t now = NowMs();
+  const uint64_t now = ExpiryNowMs();
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
   for (size_t i = 0; i < fields.size(); i++) {
     sub.assign(prefix).append(fields[i]);
@@ -381,7 +381,7 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
   if (!(s = EnableFieldTtls(key, &meta)).ok()) return s;
-  const uint64_t now = NowMs();
+  const uint64_t now = ExpiryNowMs();
   bool changed = false, indexed = false;
   auto set_ttl = [&](size_t i, const std::string& sub, std::string& value, uint64_t cur, uint64_t seq) {
     // A field without a TTL counts as never expiring for GT/LT.
@@ -458,7 +458,7 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
   if (!s.ok() || !exists || !HasFieldTtls(meta)) return s;
   SubkeyBounds bounds(db_->id(), key, meta.version);
   const rocksdb::ReadOptions& ro = bounds.options();
-  const uint64_t now = NowMs();
+  const uint64_t now = ExpiryNowMs();
   std::vector<std::string> doomed;
   {
     auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);

@@ -91,7 +91,7 @@ Status RedisString::LoadForRead(std::string_view key, std::string* raw) {
   uint64_t expire;
   s = PeekMetadata(*raw, &type, &expire);
   if (!s.ok()) return s;
-  bool expired = expire != 0 && expire <= NowMs();
+  bool expired = expire != 0 && expire <= ExpiryNowMs();
   ctx->RecordLookup(db_->id(), key, !expired);
   if (expired) {
     ctx->NoteExpiredFound(db_->id(), key);

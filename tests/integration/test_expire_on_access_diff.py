@@ -247,3 +247,21 @@ def test_nothing_is_deleted_while_clients_are_paused(diff_no_active_expiry, kvro
     d("DBSIZE")
     after = [stats(c)["expired_keys"] for c in (d.kv, d.ref)]
     assert [a - b for a, b in zip(after, counts)] == [1, 1]
+
+
+def test_expiry_time_stands_still_in_scripts_and_transactions(diff):
+    """As Redis 7.0's keyIsExpired: a key live when EVAL or EXEC starts stays live
+    until it ends (TTL replies still use the real clock)."""
+    script = ("redis.call('set','k','v','px',1); local s=redis.call('time'); local t=s; "
+              "while (tonumber(t[1])*1000000+tonumber(t[2])) - (tonumber(s[1])*1000000+tonumber(s[2])) < 20000 "
+              "do t=redis.call('time') end; return {redis.call('get','k'), redis.call('pttl','k'), "
+              "redis.call('exists','k')}")
+    diff("EVAL", script, "0")
+    diff("SET", "m", "v", "PX", "1")
+    diff("MULTI")
+    diff("DEBUG", "SLEEP", "0.05")
+    diff("GET", "m")
+    diff("EXISTS", "m")
+    diff("EXEC")
+    time.sleep(0.01)
+    diff("GET", "m")
