@@ -1,6 +1,6 @@
 // DEBUG (the subcommands of Redis' that mean something for kvrocks: DIGEST,
 // DIGEST-VALUE, ERROR, LOG, MALLCTL, MALLCTL-STR, OBJECT, POPULATE, PROTOCOL,
-// RELOAD, SET-ACTIVE-EXPIRE, SET-SKIP-CHECKSUM-VALIDATION, SLEEP) and MEMORY.
+// RELOAD, PAUSE-CRON, SET-ACTIVE-EXPIRE, SET-SKIP-CHECKSUM-VALIDATION, SLEEP) and MEMORY.
 #include <arpa/inet.h>
 #include <glog/logging.h>
 #include <rocksdb/db.h>
@@ -359,6 +359,8 @@ void Debug(CommandCall& call) {
                             "      existing RDB file.",
                             "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
                             "      file to the database.",
+                            "PAUSE-CRON <0|1>",
+                            "    Stop periodic cron job processing.",
                             "SET-ACTIVE-EXPIRE <0|1>",
                             "    Setting it to 0 disables expiring keys in background when they are not",
                             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -392,6 +394,10 @@ void Debug(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "set-skip-checksum-validation") && a.size() == 3) {
     rdb::Reader::set_verify_checksums(std::atoi(a[2].c_str()) == 0);
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "pause-cron") && a.size() == 3) {
+    call.server->PauseCron(std::atoi(a[2].c_str()) != 0);  // atoi, as Redis: "x" is 0
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "set-active-expire") && a.size() == 3) {
@@ -559,6 +565,7 @@ void RegisterDebugCommands(CommandTable* t) {
   t->Add({"debug", -2, kDebugFlags, 0, 0, 0, Debug, "server",
           "A container for debugging commands.", "1.0.0", nullptr,
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
+           {"debug|pause-cron", 0},
            {"debug|digest-value", 0}, {"debug|digest", 0}, {"debug|protocol", 0},
            // Whole-database writes: EXEC runs them holding every key lock.
            SubcommandWithFlags("debug|populate", 0, kDebugFlags | kCmdExclusive),

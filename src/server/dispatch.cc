@@ -36,6 +36,8 @@ namespace {
 // the server.
 void Invoke(const CommandSpec& spec, CommandCall& call) {
   call.ctx->set_unread_replace_ok(!NeedsPriorKeyState(call.server));
+  // After the command's own RememberReads: its reads are not after its writes.
+  call.ctx->set_touch_mark(call.server->tracking().Clock());
   call.ctx->ClearLookups();  // only this command's lookups count
   const size_t reply_start = call.out->size(), touched_before = call.ctx->touched().size();
   try {
@@ -306,7 +308,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     conn->Write(err);
   }
   srv->TouchKeys(ctx.touched(), &ctx.touch_kinds());
-  if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id());
+  if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
 }
 
 namespace {
@@ -624,6 +626,8 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     args.clear();
     return;
   }
+  // As Redis' processCommand: a lowered tracking-table-max-keys applies before the next command.
+  srv->tracking().Trim(conn);
   if (conn->in_multi && !(spec->flags & kCmdNoMulti)) {
     conn->queued.push_back(std::move(args));
     args.clear();

@@ -739,6 +739,13 @@ void Server::SetActiveExpire(bool on) {
   expire_switching_ = false;
 }
 
+void Server::PauseCron(bool on) {
+  expire_switching_ = true;
+  std::lock_guard<std::mutex> after_the_pass(expire_pass_mu_);
+  cron_paused_ = on;
+  expire_switching_ = false;
+}
+
 void Server::ActiveExpireLoop() {
   pthread_setname_np(pthread_self(), "active-expire");
   // This thread also switches blob GC and blob compression (Storage::AdjustBlobGc, AdjustBlobCompression).
@@ -750,6 +757,8 @@ void Server::ActiveExpireLoop() {
       stop_cv_.wait_for(g, std::chrono::milliseconds(1000 / hz), [this] { return stop_.load(); });
       if (stop_) return;
     }
+    std::lock_guard<std::mutex> pass(expire_pass_mu_);
+    if (cron_paused_) continue;
     uint64_t now_ms = MonotonicUs() / 1000;
     if (now_ms - last_blob_check_ms >= 1000) {
       storage_->AdjustBlobGc();
@@ -772,7 +781,6 @@ void Server::ActiveExpireLoop() {
     }
     // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
     // CLIENT PAUSE keeps the data set still.
-    std::lock_guard<std::mutex> pass(expire_pass_mu_);
     if (!config_->active_expire || (replica_ && replica_->is_replica()) || ClientsPaused()) continue;
     uint64_t start_us = MonotonicUs();
     for (int db = 0; db < Storage::kMaxDatabases; db++) {

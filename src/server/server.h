@@ -125,9 +125,11 @@ class Server {
   // if one of them has expired since, as Redis' isWatchedKeyExpired).
   std::vector<std::pair<uint8_t, std::string>> WatchedLiveBy(Connection* conn);
   // Client-side caching: keys (physical db, name) changed by client `by` (0:
-  // none) are invalidated. Called once the change is visible to readers.
-  void KeysChanged(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by) {
-    if (!keys.empty() && !tracking_.idle()) tracking_.Invalidate(keys, by);
+  // none) are invalidated. Called once the change is visible to readers. marks:
+  // the keys' Context::touch_marks (Tracking::Invalidate), or null.
+  void KeysChanged(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
+                   const std::vector<uint64_t>* marks = nullptr) {
+    if (!keys.empty() && !tracking_.idle()) tracking_.Invalidate(keys, by, marks);
   }
   // Watched keys of a physical db (to find which a FLUSHDB or SWAPDB affects).
   std::vector<std::string> WatchedKeys(uint8_t db);
@@ -183,6 +185,11 @@ class Server {
   // DEBUG SET-ACTIVE-EXPIRE: switches the active-expire cycle; once it returns,
   // no pass that started before is still deleting keys.
   void SetActiveExpire(bool on);
+  // DEBUG PAUSE-CRON: stops (or resumes) the periodic work Redis' serverCron
+  // does (active expiry, client timeouts, tracking-table trims, statistics
+  // samples, scheduled saves); once it returns, no pass is under way.
+  void PauseCron(bool on);
+  bool cron_paused() const { return cron_paused_.load(std::memory_order_relaxed); }
   bool ClientsPaused() const;
   // True if conn's command must wait for the pause to end.
   bool PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const;
@@ -310,6 +317,7 @@ class Server {
   // Held by the active-expire thread for a whole pass (see SetActiveExpire).
   std::mutex expire_pass_mu_;
   std::atomic<bool> expire_switching_{false};
+  std::atomic<bool> cron_paused_{false};
   std::condition_variable stop_cv_;
   std::thread expire_thread_;
 };

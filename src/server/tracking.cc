@@ -129,8 +129,14 @@ void Tracking::Remember(Connection* conn, const std::vector<std::string>& keys) 
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
+    const uint64_t now = clock_.fetch_add(1, std::memory_order_relaxed) + 1;
     for (const auto& k : keys) {
-      if (table_[k].insert(conn->id()).second) items_++;
+      auto [it, added] = table_[k].try_emplace(conn->id(), Reads{now, now});
+      if (added) {
+        items_++;
+      } else {
+        it->second.last = now;
+      }
     }
     keys_.store(table_.size());
     EnforceLimit(&out);
@@ -142,23 +148,36 @@ void Tracking::AddMessage(uint64_t id, const ClientState& st, std::string payloa
   out->push_back(Message{id, st.redirect != 0 ? st.redirect : id, std::move(payload), st.redirect != 0});
 }
 
-void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by) {
+void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
+                          const std::vector<uint64_t>* marks) {
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
-    for (const auto& [db, key] : keys) {
+    for (size_t i = 0; i < keys.size(); i++) {
+      const std::string& key = keys[i].second;
       auto it = table_.find(key);
       if (it == table_.end()) continue;
+      const uint64_t written = marks != nullptr ? (*marks)[i] : UINT64_MAX;
       const std::string payload = KeyArray({&key});
-      for (uint64_t id : it->second) {
+      for (auto reader = it->second.begin(); reader != it->second.end();) {
+        const uint64_t id = reader->first;
+        Reads& reads = reader->second;
+        const bool read_before = id != by || reads.first <= written;
+        if (id == by && reads.last > written) {
+          reads.first = reads.last;  // remembered from its read after the write
+          ++reader;
+        } else {
+          reader = it->second.erase(reader);
+          items_--;
+        }
+        if (!read_before) continue;
         auto c = clients_.find(id);
         // A client that stopped tracking, or switched to BCAST, gets nothing.
         if (c == clients_.end() || c->second.bcast) continue;
         if (c->second.noloop && id == by) continue;
         AddMessage(id, c->second, payload, &out);
       }
-      items_ -= it->second.size();
-      table_.erase(it);
+      if (it->second.empty()) table_.erase(it);
     }
     keys_.store(table_.size());
     // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
@@ -196,13 +215,15 @@ void Tracking::InvalidateAll() {
   Post(std::move(out));
 }
 
-void Tracking::Trim() {
+void Tracking::Trim(Connection* current) {
+  int64_t max_keys = server_->config()->tracking_table_max_keys;
+  if (max_keys <= 0 || keys_.load() <= static_cast<size_t>(max_keys)) return;
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
     EnforceLimit(&out);
   }
-  Post(std::move(out));
+  Post(std::move(out), current);
 }
 
 void Tracking::EnforceLimit(std::vector<Message>* out) {
@@ -213,7 +234,8 @@ void Tracking::EnforceLimit(std::vector<Message>* out) {
   while (table_.size() > static_cast<size_t>(max_keys)) {
     auto it = table_.begin();
     const std::string payload = KeyArray({&it->first});
-    for (uint64_t id : it->second) {
+    for (const auto& reader : it->second) {
+      uint64_t id = reader.first;
       auto c = clients_.find(id);
       if (c == clients_.end() || c->second.bcast) continue;
       AddMessage(id, c->second, payload, out);
@@ -224,8 +246,16 @@ void Tracking::EnforceLimit(std::vector<Message>* out) {
   keys_.store(table_.size());
 }
 
-void Tracking::Post(std::vector<Message> out) {
+void Tracking::Post(std::vector<Message> out, Connection* current) {
   for (auto& m : out) {
+    if (current != nullptr && m.receiver == current->id()) {
+      std::string frame = Frame(current, m.payload, m.redirected);
+      if (frame.empty()) continue;
+      size_t start = current->output()->size();
+      current->Write(frame);
+      current->NotePush(start);  // CLIENT REPLY OFF silences the reply, not this
+      continue;
+    }
     Worker* w = server_->WorkerOf(m.receiver);
     if (w == nullptr) {
       if (m.redirected) PostBrokenRedirect(m.tracker, m.receiver);

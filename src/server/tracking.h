@@ -61,14 +61,26 @@ class Tracking {
   void Remember(Connection* conn, const std::vector<std::string>& keys);
 
   // Keys whose values changed, once the change is visible to readers; `by` is
-  // the client that changed them (0 for expiry), for NOLOOP.
-  void Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by);
+  // the client that changed them (0 for expiry), for NOLOOP. marks (or null)
+  // holds each key's Clock() at its write. Redis invalidates at the write, and
+  // kvrocks at the commit of the batch that holds it, after which `by` may have
+  // read the key again (its own pending write, the new value): as in Redis, `by`
+  // then gets a message only if it had read the key before the write, and stays
+  // remembered for it. Other clients always get one (they may have read the
+  // old value before the commit).
+  void Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
+                  const std::vector<uint64_t>* marks = nullptr);
+  // Counts Remember calls: a read remembered after Clock() returned m came
+  // after a write stamped m. Any thread.
+  uint64_t Clock() const { return clock_.load(std::memory_order_relaxed); }
   // Every key changed (FLUSHDB, FLUSHALL): a null to every tracking client.
   void InvalidateAll();
 
   // Forgets keys (with invalidations) while the table is over
-  // tracking-table-max-keys; Remember does it too.
-  void Trim();
+  // tracking-table-max-keys; Remember does it too. As Redis before every
+  // command: `current` (the client about to run one, on its own thread, or
+  // null) gets its messages at once, ahead of that command's reply.
+  void Trim(Connection* current = nullptr);
 
   // True when no client tracks anything: writers can skip Invalidate.
   bool idle() const { return tracking_clients_.load(std::memory_order_relaxed) == 0 && keys_.load() == 0; }
@@ -113,13 +125,19 @@ class Tracking {
   void AddMessage(uint64_t id, const ClientState& st, std::string payload, std::vector<Message>* out);
   // Sends out, after mu_ is released (redirect targets are looked up in the
   // server's client registry).
-  void Post(std::vector<Message> out);
+  void Post(std::vector<Message> out, Connection* current = nullptr);
   void PostBrokenRedirect(uint64_t tracker, uint64_t redirect);
 
   Server* server_;
   std::mutex mu_;
   std::unordered_map<uint64_t, ClientState> clients_;
-  std::unordered_map<std::string, std::unordered_set<uint64_t>> table_;
+  // Reads of a key by one client since its last invalidation (Clock() values).
+  struct Reads {
+    uint64_t first, last;
+  };
+  // key -> the clients remembered for it.
+  std::unordered_map<std::string, std::unordered_map<uint64_t, Reads>> table_;
+  std::atomic<uint64_t> clock_{0};
   size_t items_ = 0;
   // BCAST prefix -> its clients.
   std::map<std::string, std::set<uint64_t>> prefix_clients_;

@@ -212,7 +212,7 @@ void Worker::FlushAfterPosted(Connection* conn) {
 void Worker::OnTimer(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Worker*>(arg);
   int timeout = self->server_->config()->timeout;
-  if (timeout <= 0) return;
+  if (timeout <= 0 || self->server_->cron_paused()) return;
   int64_t now = static_cast<int64_t>(NowMs());
   std::vector<Connection*> idle;
   for (auto& [id, c] : self->conns_) {

@@ -110,11 +110,11 @@ void WriteBatcher::Unlock() {
 
 void WriteBatcher::NoteChanged(Context* ctx, uint64_t by) {
   if (!pending()) {
-    worker_->server()->KeysChanged(ctx->touched(), by);  // nothing to wait for
+    worker_->server()->KeysChanged(ctx->touched(), by, &ctx->touch_marks());  // nothing to wait for
     ctx->ClearTouched();
     return;
   }
-  ctx->MoveTouchedTo(&changed_);
+  ctx->MoveTouchedTo(&changed_, &changed_marks_);
   changed_by_.emplace_back(by, changed_.size());
 }
 
@@ -130,12 +130,14 @@ void WriteBatcher::Commit() {
       size_t from = 0;
       for (auto [by, to] : changed_by_) {
         std::vector<std::pair<uint8_t, std::string>> keys(changed_.begin() + from, changed_.begin() + to);
-        worker_->server()->KeysChanged(keys, by);
+        std::vector<uint64_t> marks(changed_marks_.begin() + from, changed_marks_.begin() + to);
+        worker_->server()->KeysChanged(keys, by, &marks);
         from = to;
       }
     }
   }
   changed_.clear();
+  changed_marks_.clear();
   changed_by_.clear();
   std::vector<uint64_t> conns;
   conns.swap(deferred_);

@@ -65,8 +65,10 @@ class WriteBatcher {
   std::unordered_set<uint64_t> held_;
   std::vector<uint64_t> deferred_;
   std::vector<std::function<void()>> after_commit_;
-  // Keys changed in this batch, and (client, end of its run in changed_).
+  // Keys changed in this batch, their Context::touch_marks, and (client, end of
+  // its run in changed_).
   std::vector<std::pair<uint8_t, std::string>> changed_;
+  std::vector<uint64_t> changed_marks_;
   std::vector<std::pair<uint64_t, size_t>> changed_by_;
   event* commit_ev_;
   bool scheduled_ = false;

@@ -499,6 +499,7 @@ void Context::RollbackToSavePoint() {
   }
   touched_.resize(sp.touched);
   touch_kinds_.resize(sp.touched);
+  touch_marks_.resize(sp.touched);
   expired_pending_ = sp.expired;
   dirty_pending_ = sp.dirty;
   if (noted_events_.size() > sp.noted) noted_events_.resize(sp.noted, NotedEvent{0, "", ""});
@@ -515,6 +516,7 @@ void Context::PopSavePoint() {
 void Context::Rollback() {
   savepoints_.clear();
   touch_kinds_.clear();
+  touch_marks_.clear();
   noted_events_.clear();
   ClearWrites();
   deltas_.clear();

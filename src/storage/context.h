@@ -115,8 +115,15 @@ class Context {
   void Touch(uint8_t db, std::string_view key, TouchKind kind = TouchKind::kModified) {
     touched_.emplace_back(db, std::string(key));
     touch_kinds_.push_back(kind);
+    touch_marks_.push_back(touch_mark_);
   }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
+  // A stamp, opaque here, that the keys touched from now on carry: the command
+  // layer stamps each command's writes with when they happened, for client-side
+  // caching to tell the reads that came after them (UINT64_MAX until set).
+  void set_touch_mark(uint64_t mark) { touch_mark_ = mark; }
+  // touch_marks()[i] is the stamp touched()[i] got.
+  const std::vector<uint64_t>& touch_marks() const { return touch_marks_; }
 
   // Deletion of expired keys on access, as Redis' expireIfNeeded on a master. While
   // a counter is set, Database::Load notes the keys it finds expired (for the command
@@ -181,15 +188,18 @@ class Context {
   }
   // touch_kinds()[i] is how touched()[i] changed.
   const std::vector<TouchKind>& touch_kinds() const { return touch_kinds_; }
-  // Moves the touched keys to the end of *out (and forgets them, their kinds
-  // and noted events, keeping the buffers for the next command).
-  void MoveTouchedTo(std::vector<std::pair<uint8_t, std::string>>* out) {
+  // Moves the touched keys to the end of *out and their stamps to the end of
+  // *marks (and forgets them, their kinds and noted events, keeping the buffers
+  // for the next command).
+  void MoveTouchedTo(std::vector<std::pair<uint8_t, std::string>>* out, std::vector<uint64_t>* marks) {
     for (auto& k : touched_) out->push_back(std::move(k));
+    marks->insert(marks->end(), touch_marks_.begin(), touch_marks_.end());
     ClearTouched();
   }
   void ClearTouched() {
     touched_.clear();
     touch_kinds_.clear();
+    touch_marks_.clear();
     noted_events_.clear();
   }
 
@@ -318,6 +328,8 @@ class Context {
   std::vector<std::pair<uint8_t, uint64_t>> expires_;
   std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<TouchKind> touch_kinds_;
+  std::vector<uint64_t> touch_marks_;
+  uint64_t touch_mark_ = UINT64_MAX;
   std::vector<NotedEvent> noted_events_;
   std::atomic<uint64_t>* expired_counter_ = nullptr;
   std::vector<std::pair<uint8_t, std::string>> expired_found_;

@@ -1,10 +1,11 @@
 """DEBUG's subcommands against Debian's redis-server 7.0: PROTOCOL, POPULATE, ERROR,
-LOG, MALLCTL, SET-SKIP-CHECKSUM-VALIDATION and RELOAD (the data set's round trip
+LOG, MALLCTL, SET-SKIP-CHECKSUM-VALIDATION, PAUSE-CRON and RELOAD (the data set's round trip
 through an RDB file, and its MERGE/NOFLUSH/NOSAVE options); and the dump.rdb that
 kvrocks writes loads into redis-server with the same content."""
 import os
 import shutil
 import tempfile
+import time
 
 import pytest
 
@@ -82,6 +83,21 @@ def test_error_log_and_mallctl_match_redis(diff):
     kv, ref = diff.both("DEBUG", "MALLCTL-STR", "version")
     assert kv.startswith(b"$") and ref.startswith(b"$")
     diff("DEBUG", "NOSUCH-SUBCOMMAND")
+
+
+def test_pause_cron_stops_the_active_expiry(diff):
+    diff("DEBUG", "PAUSE-CRON", "1")
+    try:
+        diff("SET", "short", "1", "PX", "20")
+        time.sleep(0.3)  # many cron periods: nothing deletes it while paused
+        assert diff("DBSIZE") == b":1\r\n"
+    finally:
+        diff("DEBUG", "PAUSE-CRON", "nonsense")  # atoi, as Redis: 0, resumed
+    deadline = time.time() + 10
+    while diff.kv.call("DBSIZE") != b":0\r\n" or diff.ref.call("DBSIZE") != b":0\r\n":
+        assert time.time() < deadline, "the active expiry did not resume"
+        time.sleep(0.05)
+    diff("DEBUG", "PAUSE-CRON")
 
 
 def test_skip_checksum_validation_matches_redis(diff):

@@ -108,6 +108,70 @@ def test_own_writes_and_noloop(clients):
     tracker("CLIENT", "TRACKINGINFO")
 
 
+def set_then_get_in_exec(d, key):
+    d("MULTI")
+    d("SET", key, "1")
+    d("GET", key)
+    d("EXEC")
+
+
+def test_reads_after_own_writes(clients):
+    """Redis invalidates at the write; kvrocks at the commit of the batch that holds it.
+    A client that writes a key and then reads it in the same transaction, pipeline or
+    script gets an invalidation only if it had read the key before the write, and
+    stays tracked for what it read after."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    set_then_get_in_exec(tracker, "fresh")
+    assert tracker("PING") == b"+PONG\r\n"  # nothing before it
+    writer("SET", "fresh", "2")
+    assert tracker.read_both() == invalidate("fresh")
+
+    tracker("GET", "old")  # cached before the write: invalidated by it
+    set_then_get_in_exec(tracker, "old")
+    assert tracker.read_both() == invalidate("old")
+    writer("SET", "old", "2")  # still tracked from the read inside EXEC
+    assert tracker.read_both() == invalidate("old")
+
+    tracker("MULTI")  # read, then written again: tracked no more
+    tracker("SET", "twice", "1")
+    tracker("GET", "twice")
+    tracker("SET", "twice", "2")
+    tracker("EXEC")
+    assert tracker.read_both() == invalidate("twice")
+    writer("SET", "twice", "3")
+    assert tracker("PING") == b"+PONG\r\n"
+
+    for conn in (tracker.kv, tracker.ref):  # one pipeline: one batch in kvrocks
+        conn.send_raw(encode(["SET", "piped", "1"]) + encode(["GET", "piped"]))
+    assert tracker.read_both() == b"+OK\r\n"
+    assert tracker.read_both() == b"$1\r\n1\r\n"
+    assert tracker("PING") == b"+PONG\r\n"
+    writer("SET", "piped", "2")
+    assert tracker.read_both() == invalidate("piped")
+
+    script = "redis.call('set', KEYS[1], ARGV[1]); return redis.call('get', KEYS[1])"
+    tracker("EVAL", script, "1", "scripted", "1")
+    assert tracker("PING") == b"+PONG\r\n"
+    writer("SET", "scripted", "2")
+    assert tracker.read_both() == invalidate("scripted")
+
+
+def test_reads_after_own_writes_and_others_writes(clients):
+    """A write by another client always invalidates, whenever the read was."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    set_then_get_in_exec(tracker, "shared")
+    writer("MULTI")
+    writer("GET", "shared")
+    writer("SET", "shared", "2")
+    writer("EXEC")
+    assert tracker.read_both() == invalidate("shared")
+    assert tracker("PING") == b"+PONG\r\n"
+
+
 def test_resp2_redirect_to_subscriber(clients):
     tracker, writer, spare = clients
     ids(spare)
@@ -327,6 +391,36 @@ def test_table_limit_evicts_with_invalidation(fresh_server):
     assert set(pushes) == {"t1", "t2", "t3"} - {forgotten}
     admin.close()
     tracker.close()
+
+
+def test_table_limit_applies_before_the_next_command(kvrocks_server, redis_ref):
+    """As Redis' processCommand (regression test for Redis #11715): a lowered
+    tracking-table-max-keys forgets keys before the next command runs, even one
+    queued in MULTI, with the cron paused; the invalidation comes before QUEUED."""
+    d = Differ(kvrocks_server.port, redis_ref.port)
+    admin = Differ(kvrocks_server.port, redis_ref.port, flush=False)
+    try:
+        admin("CONFIG", "SET", "tracking-table-max-keys", "2")
+        admin("DEBUG", "PAUSE-CRON", "1")
+        d.both("HELLO", "3")
+        d("CLIENT", "TRACKING", "on")
+        d("MGET", "1{tag}", "2{tag}")
+        d("MULTI")
+        admin("CONFIG", "SET", "tracking-table-max-keys", "1")
+        for conn in (d.kv, d.ref):
+            conn.send_raw(encode(["PING"]))
+            push = conn.read_reply()
+            assert push.startswith(b">2\r\n$10\r\ninvalidate\r\n*1\r\n$6\r\n"), push
+            assert push.endswith(b"{tag}\r\n")
+            assert conn.read_reply() == b"+QUEUED\r\n"
+        assert d("EXEC") == b"*1\r\n+PONG\r\n"
+        for conn in (admin.kv, admin.ref):
+            assert b"tracking_total_keys:1\r\n" in conn.call("INFO", "stats")
+    finally:
+        admin("DEBUG", "PAUSE-CRON", "0")
+        admin("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+        d.close()
+        admin.close()
 
 
 def test_reset_and_close_stop_tracking(clients):
