@@ -109,6 +109,7 @@ void Script(CommandCall& call) {
       return ReplyError(call, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
     cache.Flush();
+    LuaEngine::ForThisThread().DropStale();  // a fresh state at once, as Redis' new VM
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "kill")) {

@@ -97,8 +97,13 @@ class LuaEngine {
   // The calling thread's engine.
   static LuaEngine& ForThisThread();
   ~LuaEngine();
-  // Bytes held by the Lua states of all threads (INFO used_memory_lua).
+  // Bytes held by the Lua states of all threads (INFO used_memory_lua); a
+  // state SCRIPT FLUSH made stale counts as gone (its thread drops it on its
+  // next script), as Redis frees its VM.
   static size_t TotalMemory();
+  // Rebuilds this thread's state now if SCRIPT FLUSH made it stale. Not from
+  // inside a script.
+  void DropStale();
 
   // Compiles body; "" or the compile error reply ("ERR Error compiling script ...").
   std::string Compile(const std::string& sha, const std::string& body);
@@ -124,8 +129,10 @@ class LuaEngine {
   lua_State* lua_ = nullptr;
   // What lua_ has allocated; written by the owning thread only.
   std::atomic<int64_t> lua_bytes_{0};
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // written by the owning thread only
   uint64_t function_generation_ = 0;
+  static constexpr int kGcPeriod = 50;  // Redis' LUA_GC_CYCLE_PERIOD
+  int calls_since_gc_ = 0;
 };
 
 }  // namespace kvrocks::scripting
