@@ -1,6 +1,6 @@
 // DEBUG (the subcommands of Redis' that mean something for kvrocks: DIGEST,
 // DIGEST-VALUE, ERROR, LOG, MALLCTL, MALLCTL-STR, OBJECT, POPULATE, PROTOCOL,
-// RELOAD, PAUSE-CRON, SET-ACTIVE-EXPIRE, SET-SKIP-CHECKSUM-VALIDATION, SLEEP) and MEMORY.
+// RELOAD, PAUSE-CRON, SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS, SET-SKIP-CHECKSUM-VALIDATION, SLEEP) and MEMORY.
 #include <arpa/inet.h>
 #include <glog/logging.h>
 #include <rocksdb/db.h>
@@ -159,14 +159,16 @@ void DebugObject(CommandCall& call) {
   LoadedKey lk;
   Status s = db.Load(call.args[2], &lk);
   if (!s.ok()) return ReplyStatusError(call, s);
-  if (!lk.live) return ReplyError(call, "ERR no such key");
-  std::string payload;
-  s = rdb::DumpObject(&db, call.args[2], &payload);
+  // As Redis, which looks in its dict: an expired key not yet deleted is still there.
+  if (!lk.on_disk) return ReplyError(call, "ERR no such key");
+  std::string body;
+  int version = 0;
+  s = rdb::SerializeObject(&db, call.args[2], lk, &body, &version);
   if (!s.ok()) return ReplyStatusError(call, s);
   // No object in memory: address and refcount are those of a fresh object.
   uint32_t lru = call.server->access_clock().Get(call.args[2]);
   std::string line = "Value at:0x0 refcount:1 encoding:" + KeyEncoding(lk) +
-                     " serializedlength:" + std::to_string(payload.size() - 11) + " lru:" + std::to_string(lru) +
+                     " serializedlength:" + std::to_string(body.size() - 1) + " lru:" + std::to_string(lru) +
                      " lru_seconds_idle:" + std::to_string(AccessClock::IdleMs(lru, AccessClock::Now()) / 1000);
   reply::Simple(call.out, line);
 }
@@ -361,6 +363,9 @@ void Debug(CommandCall& call) {
                             "      file to the database.",
                             "PAUSE-CRON <0|1>",
                             "    Stop periodic cron job processing.",
+                            "SET-DISABLE-DENY-SCRIPTS <0|1>",
+                            "    Let scripts call some of the commands marked noscript (CLIENT LIST,",
+                            "    DEBUG PROTOCOL, CONFIG ...).",
                             "SET-ACTIVE-EXPIRE <0|1>",
                             "    Setting it to 0 disables expiring keys in background when they are not",
                             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -398,6 +403,10 @@ void Debug(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "pause-cron") && a.size() == 3) {
     call.server->PauseCron(std::atoi(a[2].c_str()) != 0);  // atoi, as Redis: "x" is 0
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "set-disable-deny-scripts") && a.size() == 3) {
+    call.server->set_scripts_deny_disabled(std::atoi(a[2].c_str()) != 0);
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "set-active-expire") && a.size() == 3) {
@@ -565,7 +574,7 @@ void RegisterDebugCommands(CommandTable* t) {
   t->Add({"debug", -2, kDebugFlags, 0, 0, 0, Debug, "server",
           "A container for debugging commands.", "1.0.0", nullptr,
           {{"debug|help", 0}, {"debug|sleep", 0}, {"debug|object", 0}, {"debug|set-active-expire", 0},
-           {"debug|pause-cron", 0},
+           {"debug|pause-cron", 0}, {"debug|set-disable-deny-scripts", 0},
            {"debug|digest-value", 0}, {"debug|digest", 0}, {"debug|protocol", 0},
            // Whole-database writes: EXEC runs them holding every key lock.
            SubcommandWithFlags("debug|populate", 0, kDebugFlags | kCmdExclusive),

@@ -1,5 +1,7 @@
 #include "commands/script_runner.h"
 
+#include <set>
+
 #include "commands/command_keys.h"
 #include "commands/dirty.h"
 #include "commands/expire_on_access.h"
@@ -34,7 +36,8 @@ class CommandScriptHost : public scripting::ScriptHost {
         sub == CommandTable::SubcommandCheck::kWrongArity) {
       return Fail(reply, "ERR Wrong number of args calling Redis command from script");
     }
-    if (CommandTable::FlagsOf(*spec, args) & kCmdNoScript) {
+    if ((CommandTable::FlagsOf(*spec, args) & kCmdNoScript) &&
+        !(call_.server->scripts_deny_disabled() && CallableWhenDenyDisabled(*spec, args))) {
       return Fail(reply, "ERR This Redis command is not allowed from script");
     }
     std::string acl_err = CheckAcl(*spec, args);
@@ -87,6 +90,24 @@ class CommandScriptHost : public scripting::ScriptHost {
     }
     call_.conn->block.requested = false;  // blocking commands never block inside a script
     return !nested.rerun_exclusive;
+  }
+
+  // DEBUG SET-DISABLE-DENY-SCRIPTS lets Redis' scripts call its noscript
+  // commands (a test hook). kvrocks lets them call those that only report or
+  // tune (CLIENT LIST, DEBUG PROTOCOL, CONFIG, LATENCY ...), not those that act
+  // on the connection or on the script machinery under the running script
+  // (transactions, Pub/Sub, AUTH, SCRIPT, FUNCTION, EVAL, blocking pops, saves).
+  static bool CallableWhenDenyDisabled(const CommandSpec& spec, const std::vector<std::string>& args) {
+    static const std::set<std::string> kCallable = {
+        "client|list", "client|info", "client|id", "client|getname", "client|getredir", "client|trackinginfo",
+        "debug|protocol", "debug|object", "debug|digest", "debug|digest-value", "debug|log", "debug|error",
+        "debug|mallctl", "debug|mallctl-str", "debug|set-active-expire", "debug|pause-cron", "debug|sleep", "config|get",
+        "config|set", "config|resetstat", "latency|doctor", "latency|graph", "latency|histogram",
+        "latency|history", "latency|latest", "latency|reset", "acl|cat", "acl|getuser", "acl|list", "acl|users",
+        "acl|whoami", "acl|genpass", "acl|log", "acl|dryrun", "role", "module|list"};
+    std::string name = spec.name;
+    if (args.size() > 1 && (!spec.subcommands.empty() || name == "debug")) name += "|" + ToLower(args[1]);
+    return kCallable.count(name) > 0;
   }
 
   // Client-side caching: a read inside a script remembers the keys the script

@@ -161,8 +161,12 @@ void LuaToResp(lua_State* L, int idx, int resp, int script_resp, std::string* ou
       return;
     }
     case LUA_TBOOLEAN:
-      if (script_resp == 3) {
-        out->append(lua_toboolean(L, idx) ? "#t\r\n" : "#f\r\n");
+      if (script_resp == 3) {  // Redis' addReplyBool: 1 and 0 for a RESP2 client
+        if (resp == 3) {
+          out->append(lua_toboolean(L, idx) ? "#t\r\n" : "#f\r\n");
+        } else {
+          out->append(lua_toboolean(L, idx) ? ":1\r\n" : ":0\r\n");
+        }
       } else if (lua_toboolean(L, idx)) {
         out->append(":1\r\n");
       } else {
@@ -258,6 +262,17 @@ void RespToLua(lua_State* L, std::string_view r, size_t* pos) {
         lua_rawset(L, -3);
       }
       lua_rawset(L, -3);
+      return;
+    }
+    case '|': {
+      // Attributes are not shown to scripts (as in Redis): skip the map, then
+      // the reply it annotates is the value.
+      long long n = number();
+      for (long long i = 0; i < 2 * n; i++) {
+        RespToLua(L, r, pos);
+        lua_pop(L, 1);
+      }
+      RespToLua(L, r, pos);
       return;
     }
     case '_':

@@ -190,6 +190,10 @@ class Server {
   // samples, scheduled saves); once it returns, no pass is under way.
   void PauseCron(bool on);
   bool cron_paused() const { return cron_paused_.load(std::memory_order_relaxed); }
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call some noscript commands
+  // (commands/script_runner.cc says which).
+  void set_scripts_deny_disabled(bool v) { scripts_deny_disabled_ = v; }
+  bool scripts_deny_disabled() const { return scripts_deny_disabled_.load(std::memory_order_relaxed); }
   bool ClientsPaused() const;
   // True if conn's command must wait for the pause to end.
   bool PausedFor(const Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) const;
@@ -318,6 +322,7 @@ class Server {
   std::mutex expire_pass_mu_;
   std::atomic<bool> expire_switching_{false};
   std::atomic<bool> cron_paused_{false};
+  std::atomic<bool> scripts_deny_disabled_{false};
   std::condition_variable stop_cv_;
   std::thread expire_thread_;
 };

@@ -517,3 +517,56 @@ def test_lua_garbage_is_collected_as_scripts_run(kvrocks_server):
         pipe.eval("return redis.call('incr', KEYS[1])", 1, "x")
     assert pipe.execute()[-1] == 10000
     assert r.info("memory")["used_memory_lua"] < 100 * 1024
+
+
+PROTOCOL_SAMPLES = ["string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib", "verbatim",
+                    "true", "false"]
+
+
+@pytest.mark.parametrize("client_resp", [2, 3])
+def test_resp3_replies_inside_scripts_match_redis(d, client_resp):
+    """Redis' own test hook: DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts call DEBUG
+    PROTOCOL; each RESP type goes to Lua and back, under either protocol of the
+    script (redis.setresp) and of the client."""
+    d.both("HELLO", str(client_resp))
+    d("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+    try:
+        for script_resp in (2, 3):
+            for t in PROTOCOL_SAMPLES:
+                d("EVAL", f"redis.setresp({script_resp}); return redis.call('debug', 'protocol', '{t}')", "0")
+        d("EVAL", "return redis.call('client', 'id') > 0", "0")
+        d("EVAL", "redis.call('set', 'x', 'y', 'px', 1); redis.call('debug', 'sleep', 0.01); "
+                  "return redis.call('exists', 'x')", "0")
+    finally:
+        d("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+    d("EVAL", "return redis.call('debug', 'protocol', 'true')", "0")  # refused again
+
+
+def test_deny_disabled_scripts_still_cannot_reach_the_script_machinery(kvrocks_server):
+    """kvrocks lets scripts call the noscript commands that only report or tune;
+    those that would act on the connection or on the running script stay refused."""
+    r = kvrocks_server.client()
+    r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+    try:
+        assert b"id=" in r.eval("return redis.call('client', 'list')", 0)
+        for call in ("'script', 'flush'", "'multi'", "'subscribe', 'c'", "'eval', 'return 1', '0'",
+                     "'function', 'flush'", "'blpop', 'l', '0'", "'debug', 'reload'", "'shutdown'"):
+            with pytest.raises(redis.ResponseError, match="not allowed from script"):
+                r.eval(f"return redis.call({call})", 0)
+        assert r.ping()
+    finally:
+        r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+
+
+def test_debug_object_sees_an_expired_key_not_yet_deleted(d):
+    d("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        d("SET", "gone", "v", "PX", "1")
+        time.sleep(0.02)
+        a, b = d.both("DEBUG", "OBJECT", "gone")  # Redis looks in its dict, expired or not
+        assert a.startswith(b"+Value at:") and b.startswith(b"+Value at:"), (a, b)
+        d("EVAL", "return redis.call('exists', 'gone')", "0")
+        d("EXISTS", "gone")
+        d("DEBUG", "OBJECT", "gone")
+    finally:
+        d("DEBUG", "SET-ACTIVE-EXPIRE", "1")
