@@ -572,16 +572,13 @@ void ConfigCmd(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "set")) {
     if (a.size() < 4 || a.size() % 2 != 0) return ReplySubcommandArity(call);
-    for (size_t i = 2; i + 1 < a.size(); i += 2) {
-      const std::string& mode = cfg->enable_protected_configs;
-      if (cfg->IsProtected(a[i]) && !(mode == "yes" || (mode == "local" && call.conn->is_local()))) {
-        return ReplyError(call, "ERR CONFIG SET failed (possibly related to argument '" + a[i] +
-                                    "') - can't set protected config");
-      }
-      Status s = cfg->Set(a[i], a[i + 1], false);
-      if (!s.ok()) return ReplyError(call, s.ToRedisError());
-      if (EqualsIgnoreCase(a[i], "slowlog-max-len")) call.server->slowlog().Trim(static_cast<size_t>(cfg->slowlog_max_len));
-    }
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (size_t i = 2; i + 1 < a.size(); i += 2) pairs.emplace_back(a[i], a[i + 1]);
+    const std::string& mode = cfg->enable_protected_configs;
+    const bool protected_ok = mode == "yes" || (mode == "local" && call.conn->is_local());
+    Status s = cfg->SetAtRuntime(pairs, [&](const std::string&) { return protected_ok; });
+    if (!s.ok()) return ReplyError(call, s.ToRedisError());
+    call.server->slowlog().Trim(static_cast<size_t>(cfg->slowlog_max_len));
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "rewrite")) {

@@ -59,6 +59,106 @@ std::string FormatMemory(int64_t bytes) {
 
 namespace {
 
+// Redis' memtoull (util.c): digits and an optional unit (b, k, kb, m, mb, g, gb);
+// no digits is 0, and what does not fit wraps as in C (the bounds then refuse it).
+bool RedisMemToUll(const std::string& s, uint64_t* out) {
+  if (!s.empty() && s[0] == '-') return false;
+  size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') digits++;
+  static const std::pair<const char*, uint64_t> kUnits[] = {
+      {"", 1}, {"b", 1}, {"k", 1000}, {"kb", 1024}, {"m", 1000 * 1000}, {"mb", 1024 * 1024},
+      {"g", 1000ULL * 1000 * 1000}, {"gb", 1024ULL * 1024 * 1024}};
+  uint64_t mul = 0;
+  for (const auto& [unit, m] : kUnits) {
+    if (EqualsIgnoreCase(s.substr(digits), unit)) mul = m;
+  }
+  if (mul == 0 || digits >= 128) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < digits; i++) {
+    uint64_t d = static_cast<uint64_t>(s[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) {
+      v = UINT64_MAX;  // strtoull's ERANGE result, which memtoull takes
+      break;
+    }
+    v = v * 10 + d;
+  }
+  *out = v * mul;
+  return true;
+}
+
+// How Redis' numeric configs (config.c, numericParseString and
+// numericBoundaryCheck) read a value: as a memory size, a percentage (stored
+// negated) or a plain integer, then bounds compared signed, or unsigned for
+// Redis' UINT, SIZE_T and ULONG_LONG configs; with Redis' error texts.
+struct NumericRule {
+  int64_t lower, upper;
+  bool is_unsigned = false;
+  bool memory = false;
+  bool percent = false;
+};
+
+Status ParseRedisNumeric(const NumericRule& r, const std::string& v, int64_t* out) {
+  uint64_t u;
+  int64_t n;
+  bool parsed = false;
+  if (r.memory && RedisMemToUll(v, &u)) {
+    *out = static_cast<int64_t>(u);
+    parsed = true;
+  } else if (r.percent && v.size() > 1 && v.back() == '%' && ParseInt64(v.substr(0, v.size() - 1), &n) && n >= 0) {
+    *out = -n;
+    parsed = true;
+  } else if (!r.memory && !r.percent && ParseInt64(v, &n)) {
+    *out = n;
+    parsed = true;
+  }
+  if (!parsed) {
+    if (r.memory && r.percent) return Status::InvalidArgument("argument must be a memory or percent value");
+    if (r.memory) return Status::InvalidArgument("argument must be a memory value");
+    return Status::InvalidArgument("argument couldn't be parsed into an integer");
+  }
+  if (r.is_unsigned) {
+    uint64_t x = static_cast<uint64_t>(*out);
+    if (x > static_cast<uint64_t>(r.upper) || x < static_cast<uint64_t>(r.lower)) {
+      return Status::InvalidArgument("argument must be between " + std::to_string(static_cast<uint64_t>(r.lower)) +
+                                     " and " + std::to_string(static_cast<uint64_t>(r.upper)) + " inclusive");
+    }
+  } else if (r.percent && *out < 0) {
+    if (*out < r.lower) {
+      return Status::InvalidArgument("percentage argument must be less or equal to " + std::to_string(-r.lower));
+    }
+  } else if (*out > r.upper || *out < r.lower) {
+    return Status::InvalidArgument("argument must be between " + std::to_string(r.lower) + " and " +
+                                   std::to_string(r.upper) + " inclusive");
+  }
+  return Status::OK();
+}
+
+// One of Redis' numeric configs, as Redis defines it (type, bounds, memory units).
+template <typename T>
+std::unique_ptr<Config::Option> RedisNumeric(const char* name, T* field, NumericRule rule, bool mut) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = name;
+  o->mutable_at_runtime = mut;
+  o->get = [field] { return std::to_string(*field); };
+  if (rule.memory) o->file_value = [field] { return FormatMemory(static_cast<int64_t>(*field)); };
+  o->set = [field, rule](const std::string& v) {
+    int64_t n;
+    Status s = ParseRedisNumeric(rule, v, &n);
+    if (s.ok()) *field = static_cast<T>(n);
+    return s;
+  };
+  return o;
+}
+
+constexpr int64_t kLongMax = INT64_MAX;  // Redis' LONG_MAX, LLONG_MAX and SSIZE_MAX here
+
+NumericRule Signed(int64_t lower, int64_t upper) { return NumericRule{lower, upper}; }
+NumericRule Unsigned(int64_t lower, int64_t upper) { return NumericRule{lower, upper, true}; }
+NumericRule Memory(NumericRule r) {
+  r.memory = true;
+  return r;
+}
+
 std::unique_ptr<Config::Option> IntOption(const char* name, int* field, int64_t min, int64_t max, bool mut) {
   auto o = std::make_unique<Config::Option>();
   o->name = name;
@@ -152,7 +252,10 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   o->file_value = [format] { return format(FormatMemory); };
   o->set = [cfg](const std::string& v) {
     std::vector<std::string> t;
-    if (!SplitArgs(v, &t) || t.empty() || t.size() % 4 != 0) return Status::InvalidArgument("Wrong number of arguments in buffer limit configuration.");
+    // As Redis: "" names no class and changes nothing.
+    if (!SplitArgs(v, &t) || t.size() % 4 != 0) {
+      return Status::InvalidArgument("Wrong number of arguments in buffer limit configuration.");
+    }
     std::vector<std::pair<Config::OutputBufferLimit*, Config::OutputBufferLimit>> updates;
     for (size_t i = 0; i < t.size(); i += 4) {
       Config::OutputBufferLimit* target = nullptr;
@@ -370,8 +473,9 @@ Config::Config() {
   Add(IntOption("timeout", &timeout, 0, INT32_MAX, true));
   Add(IntOption("databases", &databases, 1, 256, false));
   Add(IntOption("tcp-keepalive", &tcp_keepalive, 0, INT32_MAX, true));
-  Add(Int64Option("proto-max-bulk-len", &proto_max_bulk_len, 1024 * 1024, true, true));
-  Add(Int64Option("client-query-buffer-limit", &client_query_buffer_limit, 1024 * 1024, true, true));
+  Add(RedisNumeric("proto-max-bulk-len", &proto_max_bulk_len, Memory(Signed(1024 * 1024, kLongMax)), true));
+  Add(RedisNumeric("client-query-buffer-limit", &client_query_buffer_limit, Memory(Unsigned(1024 * 1024, kLongMax)),
+                   true));
   {
     auto o = std::make_unique<Option>();
     o->name = "maxmemory-clients";
@@ -384,34 +488,40 @@ Config::Config() {
     o->get = [show] { return show(false); };
     o->file_value = [show] { return show(true); };
     o->set = [this](const std::string& v) {
+      // Redis' SSIZE_T config with MEMORY and PERCENT (a percentage stored negated).
+      NumericRule rule = Memory(Signed(-100, kLongMax));
+      rule.percent = true;
       int64_t n;
-      if (!v.empty() && v.back() == '%') {
-        if (!ParseInt64(v.substr(0, v.size() - 1), &n) || n < 0) {
-          return Status::InvalidArgument("argument must be a memory or percent value");
-        }
-        if (n > 100) return Status::InvalidArgument("percentage argument must be less or equal to 100");
-        maxmemory_clients = -n;
-        return Status::OK();
-      }
-      if (!ParseMemory(v, &n)) return Status::InvalidArgument("argument must be a memory or percent value");
-      maxmemory_clients = n;
-      return Status::OK();
+      Status s = ParseRedisNumeric(rule, v, &n);
+      if (s.ok()) maxmemory_clients = n;
+      return s;
     };
     Add(std::move(o));
   }
   Add(OutputBufferLimitOption(this));
   Add(NotifyEventsOption(this));
-  Add(Int64Option("slowlog-log-slower-than", &slowlog_log_slower_than, -1, false, true));
-  Add(IntOption("slowlog-max-len", &slowlog_max_len, 0, INT32_MAX, true));
-  Add(Int64Option("tracking-table-max-keys", &tracking_table_max_keys, 0, false, true));
+  Add(RedisNumeric("slowlog-log-slower-than", &slowlog_log_slower_than, Signed(-1, kLongMax), true));
+  Add(RedisNumeric("slowlog-max-len", &slowlog_max_len, Signed(0, kLongMax), true));
+  Add(RedisNumeric("tracking-table-max-keys", &tracking_table_max_keys, Unsigned(0, kLongMax), true));
   Add(Int64Option("access-clock-slots", &access_clock_slots, 1, false, false));
-  Add(WithAlias(Int64Option("busy-reply-threshold", &busy_reply_threshold, 0, false, true), "lua-time-limit"));
-  Add(Int64Option("latency-monitor-threshold", &latency_monitor_threshold, 0, false, true));
+  Add(WithAlias(RedisNumeric("busy-reply-threshold", &busy_reply_threshold, Signed(0, kLongMax), true),
+                "lua-time-limit"));
+  Add(RedisNumeric("latency-monitor-threshold", &latency_monitor_threshold, Signed(0, kLongMax), true));
   Add(BoolOption("latency-tracking", &latency_tracking, true));
   Add(PercentilesOption(this));
   Add(SaveOption(this));
-  Add(IntOption("hz", &hz, 1, 500, true));
-  Add(Int64Option("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0, true, true));
+  {
+    // As Redis' updateHZ: any int is taken, and kept within 1..500 (a hint, not a contract).
+    auto o = RedisNumeric("hz", &hz, Signed(0, INT32_MAX), true);
+    o->set = [this](const std::string& v) {
+      int64_t n;
+      Status s = ParseRedisNumeric(Signed(0, INT32_MAX), v, &n);
+      if (s.ok()) hz = static_cast<int>(std::clamp<int64_t>(n, 1, 500));
+      return s;
+    };
+    Add(std::move(o));
+  }
+  Add(RedisNumeric("hll-sparse-max-bytes", &hll_sparse_max_bytes, Memory(Unsigned(0, kLongMax)), true));
   Add(StringOption("load-rdb", &load_rdb, false));
   Add(WithAlias(Words(StringOption("replicaof", &replicaof, false)), "slaveof"));
   Add(StringOption("masterauth", &masterauth, true));
@@ -428,16 +538,16 @@ Config::Config() {
   Add(WithAlias(IntOption("min-replicas-to-write", &min_replicas_to_write, 0, INT32_MAX, true), "min-slaves-to-write"));
   Add(WithAlias(IntOption("min-replicas-max-lag", &min_replicas_max_lag, 0, INT32_MAX, true), "min-slaves-max-lag"));
   Add(StringOption("replica-apply-errors", &replica_apply_errors, true, {"skip", "disconnect"}));
-  Add(Int64Option("stream-node-max-bytes", &stream_node_max_bytes, 0, true, true));
-  Add(Int64Option("stream-node-max-entries", &stream_node_max_entries, 0, false, true));
-  Add(WithAlias(Int64Option("hash-max-listpack-entries", &hash_max_listpack_entries, 0, false, true),
+  Add(RedisNumeric("stream-node-max-bytes", &stream_node_max_bytes, Memory(Unsigned(0, kLongMax)), true));
+  Add(RedisNumeric("stream-node-max-entries", &stream_node_max_entries, Signed(0, kLongMax), true));
+  Add(WithAlias(RedisNumeric("hash-max-listpack-entries", &hash_max_listpack_entries, Unsigned(0, kLongMax), true),
                 "hash-max-ziplist-entries"));
-  Add(WithAlias(Int64Option("hash-max-listpack-value", &hash_max_listpack_value, 0, true, true),
+  Add(WithAlias(RedisNumeric("hash-max-listpack-value", &hash_max_listpack_value, Memory(Unsigned(0, kLongMax)), true),
                 "hash-max-ziplist-value"));
-  Add(Int64Option("set-max-intset-entries", &set_max_intset_entries, 0, false, true));
-  Add(WithAlias(Int64Option("zset-max-listpack-entries", &zset_max_listpack_entries, 0, false, true),
+  Add(RedisNumeric("set-max-intset-entries", &set_max_intset_entries, Unsigned(0, kLongMax), true));
+  Add(WithAlias(RedisNumeric("zset-max-listpack-entries", &zset_max_listpack_entries, Unsigned(0, kLongMax), true),
                 "zset-max-ziplist-entries"));
-  Add(WithAlias(Int64Option("zset-max-listpack-value", &zset_max_listpack_value, 0, true, true),
+  Add(WithAlias(RedisNumeric("zset-max-listpack-value", &zset_max_listpack_value, Memory(Unsigned(0, kLongMax)), true),
                 "zset-max-ziplist-value"));
   Add(WithAlias(IntOption("list-max-listpack-size", &list_max_listpack_size, INT32_MIN, INT32_MAX, true),
                 "list-max-ziplist-size"));
@@ -496,7 +606,8 @@ void Config::OnSet(const std::string& name, SetHook hook) {
 }
 
 Status Config::Set(const std::string& name, const std::string& value, bool at_startup) {
-  if (at_startup && EqualsIgnoreCase(name, "rename-command")) {
+  if (!at_startup) return SetAtRuntime({{name, value}}, [](const std::string&) { return true; });
+  if (EqualsIgnoreCase(name, "rename-command")) {
     // From the command line: "--rename-command old new" (new may be omitted to disable old).
     std::vector<std::string> args;
     if (!SplitArgs(value, &args) || args.empty() || args.size() > 2) {
@@ -507,24 +618,66 @@ Status Config::Set(const std::string& name, const std::string& value, bool at_st
   }
   Option* o = Find(name);
   if (o == nullptr) return Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
-  if (!at_startup && !o->mutable_at_runtime) {
-    // As Redis: refusals name the argument as given, value errors the option's own name.
-    return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + name +
-                                   "') - can't set immutable config");
+  return o->set(value);
+}
+
+Status Config::SetAtRuntime(const std::vector<std::pair<std::string, std::string>>& pairs,
+                            const std::function<bool(const std::string&)>& protected_allowed) {
+  auto failed = [](const std::string& arg, const std::string& why) {
+    return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + arg + "') - " + why);
+  };
+  // Redis registers an alias as an option of its own: errors name the option as
+  // the name given calls it, and an alias next to its option is no repetition.
+  auto registered = [](const Option* o, const std::string& given) {
+    for (const auto& alias : o->aliases) {
+      if (EqualsIgnoreCase(alias, given)) return alias;
+    }
+    return o->name;
+  };
+  // Redis' configSetCommand: every name is checked before anything is set, and
+  // the first refusal (unknown, immutable or protected, repeated) is the reply.
+  std::vector<Option*> opts;
+  std::vector<std::string> names;
+  Status refusal;
+  for (const auto& [name, value] : pairs) {
+    Option* o = Find(name);
+    opts.push_back(o);
+    names.push_back(o != nullptr ? registered(o, name) : name);
+    if (!refusal.ok()) continue;
+    if (o == nullptr) {
+      refusal = Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
+    } else if (o->is_protected && !protected_allowed(name)) {
+      refusal = failed(name, "can't set protected config");
+    } else if (!o->mutable_at_runtime) {
+      refusal = failed(name, "can't set immutable config");
+    } else if (std::count(names.begin(), names.end() - 1, names.back()) > 0) {
+      refusal = failed(name, "duplicate parameter");
+    }
   }
-  std::string old = o->get();
-  Status s = o->set(value);
-  if (!s.ok()) {
-    if (at_startup) return s;
-    return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + o->name + "') - " +
-                                   s.message());
+  if (!refusal.ok()) return refusal;
+  std::vector<std::string> old;
+  for (Option* o : opts) old.push_back(o->get());
+  auto restore = [&](size_t n) {
+    for (size_t i = n; i-- > 0;) opts[i]->set(old[i]);
+  };
+  for (size_t i = 0; i < opts.size(); i++) {
+    Status s = opts[i]->set(pairs[i].second);
+    if (!s.ok()) {
+      restore(i + 1);
+      return failed(names[i], s.message());
+    }
   }
-  if (!at_startup && o->hook) {
-    Status hs = o->hook(*this);
+  // Then what applies the new values, once each (Redis' apply functions); a
+  // failure puts every old value back and applies them again.
+  for (size_t i = 0; i < opts.size(); i++) {
+    if (!opts[i]->hook || std::count(opts.begin(), opts.begin() + i, opts[i]) > 0) continue;
+    Status hs = opts[i]->hook(*this);
     if (!hs.ok()) {
-      o->set(old);
-      return Status::InvalidArgument("CONFIG SET failed (possibly related to argument '" + o->name + "') - " +
-                                     hs.message());
+      restore(opts.size());
+      for (size_t j = 0; j < i; j++) {
+        if (opts[j]->hook) opts[j]->hook(*this);
+      }
+      return failed(names[i], hs.message());
     }
   }
   return Status::OK();

@@ -72,7 +72,7 @@ struct Config {
   };
   OutputBufferLimit obl_normal, obl_replica{256LL << 20, 64LL << 20, 60}, obl_pubsub{32LL << 20, 8LL << 20, 60};
   int64_t slowlog_log_slower_than = 10000;
-  int slowlog_max_len = 128;
+  int64_t slowlog_max_len = 128;
   int64_t tracking_table_max_keys = 1000000;  // CLIENT TRACKING keys remembered; 0 = no limit
   int64_t access_clock_slots = 4194304;       // OBJECT IDLETIME's table (server/access_clock.h)
   int64_t latency_monitor_threshold = 0;  // ms; 0 = latency monitor off
@@ -169,8 +169,15 @@ struct Config {
 
   // Reads a kvrocks.conf file (redis.conf syntax: "name value...", '#' comments).
   Status LoadFile(const std::string& path);
-  // Applies one "name value" pair as from the file or a --name flag.
+  // Applies one "name value" pair as from the file or a --name flag
+  // (at_startup), or as one CONFIG SET pair (SetAtRuntime, protected allowed).
   Status Set(const std::string& name, const std::string& value, bool at_startup);
+  // CONFIG SET with Redis 7.0's semantics: every pair or none (old values put
+  // back, hooks run again, on any failure), unknown names, immutable,
+  // protected (unless protected_allowed(name)) and repeated options refused
+  // before anything is set. The error is Redis' reply text, without "ERR ".
+  Status SetAtRuntime(const std::vector<std::pair<std::string, std::string>>& pairs,
+                      const std::function<bool(const std::string&)>& protected_allowed);
   // Pairs (name, value) of options whose name matches the glob pattern.
   std::vector<std::pair<std::string, std::string>> Get(const std::string& pattern) const;
   // Whether name is one of Redis' protected configs (CONFIG SET needs enable-protected-configs).
