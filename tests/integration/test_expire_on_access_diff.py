@@ -257,11 +257,13 @@ def test_expiry_time_stands_still_in_scripts_and_transactions(diff):
               "do t=redis.call('time') end; return {redis.call('get','k'), redis.call('pttl','k'), "
               "redis.call('exists','k')}")
     diff("EVAL", script, "0")
-    diff("SET", "m", "v", "PX", "1")
-    diff("MULTI")
-    diff("DEBUG", "SLEEP", "0.05")
-    diff("GET", "m")
-    diff("EXISTS", "m")
-    diff("EXEC")
-    time.sleep(0.01)
-    diff("GET", "m")
+    # Live when EXEC starts (its commands are queued well within 300 ms), expired
+    # by the time its GET runs. One server after the other: the second's EXEC
+    # would otherwise start only after the first's has slept.
+    replies = []
+    for conn in (diff.kv, diff.ref):
+        replies.append([conn.call(*args) for args in (["SET", "m", "v", "PX", "300"], ["MULTI"],
+                                                      ["DEBUG", "SLEEP", "0.4"], ["GET", "m"], ["EXISTS", "m"],
+                                                      ["EXEC"], ["GET", "m"])])
+    assert replies[0] == replies[1]
+    assert replies[0][5].endswith(b"$1\r\nv\r\n:1\r\n")
