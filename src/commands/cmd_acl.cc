@@ -26,25 +26,21 @@ void GetUser(CommandCall& call) {
   reply::BulkArray(out, flags);
   reply::Bulk(out, "passwords");
   reply::BulkArray(out, std::vector<std::string>(u->passwords.begin(), u->passwords.end()));
-  reply::Bulk(out, "commands");
-  std::string commands = u->all_commands ? "+@all" : "-@all";
-  for (const auto& r : u->command_rules) commands += " " + r;
-  reply::Bulk(out, commands);
-  reply::Bulk(out, "keys");
-  std::string keys;
-  if (u->all_keys) keys = "~*";
-  for (const auto& k : u->keys) {
-    if (!keys.empty()) keys += " ";
-    keys += std::string(k.read && k.write ? "~" : k.read ? "%R~" : "%W~") + k.pattern;
-  }
-  reply::Bulk(out, keys);
-  reply::Bulk(out, "channels");
-  std::string channels;
-  if (u->all_channels) channels = "&*";
-  for (const auto& c : u->channels) channels += (channels.empty() ? "&" : " &") + c;
-  reply::Bulk(out, channels);
+  auto rules = [&](const AclSelector& sel) {
+    reply::Bulk(out, "commands");
+    reply::Bulk(out, sel.DescribeCommands());
+    reply::Bulk(out, "keys");
+    reply::Bulk(out, sel.DescribeKeys());
+    reply::Bulk(out, "channels");
+    reply::Bulk(out, sel.DescribeChannels());
+  };
+  rules(*u);
   reply::Bulk(out, "selectors");
-  reply::ArrayHeader(out, 0);
+  reply::ArrayHeader(out, u->selectors.size());
+  for (const AclSelector& sel : u->selectors) {
+    reply::MapHeader(out, 3, call.resp);
+    rules(sel);
+  }
 }
 
 void Log(CommandCall& call) {

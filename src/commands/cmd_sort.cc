@@ -41,7 +41,7 @@ struct SortItem {
 // Whether the caller's ACL user may read any key (SORT's BY and GET patterns).
 bool ReadsEveryKey(const CommandCall& call) {
   const AclUser* user = call.conn != nullptr ? call.conn->user.get() : nullptr;
-  return user == nullptr || call.conn->is_master || user->AllowsEveryKey(true, false);
+  return user == nullptr || call.conn->is_master || user->AnyAllowsEveryKey(true, false);
 }
 
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA] [STORE destination]

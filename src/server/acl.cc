@@ -23,7 +23,7 @@ bool HasCategory(const std::vector<std::string>& cats, const std::string& cat) {
 }
 
 // Allows or denies a command with all its subcommands.
-void SetWholeCommand(AclUser* u, const std::string& name, bool allow) {
+void SetWholeCommand(AclSelector* u, const std::string& name, bool allow) {
   for (auto it = u->commands.begin(); it != u->commands.end();) {
     it = it->rfind(name + "|", 0) == 0 ? u->commands.erase(it) : std::next(it);
   }
@@ -36,7 +36,7 @@ void SetWholeCommand(AclUser* u, const std::string& name, bool allow) {
 
 // Denies one subcommand ("config|get") of container; a container allowed whole
 // until now keeps all its other subcommands.
-void DenySubcommand(AclUser* u, const std::string& container, const std::string& full) {
+void DenySubcommand(AclSelector* u, const std::string& container, const std::string& full) {
   if (u->commands.erase(container)) {
     if (const CommandSpec* spec = CommandTable::Instance().Find(container)) {
       for (const auto& sub : ListedSubcommandNames(*spec)) u->commands.insert(sub);
@@ -58,7 +58,7 @@ std::string ModifierError(const std::string& rule, const std::string& why) {
 
 // A rule about a command replaces an earlier rule about the same command in
 // its place, else it goes last (Redis' ACLUpdateCommandRules).
-void ReplaceCommandRule(AclUser* u, const std::string& rule) {
+void ReplaceCommandRule(AclSelector* u, const std::string& rule) {
   std::string target = rule.substr(1);
   for (auto& r : u->command_rules) {
     if (r.substr(1) == target) {
@@ -69,14 +69,35 @@ void ReplaceCommandRule(AclUser* u, const std::string& rule) {
   u->command_rules.push_back(rule);
 }
 
+// Redis' ACLMergeSelectorArguments: a selector's rules given as several
+// arguments ("(~a*", "+get)") become one ("(~a* +get)"). False, with the
+// opening argument, if a selector is not closed.
+bool MergeSelectorArgs(const std::vector<std::string>& in, std::vector<std::string>* out, std::string* unmatched) {
+  bool open = false;
+  for (const auto& arg : in) {
+    if (!arg.empty() && arg.front() == '(' && arg.back() != ')') {
+      if (open) out->pop_back();  // as Redis: a selector opened again drops the unclosed one
+      out->push_back(arg);
+      *unmatched = arg;
+      open = true;
+    } else if (open) {
+      out->back() += " " + arg;
+      if (!arg.empty() && arg.back() == ')') open = false;
+    } else {
+      out->push_back(arg);
+    }
+  }
+  return !open;
+}
+
 }  // namespace
 
-bool AclUser::AllowsCommand(const std::string& name, const std::string& sub) const {
+bool AclSelector::AllowsCommand(const std::string& name, const std::string& sub) const {
   if (commands.count(name)) return true;
   return !sub.empty() && commands.count(name + "|" + sub) > 0;
 }
 
-bool AclUser::AllowsKey(const std::string& key, bool read, bool write) const {
+bool AclSelector::AllowsKey(const std::string& key, bool read, bool write) const {
   if (all_keys) return true;
   for (const auto& k : keys) {
     if ((!read || k.read) && (!write || k.write) && StringMatch(k.pattern, key)) return true;
@@ -84,7 +105,7 @@ bool AclUser::AllowsKey(const std::string& key, bool read, bool write) const {
   return false;
 }
 
-bool AclUser::AllowsEveryKey(bool read, bool write) const {
+bool AclSelector::AllowsEveryKey(bool read, bool write) const {
   if (all_keys) return true;
   for (const auto& k : keys) {
     if ((!read || k.read) && (!write || k.write) && k.pattern == "*") return true;
@@ -92,7 +113,7 @@ bool AclUser::AllowsEveryKey(bool read, bool write) const {
   return false;
 }
 
-bool AclUser::AllowsChannel(const std::string& channel, bool is_pattern) const {
+bool AclSelector::AllowsChannel(const std::string& channel, bool is_pattern) const {
   if (all_channels) return true;
   for (const auto& c : channels) {
     // A subscription pattern must be one of the user's patterns literally.
@@ -101,17 +122,10 @@ bool AclUser::AllowsChannel(const std::string& channel, bool is_pattern) const {
   return false;
 }
 
-bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
-                     std::string* object) const {
-  // The common case (the default user): nothing to look up on the hot path.
-  if (all_commands && command_rules.empty() && all_keys && all_channels) return true;
-  std::string name = ToLower(spec.name);
-  std::string sub = !spec.subcommands.empty() && args.size() > 1 ? ToLower(args[1]) : "";
-  if (!AllowsCommand(name, sub)) {
-    *reason = "command";
-    *object = sub.empty() ? name : name + "|" + sub;
-    return false;
-  }
+AclSelector::Verdict AclSelector::Check(const CommandSpec& spec, const std::vector<std::string>& args,
+                                        const std::string& name, const std::string& sub, size_t* pos) const {
+  *pos = 0;
+  if (!AllowsCommand(name, sub)) return kDeniedCommand;
   if (!all_keys) {
     // Each key needs what its flags imply (Redis' ACLSelectorCheckKey): read to
     // access it, write to insert, delete or update.
@@ -121,9 +135,8 @@ bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& ar
         bool read = (k.flags & kKeyAccess) != 0;
         bool write = (k.flags & (kKeyInsert | kKeyDelete | kKeyUpdate)) != 0;
         if (!AllowsKey(args[k.pos], read, write)) {
-          *reason = "key";
-          *object = args[k.pos];
-          return false;
+          *pos = k.pos;
+          return kDeniedKey;
         }
       }
     }
@@ -135,14 +148,85 @@ bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& ar
       size_t last = publish ? 2 : args.size();
       for (size_t i = 1; i < last; i++) {
         if (!AllowsChannel(args[i], name == "psubscribe")) {
-          *reason = "channel";
-          *object = args[i];
-          return false;
+          *pos = i;
+          return kDeniedChannel;
         }
       }
     }
   }
-  return true;
+  return kAllowed;
+}
+
+bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
+                     std::string* object) const {
+  // The common case (the default user): nothing to look up on the hot path.
+  if (all_commands && command_rules.empty() && all_keys && all_channels) return true;
+  std::string name = ToLower(spec.name);
+  std::string sub = !spec.subcommands.empty() && args.size() > 1 ? ToLower(args[1]) : "";
+  size_t pos;
+  Verdict verdict = Check(spec, args, name, sub, &pos);
+  if (verdict == kAllowed) return true;
+  // Redis' ACLCheckAllUserCommandPerm: of the selectors' denials, the one with
+  // the highest code, then the latest argument.
+  for (const AclSelector& s : selectors) {
+    size_t p;
+    Verdict v = s.Check(spec, args, name, sub, &p);
+    if (v == kAllowed) return true;
+    if (v > verdict || (v == verdict && p > pos)) {
+      verdict = v;
+      pos = p;
+    }
+  }
+  switch (verdict) {
+    case kDeniedKey: *reason = "key"; break;
+    case kDeniedChannel: *reason = "channel"; break;
+    default: *reason = "command"; break;
+  }
+  *object = verdict == kDeniedCommand ? (sub.empty() ? name : name + "|" + sub) : args[pos];
+  return false;
+}
+
+bool AclUser::AnyAllowsEveryKey(bool read, bool write) const {
+  if (AllowsEveryKey(read, write)) return true;
+  for (const AclSelector& s : selectors) {
+    if (s.AllowsEveryKey(read, write)) return true;
+  }
+  return false;
+}
+
+std::string AclSelector::DescribeCommands() const {
+  std::string s = all_commands ? "+@all" : "-@all";
+  for (const auto& r : command_rules) s += " " + r;
+  return s;
+}
+
+std::string AclSelector::DescribeKeys() const {
+  std::string s;
+  if (all_keys) s = "~*";
+  for (const auto& k : keys) {
+    if (!s.empty()) s += " ";
+    s += std::string(k.read && k.write ? "~" : k.read ? "%R~" : "%W~") + k.pattern;
+  }
+  return s;
+}
+
+std::string AclSelector::DescribeChannels() const {
+  std::string s;
+  if (all_channels) s = "&*";
+  for (const auto& c : channels) s += (s.empty() ? "&" : " &") + c;
+  return s;
+}
+
+std::string AclSelector::DescribeRules() const {
+  std::string s = DescribeKeys();
+  if (!s.empty()) s += " ";
+  if (all_channels) {
+    s += "&*";
+  } else {
+    s += "resetchannels";
+    if (!channels.empty()) s += " " + DescribeChannels();
+  }
+  return s + " " + DescribeCommands();
 }
 
 std::string AclUser::Describe() const {
@@ -151,19 +235,8 @@ std::string AclUser::Describe() const {
   if (sanitize_payload) s += " sanitize-payload";
   if (skip_sanitize_payload) s += " skip-sanitize-payload";
   for (const auto& p : passwords) s += " #" + p;
-  if (all_keys) {
-    s += " ~*";
-  } else {
-    for (const auto& k : keys) s += std::string(" ") + (k.read && k.write ? "~" : k.read ? "%R~" : "%W~") + k.pattern;
-  }
-  if (all_channels) {
-    s += " &*";
-  } else {
-    s += " resetchannels";
-    for (const auto& c : channels) s += " &" + c;
-  }
-  s += all_commands ? " +@all" : " -@all";
-  for (const auto& r : command_rules) s += " " + r;
+  s += " " + DescribeRules();
+  for (const AclSelector& sel : selectors) s += " (" + sel.DescribeRules() + ")";
   return s;
 }
 
@@ -186,38 +259,30 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
   } else if (r == "resetpass") {
     u->nopass = false;
     u->passwords.clear();
-  } else if (r == "allkeys" || rule == "~*") {
-    u->all_keys = true;
-    u->keys.clear();
-  } else if (r == "resetkeys") {
-    u->all_keys = false;
-    u->keys.clear();
-  } else if (r == "allchannels" || rule == "&*") {
-    u->all_channels = true;
-    u->channels.clear();
-  } else if (r == "resetchannels") {
-    u->all_channels = false;
-    u->channels.clear();
-  } else if (r == "allcommands" || r == "+@all") {
-    u->all_commands = true;
-    u->command_rules.clear();
-    u->commands.clear();
-    for (const auto& [key, spec] : CommandTable::Instance().all()) u->commands.insert(ToLower(spec.name));
-  } else if (r == "nocommands" || r == "-@all") {
-    u->all_commands = false;
-    u->command_rules.clear();
-    u->commands.clear();
   } else if (r == "sanitize-payload") {
     u->sanitize_payload = true;
     u->skip_sanitize_payload = false;
   } else if (r == "skip-sanitize-payload") {
     u->skip_sanitize_payload = true;
     u->sanitize_payload = false;
+  } else if (r == "clearselectors") {
+    u->selectors.clear();
   } else if (r == "reset") {
-    AclUser fresh;
-    fresh.name = u->name;
-    *u = fresh;
-    for (const char* x : {"resetpass", "resetkeys", "resetchannels", "off", "-@all"}) Apply(u, x);
+    // As Redis 7.0: the payload sanitized too (a user created without it is not).
+    for (const char* x : {"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "clearselectors",
+                          "-@all"}) {
+      Apply(u, x);
+    }
+  } else if (rule.size() >= 2 && rule.front() == '(' && rule.back() == ')') {
+    // A selector: its rules separated by spaces, on a selector that allows nothing.
+    AclSelector sel;
+    std::vector<std::string> inner;
+    if (!SplitArgs(rule.substr(1, rule.size() - 2), &inner)) return ModifierError(rule, "Syntax error");
+    for (const auto& x : inner) {
+      std::string why = ApplySelector(&sel, x);
+      if (!why.empty()) return ModifierError(rule, why);
+    }
+    u->selectors.push_back(std::move(sel));
   } else if (!rule.empty() && (rule[0] == '>' || rule[0] == '<')) {
     std::string hash = Sha256Hex(std::string_view(rule).substr(1));
     if (rule[0] == '>') {
@@ -238,14 +303,44 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
     } else if (u->passwords.erase(hash) == 0) {
       return ModifierError(rule, "The password you are trying to remove from the user does not exist");
     }
+  } else {
+    std::string why = ApplySelector(u, rule);
+    if (!why.empty()) return ModifierError(rule, why);
+  }
+  return "";
+}
+
+std::string Acl::ApplySelector(AclSelector* u, const std::string& rule) const {
+  std::string r = ToLower(rule);
+  if (r == "allkeys" || rule == "~*") {
+    u->all_keys = true;
+    u->keys.clear();
+  } else if (r == "resetkeys") {
+    u->all_keys = false;
+    u->keys.clear();
+  } else if (r == "allchannels" || rule == "&*") {
+    u->all_channels = true;
+    u->channels.clear();
+  } else if (r == "resetchannels") {
+    u->all_channels = false;
+    u->channels.clear();
+  } else if (r == "allcommands" || r == "+@all") {
+    u->all_commands = true;
+    u->command_rules.clear();
+    u->commands.clear();
+    for (const auto& [key, spec] : CommandTable::Instance().all()) u->commands.insert(ToLower(spec.name));
+  } else if (r == "nocommands" || r == "-@all") {
+    u->all_commands = false;
+    u->command_rules.clear();
+    u->commands.clear();
   } else if (!rule.empty() && (rule[0] == '~' || rule[0] == '%')) {
-    AclUser::KeyPattern k{"", true, true};
+    AclSelector::KeyPattern k{"", true, true};
     if (rule[0] == '%') {
       size_t tilde = rule.find('~');
       std::string perms = tilde == std::string::npos ? "" : ToLower(rule.substr(1, tilde - 1));
       if (tilde == std::string::npos || perms.empty() ||
           perms.find_first_not_of("rw") != std::string::npos) {
-        return ModifierError(rule, "Syntax error");
+        return "Syntax error";
       }
       k.read = perms.find('r') != std::string::npos;
       k.write = perms.find('w') != std::string::npos;
@@ -253,18 +348,18 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
     } else {
       k.pattern = rule.substr(1);
     }
-    if (u->all_keys) return ModifierError(rule, "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns");
-    if (k.read && k.write && k.pattern == "*") return Apply(u, "allkeys");
+    if (u->all_keys) return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
+    if (k.read && k.write && k.pattern == "*") return ApplySelector(u, "allkeys");
     u->keys.push_back(k);
   } else if (!rule.empty() && rule[0] == '&') {
-    if (u->all_channels) return ModifierError(rule, "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels");
+    if (u->all_channels) return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels";
     u->channels.push_back(rule.substr(1));
   } else if (!rule.empty() && (rule[0] == '+' || rule[0] == '-')) {
     bool add = rule[0] == '+';
     std::string what = ToLower(rule.substr(1));
     if (!what.empty() && what[0] == '@') {
       std::vector<std::string> names;
-      if (!CategoryCommands(what.substr(1), &names)) return ModifierError(rule, "Unknown command or category name in ACL");
+      if (!CategoryCommands(what.substr(1), &names)) return "Unknown command or category name in ACL";
       for (const auto& n : names) {
         size_t nbar = n.find('|');
         if (nbar == std::string::npos) {
@@ -284,7 +379,7 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
     size_t bar = what.find('|');
     std::string cmd = what.substr(0, bar);
     const CommandSpec* spec = CommandTable::Instance().Find(cmd);
-    if (spec == nullptr) return ModifierError(rule, "Unknown command or category name in ACL");
+    if (spec == nullptr) return "Unknown command or category name in ACL";
     std::string name = ToLower(spec->name);
     if (bar == std::string::npos) {
       SetWholeCommand(u, name, add);
@@ -294,18 +389,18 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
         // Only a real subcommand: Redis looks "cmd|sub" up as a command.
         std::vector<std::string> subs = ListedSubcommandNames(*spec);
         if (std::find(subs.begin(), subs.end(), full) == subs.end()) {
-          return ModifierError(rule, "Unknown command or category name in ACL");
+          return "Unknown command or category name in ACL";
         }
         DenySubcommand(u, name, full);
       } else {
-        if (spec->subcommands.empty()) return ModifierError(rule, "Unknown command or category name in ACL");
+        if (spec->subcommands.empty()) return "Unknown command or category name in ACL";
         if (u->commands.count(name)) return "";  // the whole command is allowed already
         u->commands.insert(full);
       }
     }
     ReplaceCommandRule(u, std::string(1, rule[0]) + what);
   } else {
-    return ModifierError(rule, "Syntax error");
+    return "Syntax error";
   }
   return "";
 }
@@ -316,16 +411,20 @@ void Acl::Publish(std::shared_ptr<AclUser> user) {
 }
 
 std::string Acl::SetUser(const std::string& name, const std::vector<std::string>& rules) {
+  std::vector<std::string> merged;
+  std::string unmatched;
+  if (!MergeSelectorArgs(rules, &merged, &unmatched)) {
+    return "ERR Unmatched parenthesis in acl selector starting at '" + unmatched + "'.";
+  }
   std::lock_guard<std::mutex> g(mu_);
   auto it = users_.find(name);
   auto u = std::make_shared<AclUser>();
   if (it != users_.end()) {
     *u = *it->second;
   } else {
-    u->name = name;
-    Apply(u.get(), "reset");
+    u->name = name;  // off, no password, nothing allowed (not "reset": no sanitize-payload)
   }
-  for (const auto& r : rules) {
+  for (const auto& r : merged) {
     std::string err = Apply(u.get(), r);
     if (!err.empty()) return err;
   }
@@ -373,9 +472,14 @@ std::string Acl::LoadLines(const std::vector<std::string>& lines) {
     }
     auto u = std::make_shared<AclUser>();
     u->name = args[1];
-    Apply(u.get(), "reset");
-    for (size_t i = 2; i < args.size(); i++) {
-      std::string err = Apply(u.get(), args[i]);
+    std::vector<std::string> merged, rules(args.begin() + 2, args.end());
+    std::string unmatched;
+    if (!MergeSelectorArgs(rules, &merged, &unmatched)) {
+      return "Error in user declaration at line " + std::to_string(lineno) +
+             ": Unmatched parenthesis in acl selector starting at '" + unmatched + "'.";
+    }
+    for (const auto& r : merged) {
+      std::string err = Apply(u.get(), r);
       if (!err.empty()) return "Error in user declaration at line " + std::to_string(lineno) + ": " + err;
     }
     fresh[u->name] = u;

@@ -1,5 +1,5 @@
-// ACL: users, their passwords, command / key / channel permissions, and the
-// log of denials, as Redis 7.0 has them (without selectors).
+// ACL: users, their passwords, command / key / channel permissions (with
+// Redis 7.0's selectors), and the log of denials, as Redis 7.0 has them.
 //
 // A user is immutable once published: ACL SETUSER builds a changed copy and
 // swaps it in, bumping a generation; a connection keeps a pointer to its
@@ -22,12 +22,11 @@ namespace kvrocks {
 struct CommandSpec;
 class Connection;
 
-struct AclUser {
-  std::string name;
-  bool enabled = false;
-  bool nopass = false;
-  std::set<std::string> passwords;  // SHA-256 hex
-  // Commands ("get") and subcommands ("config|get") the user may run.
+// One set of permissions: commands, keys and channels. A user has its root
+// selector and any number of others ("(...)" rules, Redis 7.0's selectors); a
+// call is allowed if one of them allows it whole.
+struct AclSelector {
+  // Commands ("get") and subcommands ("config|get") the selector allows.
   std::set<std::string> commands;
   std::vector<std::string> command_rules;  // as ACL LIST shows them, after "+@all"/"-@all"
   bool all_commands = false;               // the rules start with +@all (else -@all)
@@ -39,20 +38,43 @@ struct AclUser {
   bool all_keys = false;
   std::vector<std::string> channels;
   bool all_channels = false;
-  bool sanitize_payload = false, skip_sanitize_payload = false;
 
-  // Whether the user may run this call (command, keys, channels); if not, the
-  // NOPERM reason: "command", "key" or "channel", and the offending object.
-  bool Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
-              std::string* object) const;
+  // Redis' ACLSelectorCheckCmd: kAllowed, or why not (Redis' ACL_DENIED_*
+  // codes, whose order picks the error among several selectors) with *pos the
+  // argument at fault (0 for the command). name and sub are lower case.
+  enum Verdict { kAllowed = 0, kDeniedCommand = 1, kDeniedKey = 2, kDeniedChannel = 4 };
+  Verdict Check(const CommandSpec& spec, const std::vector<std::string>& args, const std::string& name,
+                const std::string& sub, size_t* pos) const;
   bool AllowsCommand(const std::string& name, const std::string& sub) const;
   // Whether a pattern grants every access asked for (none asked: any pattern matching the key).
   bool AllowsKey(const std::string& key, bool read, bool write) const;
   bool AllowsChannel(const std::string& channel, bool is_pattern) const;
-  // Whether the user reaches every key with the access asked for ("~*",
+  // Whether the selector reaches every key with the access asked for ("~*",
   // "%R~*" ...), as SORT's BY and GET patterns need.
   bool AllowsEveryKey(bool read, bool write) const;
-  // "user <name> on|off [nopass] [#hash...] [~keys] [&channels] <commands>"
+  // "[~keys] resetchannels|&* [&channels] +@all|-@all [rules]", as ACL LIST shows it.
+  std::string DescribeRules() const;
+  std::string DescribeCommands() const;
+  std::string DescribeKeys() const;
+  std::string DescribeChannels() const;
+};
+
+struct AclUser : AclSelector {  // the root selector
+  std::string name;
+  bool enabled = false;
+  bool nopass = false;
+  std::set<std::string> passwords;  // SHA-256 hex
+  bool sanitize_payload = false, skip_sanitize_payload = false;
+  std::vector<AclSelector> selectors;  // beyond the root, in the order they were added
+
+  // Whether the user may run this call (command, keys, channels): the root or
+  // another selector allows it. If not, the NOPERM reason ("command", "key" or
+  // "channel") and the offending object, picked as Redis picks among selectors.
+  bool Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
+              std::string* object) const;
+  // Whether some selector reaches every key with this access (SORT BY/GET).
+  bool AnyAllowsEveryKey(bool read, bool write) const;
+  // "user <name> on|off [nopass] [#hash...] <root rules> [(<selector rules>) ...]"
   std::string Describe() const;
 };
 
@@ -96,7 +118,11 @@ class Acl {
   static bool CategoryCommands(const std::string& category, std::vector<std::string>* names);
 
  private:
+  // One ACL SETUSER rule (a "(...)" selector whole, as merged by SetUser);
+  // "" or the error reply.
   std::string Apply(AclUser* user, const std::string& rule) const;
+  // A rule about commands, keys or channels, for the root or another selector.
+  std::string ApplySelector(AclSelector* selector, const std::string& rule) const;
   void Publish(std::shared_ptr<AclUser> user);
 
   mutable std::mutex mu_;

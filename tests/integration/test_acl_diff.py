@@ -25,6 +25,13 @@ def as_user(kvrocks_server, redis_ref, user, password):
     return x
 
 
+def log_entries(port):
+    """ACL LOG's entries but what differs between servers (client-info, age)."""
+    log = redis.Redis(port=port, protocol=2).execute_command("ACL", "LOG")
+    keep = (b"count", b"reason", b"context", b"object", b"username")
+    return [{k: v for k, v in zip(e[::2], e[1::2]) if k in keep} for e in log]
+
+
 def test_setuser_getuser_list(d):
     d("ACL", "SETUSER", "alice", "on", ">pw", "~foo:*", "&chan", "+get", "+set", "-@all", "+@read")
     d("ACL", "GETUSER", "alice")
@@ -103,15 +110,54 @@ def test_auth_and_denials(d, kvrocks_server, redis_ref):
     d("ACL", "DRYRUN", "nosuch", "get", "x")
     d("ACL", "DRYRUN", "alice", "nosuchcmd")
     d("ACL", "DRYRUN", "alice", "get")
-    # The log's entries (client-info and age differ between servers).
-    def entries(port):
-        log = redis.Redis(port=port, protocol=2).execute_command("ACL", "LOG")
-        keep = (b"count", b"reason", b"context", b"object", b"username")
-        return [{k: v for k, v in zip(e[::2], e[1::2]) if k in keep} for e in log]
-    assert entries(kvrocks_server.port) == entries(redis_ref.port)
+    assert log_entries(kvrocks_server.port) == log_entries(redis_ref.port)
     kv, ref = d.both("ACL", "LOG", "1")
     assert kv.startswith(b"*1\r\n*14\r\n") and ref.startswith(b"*1\r\n*14\r\n")
     d("ACL", "LOG", "x")
+
+
+def test_reset_sanitizes_payloads(d):
+    d("ACL", "SETUSER", "alice", "reset")
+    d("ACL", "GETUSER", "alice")
+    d("ACL", "SETUSER", "bob", "on")  # created without reset: not sanitized
+    d("ACL", "GETUSER", "bob")
+    d("ACL", "SETUSER", "bob", "skip-sanitize-payload", "reset")
+    d("ACL", "LIST")
+
+
+def test_selectors_read_back(d):
+    d("ACL", "SETUSER", "alice", "reset", "on", "nopass", "%R~r*", "+get", "(~x* &ch +set)", "(%W~w* -@all +del)")
+    d("ACL", "GETUSER", "alice")
+    d("ACL", "LIST")
+    d("ACL", "SETUSER", "bob", "on", "(", "~a", "+get", ")")  # one selector over several arguments
+    d("ACL", "SETUSER", "carol", "on", "(~a", "+get)", "(&*", "allkeys", "+@all)", "()")
+    d("ACL", "SETUSER", "dave", "on", "(~a", "(~b", "+get)")  # a selector opened again
+    d("ACL", "LIST")
+    for bad in (["(on)"], ["(~a"], ["~a)"], ["(+nosuch)"], ["(~* ~a)"], ["(>pw)"], ["(nopass)"], ["(reset)"],
+                ["(clearselectors)"], ["on", "(~a", "+get"]):
+        d("ACL", "SETUSER", "eve", *bad)
+    d("ACL", "LIST")
+    d("ACL", "SETUSER", "alice", "clearselectors")
+    d("ACL", "GETUSER", "alice")
+    d("ACL", "SETUSER", "alice", "(+get ~y*)", "reset")  # reset clears the selectors
+    d("ACL", "GETUSER", "alice")
+    d("ACL", "GETUSER", "carol")
+
+
+def test_selectors_grant_what_none_alone_does(d, kvrocks_server, redis_ref):
+    d("ACL", "SETUSER", "alice", "on", ">pw", "%R~r*", "+get", "+del", "(~x* &ch +set +publish +hset)",
+      "(%W~w* +del +publish)")
+    x = as_user(kvrocks_server, redis_ref, "alice", "pw")
+    try:
+        for call in (["GET", "r1"], ["SET", "x1", "v"], ["HSET", "x2", "f", "v"], ["DEL", "w1"], ["DEL", "r1"],
+                     ["SET", "r1", "v"], ["GET", "x1"], ["DEL", "x1"], ["SET", "w1", "v"], ["PUBLISH", "ch", "m"],
+                     ["PUBLISH", "other", "m"], ["MSET", "x1", "1", "r1", "2"], ["LPUSH", "x1", "a"],
+                     ["GET", "w1"], ["DEL", "w1", "r1"], ["DEL", "x1", "w1"]):
+            x(*call)
+            d("ACL", "DRYRUN", "alice", *call)
+        assert log_entries(kvrocks_server.port) == log_entries(redis_ref.port)
+    finally:
+        x.close()
 
 
 def test_requirepass_is_the_default_password(fresh_server):
@@ -158,6 +204,27 @@ def test_deluser_closes_its_connections_and_acl_file(tmp_path):
         assert raw.closed()
         assert admin.call("ACL", "LOAD") == b"+OK\r\n"  # back from the saved file
         assert RawClient(srv.port).call("AUTH", "app", "second") == b"+OK\r\n"
+    finally:
+        srv.cleanup()
+
+
+def test_selectors_in_the_acl_file(tmp_path):
+    aclfile = tmp_path / "users.acl"
+    aclfile.write_text("user default on nopass ~* &* +@all\n"
+                       "user sel on nopass ~r* resetchannels -@all +get (~w* resetchannels -@all +set)\n")
+    srv = Kvrocks(extra=["--aclfile", str(aclfile)]).start()
+    try:
+        sel = redis.Redis(port=srv.port, username="sel", password="x", protocol=2)
+        assert sel.set("w1", "v") and sel.get("r1") is None
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            sel.set("r1", "v")
+        admin = RawClient(srv.port)
+        assert admin.call("ACL", "SAVE") == b"+OK\r\n"
+        assert "(~w* resetchannels -@all +set)" in aclfile.read_text()
+        assert admin.call("ACL", "LOAD") == b"+OK\r\n"
+        assert b"(~w* resetchannels -@all +set)" in admin.call("ACL", "LIST")
+        aclfile.write_text("user default on nopass ~* &* +@all\nuser bad on (~w* +set\n")
+        assert b"Unmatched parenthesis" in admin.call("ACL", "LOAD")
     finally:
         srv.cleanup()
 
