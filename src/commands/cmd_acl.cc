@@ -8,6 +8,8 @@
 #include "commands/helpers.h"
 #include "common/time_util.h"
 #include "server/acl.h"
+#include "server/pubsub.h"
+#include "server/worker.h"
 
 namespace kvrocks {
 
@@ -99,6 +101,48 @@ void DryRun(CommandCall& call) {
   reply::Bulk(call.out, "This user has no permissions to access the '" + object + "' " + (reason == "key" ? "key" : "channel"));
 }
 
+bool AnyAllChannels(const AclUser& u) {
+  if (u.all_channels) return true;
+  return std::any_of(u.selectors.begin(), u.selectors.end(), [](const AclSelector& s) { return s.all_channels; });
+}
+
+// Redis' ACLKillPubsubClientsIfNeeded, after ACL SETUSER changed a user: its
+// clients subscribed to a channel, pattern or shard channel that the new rules
+// no longer allow are closed. A pattern must be one of the user's literally.
+void CloseRevokedSubscribers(Server* srv, const AclUser& before, const AclUser& after) {
+  if (AnyAllChannels(after)) return;
+  // Redis skips when the new patterns include the old ones, a test that compares
+  // the patterns' addresses and so only passes when the user had none.
+  bool had_channels = AnyAllChannels(before) || !before.channels.empty() ||
+                      std::any_of(before.selectors.begin(), before.selectors.end(),
+                                  [](const AclSelector& s) { return !s.channels.empty(); });
+  if (!had_channels) return;
+  std::vector<std::string> allowed = after.channels;
+  for (const AclSelector& s : after.selectors) allowed.insert(allowed.end(), s.channels.begin(), s.channels.end());
+  std::vector<std::pair<Worker*, uint64_t>> subscribers;
+  srv->ForEachClient([&](Connection* c) {
+    std::lock_guard<std::mutex> g(c->info_mu);
+    if (c->username == before.name && c->subscribed()) subscribers.emplace_back(c->worker(), c->id());
+  });
+  for (auto [w, id] : subscribers) {
+    // The subscriptions belong to the client's own thread: it checks them there.
+    w->Post([w, id, allowed] {
+      Connection* c = w->Find(id);
+      if (c == nullptr) return;
+      auto permitted = [&](const std::string& channel, bool is_pattern) {
+        return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& p) {
+          return is_pattern ? p == channel : StringMatch(p, channel);
+        });
+      };
+      for (auto kind : {PubSubKind::kChannel, PubSubKind::kPattern, PubSubKind::kShard}) {
+        for (const auto& ch : c->subscriptions[static_cast<int>(kind)]) {
+          if (!permitted(ch, kind == PubSubKind::kPattern)) return c->CloseSoon();
+        }
+      }
+    });
+  }
+}
+
 constexpr char kNoAclFile[] =
     "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER "
     "command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store "
@@ -114,6 +158,15 @@ void Load(CommandCall& call) {
   while (std::getline(in, line)) lines.push_back(line);
   std::string err = call.server->acl().LoadLines(lines);
   if (!err.empty()) return ReplyError(call, "ERR Error loading ACLs: " + err);
+  // As Redis, which frees every user but default (kept, with its new rules):
+  // the clients signed in as any other user are closed, the caller after this reply.
+  std::vector<uint64_t> ids;
+  call.server->ForEachClient([&](Connection* c) {
+    std::lock_guard<std::mutex> g(c->info_mu);
+    if (c->username != "default" && c != call.conn) ids.push_back(c->id());
+  });
+  for (uint64_t id : ids) call.server->Kill(id);
+  if (call.conn->username != "default") call.conn->CloseAfterReply();
   reply::Ok(call.out);
 }
 
@@ -143,8 +196,11 @@ void AclCmd(CommandCall& call) {
   };
   if (EqualsIgnoreCase(sub, "setuser")) {
     if (!arity(3, SIZE_MAX)) return;
+    auto before = acl.Find(a[2]);
     std::string err = acl.SetUser(a[2], std::vector<std::string>(a.begin() + 3, a.end()));
     if (!err.empty()) return ReplyError(call, err);
+    auto after = acl.Find(a[2]);
+    if (before != nullptr && after != nullptr) CloseRevokedSubscribers(call.server, *before, *after);
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "getuser")) return arity(3, 3) ? GetUser(call) : void();

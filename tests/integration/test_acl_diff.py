@@ -208,6 +208,52 @@ def test_deluser_closes_its_connections_and_acl_file(tmp_path):
         srv.cleanup()
 
 
+@pytest.mark.parametrize("subscribe", [["SUBSCRIBE", "ab"], ["PSUBSCRIBE", "a*"], ["SSUBSCRIBE", "ab"]])
+def test_setuser_closes_subscribers_it_no_longer_allows(kvrocks_server, redis_ref, subscribe):
+    """Redis' ACLKillPubsubClientsIfNeeded: a changed user's subscribed clients
+    whose channels the new rules no longer allow are closed."""
+    cases = [(["&*"], ["resetchannels", "&x*"]), (["&a*"], ["resetchannels", "&x*"]), (["&a*"], ["&b*"]),
+             (["&a*"], ["(&a*)", "resetchannels"]), (["&a*"], ["resetchannels", "(&*)"]),
+             (["&a*", "&b*"], ["resetchannels", "&a*"]), (["&a*"], ["resetchannels", "&ab"]),
+             (["&a*"], ["resetchannels", "&a?"])]
+    outcomes = {}
+    for port in (kvrocks_server.port, redis_ref.port):
+        admin = RawClient(port)
+        for first, second in cases:
+            assert admin.call("ACL", "SETUSER", "subu", "reset", "on", "nopass", "~*", *first, "+@all") == b"+OK\r\n"
+            sub = RawClient(port)
+            sub.call("AUTH", "subu", "x")
+            sub.call(*subscribe)
+            assert admin.call("ACL", "SETUSER", "subu", *second) == b"+OK\r\n"
+            sub.send_raw(encode(["PING"]))
+            try:
+                outcome = sub.read_reply()
+            except (ConnectionError, OSError):
+                outcome = "closed"
+            outcomes.setdefault((tuple(first), tuple(second)), []).append(outcome)
+            sub.close()
+        admin.call("ACL", "DELUSER", "subu")
+        admin.close()
+    for case, (kv, ref) in outcomes.items():
+        assert kv == ref, f"{case}: kvrocks {kv!r}, redis {ref!r}"
+    assert "closed" in [kv for kv, _ in outcomes.values()]
+
+
+def test_acl_load_closes_the_clients_of_every_user_but_default(tmp_path):
+    aclfile = tmp_path / "users.acl"
+    aclfile.write_text("user default on nopass ~* &* +@all\nuser app on nopass ~* &* +@all\n")
+    srv = Kvrocks(extra=["--aclfile", str(aclfile)]).start()
+    try:
+        app, plain, admin = RawClient(srv.port), RawClient(srv.port), RawClient(srv.port)
+        assert app.call("AUTH", "app", "x") == b"+OK\r\n"
+        assert admin.call("AUTH", "app", "x") == b"+OK\r\n"
+        assert admin.call("ACL", "LOAD") == b"+OK\r\n"  # then closed, signed in as app
+        assert admin.closed() and app.closed()
+        assert plain.call("PING") == b"+PONG\r\n"
+    finally:
+        srv.cleanup()
+
+
 def test_selectors_in_the_acl_file(tmp_path):
     aclfile = tmp_path / "users.acl"
     aclfile.write_text("user default on nopass ~* &* +@all\n"
