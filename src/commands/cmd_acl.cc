@@ -124,7 +124,9 @@ void CloseRevokedSubscribers(Server* srv, const AclUser& before, const AclUser& 
     std::lock_guard<std::mutex> g(c->info_mu);
     if (c->username == before.name && c->subscribed()) subscribers.emplace_back(c->worker(), c->id());
   });
-  for (auto [w, id] : subscribers) {
+  for (const auto& target : subscribers) {
+    Worker* w = target.first;
+    uint64_t id = target.second;
     // The subscriptions belong to the client's own thread: it checks them there.
     w->Post([w, id, allowed] {
       Connection* c = w->Find(id);
