@@ -251,9 +251,16 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   o->get = [format] { return format([](int64_t n) { return std::to_string(n); }); };
   o->file_value = [format] { return format(FormatMemory); };
   o->set = [cfg](const std::string& v) {
+    // As Redis (sdssplitlen on " "): every space separates, so two in a row make
+    // an empty size (0), and "" names no class and changes nothing.
     std::vector<std::string> t;
-    // As Redis: "" names no class and changes nothing.
-    if (!SplitArgs(v, &t) || t.size() % 4 != 0) {
+    for (size_t start = 0; !v.empty();) {
+      size_t sp = v.find(' ', start);
+      t.push_back(v.substr(start, sp == std::string::npos ? std::string::npos : sp - start));
+      if (sp == std::string::npos) break;
+      start = sp + 1;
+    }
+    if (t.size() % 4 != 0) {
       return Status::InvalidArgument("Wrong number of arguments in buffer limit configuration.");
     }
     std::vector<std::pair<Config::OutputBufferLimit*, Config::OutputBufferLimit>> updates;
@@ -263,12 +270,18 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
       if (cls == "normal") target = &cfg->obl_normal;
       if (cls == "replica" || cls == "slave") target = &cfg->obl_replica;
       if (cls == "pubsub") target = &cfg->obl_pubsub;
-      Config::OutputBufferLimit l;
-      if (target == nullptr || !ParseMemory(t[i + 1], &l.hard) || !ParseMemory(t[i + 2], &l.soft) ||
-          !ParseInt64(t[i + 3], &l.soft_seconds) || l.soft_seconds < 0) {
+      if (target == nullptr) {
         return Status::InvalidArgument("Invalid client class specified in buffer limit configuration.");
       }
-      updates.emplace_back(target, l);
+      // Redis' memtoull for the sizes and strtoll for the seconds ("" is 0 for both).
+      uint64_t hard, soft;
+      char* end = nullptr;
+      long long seconds = std::strtoll(t[i + 3].c_str(), &end, 10);
+      if (!RedisMemToUll(t[i + 1], &hard) || !RedisMemToUll(t[i + 2], &soft) || seconds < 0 || *end != '\0') {
+        return Status::InvalidArgument("Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+      }
+      updates.emplace_back(target, Config::OutputBufferLimit{static_cast<int64_t>(hard), static_cast<int64_t>(soft),
+                                                             static_cast<int64_t>(seconds)});
     }
     for (auto& [target, l] : updates) *target = l;
     return Status::OK();

@@ -61,6 +61,20 @@ def test_maxmemory_clients_values_match_redis(d):
         d("CONFIG", "SET", "maxmemory-clients", "0")
 
 
+def test_client_output_buffer_limit_values_match_redis(d):
+    before = d("CONFIG", "GET", "client-output-buffer-limit")
+    try:
+        for value in ["normal 0 0 0", "pubsub 1mb 512kb 60", "bogus 0 0 0", "master 0 0 0", "normal 1 2",
+                      "normal -1 0 0", "normal x 0 0", "normal 1k 1kb 5", "NORMAL 0 0 0", "replica 1gb 1gb 0",
+                      "normal 0 0 -5", "normal 0 0 x", "normal 1.5mb 0 0", "normal  0 0", "slave 5 5 5 bogus 1 1 1",
+                      ""]:
+            d("CONFIG", "SET", "client-output-buffer-limit", value)
+            d("CONFIG", "GET", "client-output-buffer-limit")
+    finally:
+        value = before.split(b"\r\n")[-2].decode()
+        d("CONFIG", "SET", "client-output-buffer-limit", value)
+
+
 def test_several_options_are_set_all_or_none(d):
     try:
         d("CONFIG", "SET", "hz", "10", "slowlog-max-len", "128")
