@@ -1,5 +1,6 @@
 // ACL: SETUSER GETUSER DELUSER LIST USERS WHOAMI CAT LOG GENPASS DRYRUN LOAD
 // SAVE HELP. The users and the checks are in server/acl.cc.
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -101,6 +102,18 @@ void DryRun(CommandCall& call) {
   reply::Bulk(call.out, "This user has no permissions to access the '" + object + "' " + (reason == "key" ? "key" : "channel"));
 }
 
+// Closes the clients signed in as a user that closes(username) names, but the
+// caller, which the caller handles itself.
+template <typename Pred>
+void CloseClientsSignedInAs(CommandCall& call, Pred closes) {
+  std::vector<uint64_t> ids;
+  call.server->ForEachClient([&](Connection* c) {
+    std::lock_guard<std::mutex> g(c->info_mu);
+    if (c != call.conn && closes(c->username)) ids.push_back(c->id());
+  });
+  for (uint64_t id : ids) call.server->Kill(id);
+}
+
 bool AnyAllChannels(const AclUser& u) {
   if (u.all_channels) return true;
   return std::any_of(u.selectors.begin(), u.selectors.end(), [](const AclSelector& s) { return s.all_channels; });
@@ -162,12 +175,7 @@ void Load(CommandCall& call) {
   if (!err.empty()) return ReplyError(call, "ERR Error loading ACLs: " + err);
   // As Redis, which frees every user but default (kept, with its new rules):
   // the clients signed in as any other user are closed, the caller after this reply.
-  std::vector<uint64_t> ids;
-  call.server->ForEachClient([&](Connection* c) {
-    std::lock_guard<std::mutex> g(c->info_mu);
-    if (c->username != "default" && c != call.conn) ids.push_back(c->id());
-  });
-  for (uint64_t id : ids) call.server->Kill(id);
+  CloseClientsSignedInAs(call, [](const std::string& user) { return user != "default"; });
   if (call.conn->username != "default") call.conn->CloseAfterReply();
   reply::Ok(call.out);
 }
@@ -213,14 +221,9 @@ void AclCmd(CommandCall& call) {
     int n = acl.DelUsers(names, &err);
     if (!err.empty()) return ReplyError(call, err);
     // Connections authenticated as a removed user are closed, as in Redis.
-    std::vector<uint64_t> ids;
-    call.server->ForEachClient([&](Connection* c) {
-      std::lock_guard<std::mutex> g(c->info_mu);
-      for (const auto& name : names) {
-        if (c->username == name && c != call.conn) ids.push_back(c->id());
-      }
+    CloseClientsSignedInAs(call, [&](const std::string& user) {
+      return std::find(names.begin(), names.end(), user) != names.end();
     });
-    for (uint64_t id : ids) call.server->Kill(id);
     return reply::Integer(call.out, n);
   }
   if (EqualsIgnoreCase(sub, "list") || EqualsIgnoreCase(sub, "users")) {

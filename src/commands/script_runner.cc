@@ -101,8 +101,8 @@ class CommandScriptHost : public scripting::ScriptHost {
     static const std::set<std::string> kCallable = {
         "client|list", "client|info", "client|id", "client|getname", "client|getredir", "client|trackinginfo",
         "debug|protocol", "debug|object", "debug|digest", "debug|digest-value", "debug|log", "debug|error",
-        "debug|mallctl", "debug|mallctl-str", "debug|set-active-expire", "debug|pause-cron", "debug|sleep", "config|get",
-        "config|set", "config|resetstat", "latency|doctor", "latency|graph", "latency|histogram",
+        "debug|mallctl", "debug|mallctl-str", "debug|set-active-expire", "debug|pause-cron", "debug|sleep",
+        "config|get", "config|set", "config|resetstat", "latency|doctor", "latency|graph", "latency|histogram",
         "latency|history", "latency|latest", "latency|reset", "acl|cat", "acl|getuser", "acl|list", "acl|users",
         "acl|whoami", "acl|genpass", "acl|log", "acl|dryrun", "role", "module|list"};
     std::string name = spec.name;

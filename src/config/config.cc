@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -26,36 +26,6 @@ struct Config::Option {
   // Several lines of it in the config file add up (save); "" clears what came before.
   bool lines_add_up = false;
 };
-
-bool ParseMemory(const std::string& s, int64_t* out) {
-  std::string lower = ToLower(s);
-  int64_t mul = 1;
-  size_t digits = lower.size();
-  static const std::pair<const char*, int64_t> kUnits[] = {
-      {"gb", 1024LL * 1024 * 1024}, {"mb", 1024LL * 1024}, {"kb", 1024}, {"g", 1000LL * 1000 * 1000},
-      {"m", 1000LL * 1000}, {"k", 1000}, {"b", 1}};
-  for (const auto& [suffix, m] : kUnits) {
-    size_t n = std::strlen(suffix);
-    if (lower.size() > n && lower.compare(lower.size() - n, n, suffix) == 0) {
-      mul = m;
-      digits = lower.size() - n;
-      break;
-    }
-  }
-  int64_t v;
-  if (!ParseInt64(lower.substr(0, digits), &v) || v < 0) return false;
-  *out = v * mul;
-  return true;
-}
-
-std::string FormatMemory(int64_t bytes) {
-  static const std::pair<const char*, int64_t> kUnits[] = {
-      {"gb", 1024LL * 1024 * 1024}, {"mb", 1024LL * 1024}, {"kb", 1024}};
-  for (const auto& [suffix, unit] : kUnits) {
-    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
-  }
-  return std::to_string(bytes);
-}
 
 namespace {
 
@@ -85,6 +55,26 @@ bool RedisMemToUll(const std::string& s, uint64_t* out) {
   *out = v * mul;
   return true;
 }
+
+}  // namespace
+
+bool ParseMemory(const std::string& s, int64_t* out) {
+  uint64_t v;
+  if (s.empty() || !RedisMemToUll(s, &v) || v > static_cast<uint64_t>(INT64_MAX)) return false;
+  *out = static_cast<int64_t>(v);
+  return true;
+}
+
+std::string FormatMemory(int64_t bytes) {
+  static const std::pair<const char*, int64_t> kUnits[] = {
+      {"gb", 1024LL * 1024 * 1024}, {"mb", 1024LL * 1024}, {"kb", 1024}};
+  for (const auto& [suffix, unit] : kUnits) {
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
+  }
+  return std::to_string(bytes);
+}
+
+namespace {
 
 // How Redis' numeric configs (config.c, numericParseString and
 // numericBoundaryCheck) read a value: as a memory size, a percentage (stored

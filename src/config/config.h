@@ -208,7 +208,8 @@ struct Config {
   Option* Find(const std::string& name) const;
 };
 
-// Parses "1gb", "512mb", "100k", "42" as redis.conf does (k=1000, kb=1024 ...).
+// Parses "1gb", "512mb", "100k", "42" as redis.conf does (k=1000, kb=1024 ...,
+// Redis' memtoull); false for "" and for what does not fit in an int64_t.
 bool ParseMemory(const std::string& s, int64_t* out);
 // Writes a byte count as CONFIG REWRITE does in Redis: the largest of gb, mb, kb that
 // divides it exactly ("512mb", "1gb", "1536kb"), else plain bytes ("0", "1000").

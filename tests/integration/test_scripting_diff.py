@@ -516,7 +516,9 @@ def test_lua_garbage_is_collected_as_scripts_run(kvrocks_server):
     for _ in range(10000):
         pipe.eval("return redis.call('incr', KEYS[1])", 1, "x")
     assert pipe.execute()[-1] == 10000
-    assert r.info("memory")["used_memory_lua"] < 100 * 1024
+    # Redis' own test asks < 100 KB; a fresh state here is about 46 KB, and without
+    # the collection steps 10000 scripts left about 90 KB.
+    assert r.info("memory")["used_memory_lua"] < 64 * 1024
 
 
 PROTOCOL_SAMPLES = ["string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib", "verbatim",
