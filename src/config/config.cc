@@ -408,6 +408,32 @@ std::unique_ptr<Config::Option> Words(std::unique_ptr<Config::Option> o) {
   return o;
 }
 
+// bind's addresses as Redis splits a multi-argument config: at each single space
+// (an address may come out empty, and then fails to bind), "" is no address.
+std::vector<std::string> BindWords(const std::string& s) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  size_t start = 0;
+  for (size_t sp; (sp = s.find(' ', start)) != std::string::npos; start = sp + 1) {
+    out.push_back(s.substr(start, sp - start));
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+// bind: as Redis' setConfigBindOption, at most 16 addresses.
+std::unique_ptr<Config::Option> BindOption(Config* cfg) {
+  auto o = Words(StringOption("bind", &cfg->bind, true));
+  o->set = [cfg](const std::string& v) {
+    if (static_cast<int>(BindWords(v).size()) > Config::kMaxBindAddresses) {
+      return Status::InvalidArgument("Too many bind addresses specified.");
+    }
+    cfg->bind = v;
+    return Status::OK();
+  };
+  return o;
+}
+
 std::unique_ptr<Config::Option> NotifyEventsOption(Config* cfg) {
   static const std::pair<char, uint32_t> kLetters[] = {
       {'g', kNotifyGeneric}, {'$', kNotifyString}, {'l', kNotifyList},   {'s', kNotifySet},
@@ -457,9 +483,11 @@ std::unique_ptr<Config::Option> NotifyEventsOption(Config* cfg) {
 
 }  // namespace
 
+std::vector<std::string> Config::BindAddresses() const { return BindWords(bind); }
+
 Config::Config() {
-  Add(Words(StringOption("bind", &bind, false)));
-  Add(IntOption("port", &port, 0, 65535, false));
+  Add(BindOption(this));
+  Add(IntOption("port", &port, 0, 65535, true));
   Add(StringOption("unixsocket", &unixsocket, false));
   Add(BoolOption("protected-mode", &protected_mode, true));
   Add(OctalOption("unixsocketperm", &unixsocketperm, 0777, false));
@@ -676,8 +704,10 @@ Status Config::SetAtRuntime(const std::vector<std::pair<std::string, std::string
     if (!opts[i]->hook || std::count(opts.begin(), opts.begin() + i, opts[i]) > 0) continue;
     Status hs = opts[i]->hook(*this);
     if (!hs.ok()) {
+      // As Redis' restoreBackupConfig: the failed one too (a port change that failed
+      // has closed the old listeners).
       restore(opts.size());
-      for (size_t j = 0; j < i; j++) {
+      for (size_t j = 0; j <= i; j++) {
         if (opts[j]->hook) opts[j]->hook(*this);
       }
       return failed(names[i], hs.message());

@@ -42,8 +42,11 @@ enum NotifyFlag : uint32_t {
 
 struct Config {
   // Server
-  std::string bind = "127.0.0.1";
-  int port = 6666;  // 0: no TCP listener (unixsocket only)
+  std::string bind = "127.0.0.1";  // addresses separated by spaces, at most kMaxBindAddresses
+  int port = 6666;                 // 0: no TCP listener (unixsocket only)
+  static constexpr int kMaxBindAddresses = 16;  // Redis' CONFIG_BINDADDR_MAX
+  // The addresses of bind, in order.
+  std::vector<std::string> BindAddresses() const;
   // Refuse clients not on the loopback interface while the default user has no password.
   bool protected_mode = true;
   std::string unixsocket;  // a Unix domain socket path to listen on too ("" none)

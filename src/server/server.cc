@@ -83,27 +83,28 @@ Status Server::LoadAcl() {
 Status Server::Start() {
   Status acl_status = LoadAcl();
   if (!acl_status.ok()) return acl_status;
-  std::vector<std::string> hosts;
-  std::string cur;
-  for (char c : config_->bind + " ") {
-    if (c == ' ') {
-      if (!cur.empty()) hosts.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(c);
-    }
-  }
   for (int i = 0; i < config_->workers; i++) workers_.push_back(std::make_unique<Worker>(this, i));
   // The first worker accepts and deals the connections out to all workers. One
   // listening socket per address, without SO_REUSEPORT: a second server started
   // on the same port fails to bind, as redis-server does, instead of silently
-  // taking a share of the connections.
-  // port 0: no TCP listener, as in Redis.
-  for (const auto& h : hosts) {
-    if (config_->port == 0) break;
-    Status s = workers_[0]->Listen(h, config_->port);
-    if (!s.ok()) return s;
-  }
+  // taking a share of the connections. port 0: no TCP listener, as in Redis.
+  const std::vector<std::string> hosts = config_->BindAddresses();
+  Status listening = workers_[0]->ListenTcp(hosts, config_->port);
+  if (!listening.ok()) return listening;
+  listening_port_ = config_->port;
+  // CONFIG SET rebinds as Redis' updatePort (only for a new port) and applyBind
+  // (always) do. A failure leaves no TCP listener; CONFIG SET then restores the
+  // old values and runs these again, which rebinds them.
+  auto rebind = [this](const Config& c, const char* failure) {
+    listening_port_ = -1;
+    if (!workers_[0]->ListenTcp(c.BindAddresses(), c.port).ok()) return Status::InvalidArgument(failure);
+    listening_port_ = c.port;
+    return Status::OK();
+  };
+  config_->OnSet("port", [this, rebind](const Config& c) {
+    return c.port == listening_port_ ? Status::OK() : rebind(c, "Unable to listen on this port. Check server logs.");
+  });
+  config_->OnSet("bind", [rebind](const Config& c) { return rebind(c, "Failed to bind to specified addresses."); });
   if (!config_->unixsocket.empty()) {
     Status s = workers_[0]->ListenUnix(config_->unixsocket, config_->unixsocketperm);
     if (!s.ok()) return s;

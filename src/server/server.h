@@ -272,6 +272,7 @@ class Server {
   LatencyMonitor latency_;
   int64_t start_time_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<int> listening_port_{-1};  // the port of the TCP listeners; -1 while none are bound
   std::unique_ptr<Replica> replica_;
 
   std::atomic<uint64_t> next_client_id_{0};

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/time_util.h"
@@ -72,28 +73,91 @@ Worker::~Worker() {
   for (auto& a : adopt_queue_) ::close(a.fd);
   batcher_.reset();
   conns_.clear();
-  for (auto* l : listeners_) evconnlistener_free(l);
+  for (auto& l : tcp_listeners_) Unwatch(std::move(l));
+  if (unix_listener_) Unwatch(std::move(unix_listener_));
   event_free(posted_ev_);
   event_free(timer_ev_);
   event_base_free(base_);
 }
 
-Status Worker::Listen(const std::string& host, int port) {
+namespace {
+
+// One listening socket on host:port as Redis' anetTcpServer/anetTcp6Server
+// makes it (SO_REUSEADDR; an IPv6 socket takes IPv6 only); -1 and *err the errno
+// of a failure.
+int BindTcp(std::string host, int port, int* err) {
+  if (host == "*") host = "0.0.0.0";
+  if (host == "::*") host = "::";
+  const bool v6 = host.find(':') != std::string::npos;
+  std::string spec = v6 ? "[" + host + "]:" + std::to_string(port) : host + ":" + std::to_string(port);
   sockaddr_storage ss{};
   int len = sizeof(ss);
-  std::string spec = host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)
-                                                         : host + ":" + std::to_string(port);
-  if (evutil_parse_sockaddr_port(spec.c_str(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
-    return Status::InvalidArgument("bad bind address " + host);
+  if (host.empty() || evutil_parse_sockaddr_port(spec.c_str(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+    *err = EINVAL;
+    return -1;
   }
-  evconnlistener* l = evconnlistener_new_bind(
-      base_, &Worker::OnAccept, this,
-      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 511,
-      reinterpret_cast<sockaddr*>(&ss), len);
-  if (l == nullptr) return Status::IOError("could not bind " + spec + ": " + strerror(errno));
-  evconnlistener_set_error_cb(l, &Worker::OnAcceptError);
-  listeners_.push_back(l);
+  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd < 0 || ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+      (v6 && ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0) ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 511) != 0) {
+    *err = errno;
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::unique_ptr<Worker::Listener> Worker::Watch(int fd) {
+  auto l = std::make_unique<Listener>(Listener{this, fd, nullptr});
+  l->ev = event_new(base_, fd, EV_READ | EV_PERSIST, &Worker::OnListenReadable, l.get());
+  event_add(l->ev, nullptr);
+  return l;
+}
+
+void Worker::Unwatch(std::unique_ptr<Listener> l) {
+  event_del(l->ev);
+  event_free(l->ev);
+  ::close(l->fd);
+}
+
+Status Worker::ListenTcp(const std::vector<std::string>& hosts, int port) {
+  std::lock_guard<std::mutex> g(listen_mu_);
+  for (auto& l : tcp_listeners_) Unwatch(std::move(l));
+  tcp_listeners_.clear();
+  if (port == 0) return Status::OK();
+  for (const auto& h : hosts) {
+    const bool optional = !h.empty() && h[0] == '-';
+    const std::string addr = optional ? h.substr(1) : h;
+    int err = 0;
+    int fd = BindTcp(addr, port, &err);
+    if (fd >= 0) {
+      tcp_listeners_.push_back(Watch(fd));
+      continue;
+    }
+    LOG(WARNING) << "Warning: Could not create server TCP listening socket " << addr << ":" << port << ": "
+                 << strerror(err);
+    if (err == EADDRNOTAVAIL && optional) continue;
+    if (err == ENOPROTOOPT || err == EPROTONOSUPPORT || err == ESOCKTNOSUPPORT || err == EPFNOSUPPORT ||
+        err == EAFNOSUPPORT) {
+      continue;
+    }
+    for (auto& l : tcp_listeners_) Unwatch(std::move(l));
+    tcp_listeners_.clear();
+    if (err == EINVAL) return Status::InvalidArgument("bad bind address " + addr);
+    return Status::IOError("could not bind " + addr + ":" + std::to_string(port) + ": " + strerror(err));
+  }
   return Status::OK();
+}
+
+bool Worker::Owns(const Listener* l) const {
+  if (l == unix_listener_.get()) return true;
+  for (const auto& t : tcp_listeners_) {
+    if (t.get() == l) return true;
+  }
+  return false;
 }
 
 Status Worker::ListenUnix(const std::string& path, int perm) {
@@ -113,15 +177,13 @@ Status Worker::ListenUnix(const std::string& path, int perm) {
     ::close(fd);
     return s;
   }
-  evconnlistener* l = evconnlistener_new(base_, &Worker::OnAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-                                         511, fd);
-  if (l == nullptr) {
+  if (::listen(fd, 511) != 0) {
     Status s = Status::IOError("could not listen on unix socket " + path + ": " + strerror(errno));
     ::close(fd);
     return s;
   }
-  evconnlistener_set_error_cb(l, &Worker::OnAcceptError);
-  listeners_.push_back(l);
+  std::lock_guard<std::mutex> g(listen_mu_);
+  unix_listener_ = Watch(fd);
   return Status::OK();
 }
 
@@ -130,7 +192,11 @@ void Worker::Start() {
     pthread_setname_np(pthread_self(), ("worker-" + std::to_string(index_)).c_str());
     event_base_dispatch(base_);
     // Close everything this worker owns on its own thread.
-    for (auto* l : listeners_) evconnlistener_disable(l);
+    {
+      std::lock_guard<std::mutex> g(listen_mu_);
+      for (auto& l : tcp_listeners_) event_del(l->ev);
+      if (unix_listener_) event_del(unix_listener_->ev);
+    }
     batcher_->Commit();
     while (!conns_.empty()) Close(conns_.begin()->second.get());
   });
@@ -224,19 +290,46 @@ void Worker::OnTimer(evutil_socket_t, short, void* arg) {
   for (auto* c : idle) self->Close(c);
 }
 
-void Worker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int, void* arg) {
-  auto* self = static_cast<Worker*>(arg);
-  Server* srv = self->server_;
-  evutil_make_socket_nonblocking(fd);
+void Worker::OnListenReadable(evutil_socket_t lfd, short, void* arg) {
+  auto* l = static_cast<Listener*>(arg);
+  Worker* self = l->worker;
+  if (self->AcceptPending(static_cast<int>(lfd))) return;
+  // Out of descriptors (EMFILE, ENFILE) or memory: the socket stays readable, and
+  // accepting again at once would spin. Pause this listener briefly; pending
+  // connections wait in the backlog.
+  LOG_EVERY_N(WARNING, 100) << "Accepting client connection: " << strerror(errno);
+  event_del(l->ev);
+  self->RunAfter(100, [self, l] {
+    std::lock_guard<std::mutex> g(self->listen_mu_);
+    if (self->Owns(l)) event_add(l->ev, nullptr);  // unless CONFIG SET port/bind has replaced it since
+  });
+}
+
+bool Worker::AcceptPending(int lfd) {
+  for (;;) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof(ss);
+    int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      OnAccepted(fd, reinterpret_cast<sockaddr*>(&ss));
+      continue;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) return false;
+    // A connection that went away before it was accepted (ECONNABORTED, EPROTO, ...): the next one.
+  }
+}
+
+void Worker::OnAccepted(int fd, const sockaddr* addr) {
   Accepted a{fd, "", "", addr->sa_family == AF_UNIX};
   if (a.unix_socket) {
     // As Redis: both addresses of a Unix socket client are "<unixsocket>:0".
-    a.peer = srv->config()->unixsocket + ":0";
+    a.peer = server_->config()->unixsocket + ":0";
     a.local = a.peer;
   } else {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    int keepalive = srv->config()->tcp_keepalive;
+    int keepalive = server_->config()->tcp_keepalive;
     if (keepalive > 0) {
       setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
       setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &keepalive, sizeof(keepalive));
@@ -251,26 +344,15 @@ void Worker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int, 
     a.peer = AddrToString(addr);
     a.local = AddrToString(reinterpret_cast<sockaddr*>(&local));
   }
-  srv->stats().total_connections_received++;
+  server_->stats().total_connections_received++;
   // Connections are dealt round-robin: the kernel's SO_REUSEPORT hashing leaves
   // workers unevenly loaded with few connections.
-  Worker* target = srv->NextWorker();
-  if (target == self) {
-    self->Adopt(std::move(a));
+  Worker* target = server_->NextWorker();
+  if (target == this) {
+    Adopt(std::move(a));
   } else {
     target->AdoptLater(std::move(a));
   }
-}
-
-void Worker::OnAcceptError(evconnlistener* l, void* arg) {
-  // Out of descriptors (EMFILE, ENFILE) or memory: the socket stays readable, and
-  // accepting again at once would spin. Pause this listener briefly; pending
-  // connections wait in the backlog.
-  auto* self = static_cast<Worker*>(arg);
-  int err = EVUTIL_SOCKET_ERROR();
-  LOG_EVERY_N(WARNING, 100) << "Accepting client connection: " << evutil_socket_error_to_string(err);
-  evconnlistener_disable(l);
-  self->RunAfter(100, [l] { evconnlistener_enable(l); });
 }
 
 void Worker::Adopt(Accepted a) {
@@ -306,16 +388,10 @@ void Worker::Close(Connection* conn) {
 
 void Worker::ServeWhileBusy(Connection* running) {
   // The event loop is not running: accept and take over connections by hand.
-  for (evconnlistener* l : listeners_) {
-    evutil_socket_t lfd = evconnlistener_get_fd(l);
-    for (;;) {
-      sockaddr_storage ss{};
-      socklen_t len = sizeof(ss);
-      int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) break;
-      OnAccept(l, fd, reinterpret_cast<sockaddr*>(&ss), static_cast<int>(len), this);
-    }
-  }
+  std::unique_lock<std::mutex> listening(listen_mu_);
+  for (auto& l : tcp_listeners_) AcceptPending(l->fd);
+  if (unix_listener_) AcceptPending(unix_listener_->fd);
+  listening.unlock();
   AdoptQueued();
   serving_while_busy_ = true;
   // Other posted tasks are left for later: a woken blocked command would run

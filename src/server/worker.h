@@ -3,7 +3,6 @@
 #pragma once
 
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include <atomic>
 #include <functional>
@@ -31,7 +30,15 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  Status Listen(const std::string& host, int port);
+  // Replaces this worker's TCP listening sockets with sockets bound to each of
+  // hosts at port; none when port is 0 or hosts is empty. As Redis'
+  // listenToPort: "*" is every IPv4 address and "::*" every IPv6 one, a host
+  // written "-addr" is skipped when the address is not available, and an
+  // address family the machine lacks is skipped. The old sockets close first,
+  // so that the same address can be bound again (Redis' changeBindAddr); on
+  // failure no TCP socket is left open. Thread-safe: CONFIG SET port/bind calls
+  // it from whichever worker runs the command.
+  Status ListenTcp(const std::vector<std::string>& hosts, int port);
   // Listens on a Unix domain socket at path (a file there is replaced, as
   // redis-server does); perm, when not 0, becomes the socket file's mode.
   Status ListenUnix(const std::string& path, int perm);
@@ -79,8 +86,22 @@ class Worker {
   WriteBatcher* batcher() { return batcher_.get(); }
 
  private:
-  static void OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
-  static void OnAcceptError(evconnlistener* l, void* arg);
+  // A listening socket, watched by this worker's loop.
+  struct Listener {
+    Worker* worker;
+    int fd;
+    event* ev;
+  };
+  // Starts watching the listening socket fd (which it then owns).
+  std::unique_ptr<Listener> Watch(int fd);
+  // Stops watching and closes. From another thread, event_del first waits for a
+  // running accept callback of l to end, so the socket is closed on return.
+  static void Unwatch(std::unique_ptr<Listener> l);
+  static void OnListenReadable(evutil_socket_t fd, short, void* arg);
+  // Accepts every connection waiting on the listening socket lfd; false when
+  // accept failed for another reason than none being left.
+  bool AcceptPending(int lfd);
+  void OnAccepted(int fd, const sockaddr* addr);
   static void OnPosted(evutil_socket_t, short, void* arg);
   static void OnTimer(evutil_socket_t, short, void* arg);
 
@@ -88,7 +109,13 @@ class Worker {
   int index_;
   bool serving_while_busy_ = false;
   event_base* base_;
-  std::vector<evconnlistener*> listeners_;
+  // CONFIG SET replaces the TCP listeners from any thread; this thread accepts.
+  // An accept callback never takes listen_mu_ (Unwatch waits for it holding it).
+  std::mutex listen_mu_;
+  std::vector<std::unique_ptr<Listener>> tcp_listeners_;  // guarded by listen_mu_
+  std::unique_ptr<Listener> unix_listener_;               // guarded by listen_mu_
+  // Whether l is one of the listeners (listen_mu_ held).
+  bool Owns(const Listener* l) const;
   event* posted_ev_ = nullptr;
   event* timer_ev_ = nullptr;
   std::mutex posted_mu_;
