@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "commands/command.h"
@@ -94,6 +95,7 @@ void Connection::OnReadable() {
   }
   server()->stats().net_input_bytes += static_cast<uint64_t>(n);
   last_interaction_ms = static_cast<int64_t>(NowMs());
+  in_peak_ = std::max(in_peak_, in_.size());
   ProcessInput();
   if (closing_) {
     worker_->Close(this);
@@ -215,6 +217,24 @@ void Connection::CloseSoon() {
   }
 }
 
+namespace {
+
+// What the query buffer has allocated and not filled (the room inside a short
+// string's own object is no allocation).
+size_t QueryBufferFree(const std::string& in) {
+  return in.capacity() > std::string().capacity() ? in.capacity() - in.size() : 0;
+}
+
+// s reallocated to hold exactly its bytes plus room for `keep` in all.
+void Reallocate(std::string* s, size_t keep) {
+  std::string fresh;
+  fresh.reserve(std::max(keep, s->size()));
+  fresh.append(*s);
+  s->swap(fresh);
+}
+
+}  // namespace
+
 void Connection::ProcessInput() {
   processing_ = true;
   Config* cfg = server()->config();
@@ -248,6 +268,7 @@ void Connection::ProcessInput() {
     in_pos_ = 0;
   }
   query_buffer_size = in_.size();
+  query_buffer_free.store(QueryBufferFree(in_), std::memory_order_relaxed);
   UpdateMemory();
   if (kill_requested.load()) closing_ = true;  // evicted (maxmemory-clients) or killed: nothing more runs
   if (static_cast<int64_t>(in_.size()) > cfg->client_query_buffer_limit) {
@@ -269,11 +290,42 @@ void Connection::UpdateMemory() {
 
 std::string* Connection::output() { return &out_; }
 
+void Connection::TrimBuffers(int64_t now_ms) {
+  if (processing_) return;
+  // The query buffer (Redis' clientsCronResizeQueryBuffer): only when at least
+  // 4 KB would come back; to what it holds after 2 s idle, else to the recent
+  // peak (or the bulk being read) when that is under half of it.
+  static constexpr size_t kQueryResizeThreshold = 32 * 1024;  // Redis' PROTO_RESIZE_THRESHOLD
+  const size_t bulk = static_cast<size_t>(parser_.pending_bulk());
+  if (in_.capacity() - in_.size() > 4096) {
+    if (now_ms - last_interaction_ms.load() > 2000) {
+      Reallocate(&in_, in_.size());
+    } else if (in_.capacity() > kQueryResizeThreshold && in_.capacity() / 2 > in_peak_) {
+      Reallocate(&in_, std::max(in_peak_, bulk + 2));
+    }
+    query_buffer_free.store(QueryBufferFree(in_), std::memory_order_relaxed);
+  }
+  in_peak_ = std::max(in_.size(), bulk);
+  // A big reply's buffer, once sent.
+  static constexpr size_t kReplyKeep = 16 * 1024;  // Redis' PROTO_REPLY_CHUNK_BYTES
+  if (out_pos_ == 0 && out_.capacity() > kReplyKeep && out_peak_ < out_.capacity() / 2) {
+    Reallocate(&out_, out_peak_ > kReplyKeep ? out_peak_ : 0);
+  }
+  out_peak_ = out_.size();
+  // The arguments of a big command (the parser reuses them), unless one is being read.
+  if (!parser_.in_multibulk()) {
+    for (auto& a : args_) {
+      if (a.capacity() > kReplyKeep) std::string().swap(a);
+    }
+  }
+}
+
 void Connection::Flush() {
   awaiting_commit = false;
   flush_pending = false;
   if (awaiting_wakes && !close_after_reply_ && !closing_) return;  // WakesServed sends it
   if (out_pos_ < out_.size()) server()->stats().total_writes_processed.fetch_add(1, std::memory_order_relaxed);
+  out_peak_ = std::max(out_peak_, out_.size());
   while (out_pos_ < out_.size()) {
     ssize_t n = ::write(fd_, out_.data() + out_pos_, out_.size() - out_pos_);
     if (n < 0) {
@@ -352,7 +404,8 @@ std::string Connection::InfoLine() {
   s += " ssub=" + std::to_string(subscription_count[2].load());
   s += " multi=" + std::to_string(in_multi ? static_cast<int64_t>(queued.size()) : -1);
   s += " qbuf=" + std::to_string(query_buffer_size.load());
-  s += " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0";
+  s += " qbuf-free=" + std::to_string(query_buffer_free.load());
+  s += " argv-mem=0 multi-mem=0 rbs=16384 rbp=0";
   s += " obl=0 oll=0 omem=" + std::to_string(output_buffer_size.load());
   s += " tot-mem=" + std::to_string(query_buffer_size.load() + output_buffer_size.load());
   s += " events=r";

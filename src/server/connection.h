@@ -166,6 +166,7 @@ class Connection {
   std::atomic<int64_t> created_ms{0};
   std::atomic<int64_t> last_interaction_ms{0};
   std::atomic<size_t> query_buffer_size{0};
+  std::atomic<size_t> query_buffer_free{0};  // allocated beyond query_buffer_size (CLIENT LIST qbuf-free)
   std::atomic<size_t> output_buffer_size{0};
   std::atomic<bool> kill_requested{false};
   // Reports query_buffer_size + output_buffer_size to the server's total of
@@ -175,6 +176,11 @@ class Connection {
   size_t reported_memory() const { return reported_memory_; }
   // CLIENT LIST line for this connection.
   std::string InfoLine();
+  // Gives back the buffer memory a burst left behind, as Redis' clientsCron
+  // resizes its query and reply buffers: once a second (worker cron) a buffer with
+  // more room than its peak use since the last call needs shrinks to that peak,
+  // the query buffer of a client idle over 2 s to what it holds. Owner thread only.
+  void TrimBuffers(int64_t now_ms);
 
  private:
   size_t reported_memory_ = 0;
@@ -197,6 +203,8 @@ class Connection {
   size_t in_pos_ = 0;
   std::string out_;
   size_t out_pos_ = 0;
+  size_t in_peak_ = 0;   // the most in_ held since the last TrimBuffers
+  size_t out_peak_ = 0;  // the most out_ held since the last TrimBuffers
   bool close_after_reply_ = false;
   bool processing_ = false;  // inside ProcessInput
   int64_t soft_limit_since_ms_ = 0;  // when the output buffer first exceeded the soft limit

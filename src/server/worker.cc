@@ -277,13 +277,15 @@ void Worker::FlushAfterPosted(Connection* conn) {
 
 void Worker::OnTimer(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Worker*>(arg);
+  if (self->server_->cron_paused()) return;
   int timeout = self->server_->config()->timeout;
-  if (timeout <= 0 || self->server_->cron_paused()) return;
   int64_t now = static_cast<int64_t>(NowMs());
   std::vector<Connection*> idle;
   for (auto& [id, c] : self->conns_) {
+    c->TrimBuffers(now);
     // Clients in MONITOR or Pub/Sub mode are never timed out, as in Redis.
-    if (!c->monitor && !c->subscribed() && now - c->last_interaction_ms.load() > static_cast<int64_t>(timeout) * 1000) {
+    if (timeout > 0 && !c->monitor && !c->subscribed() &&
+        now - c->last_interaction_ms.load() > static_cast<int64_t>(timeout) * 1000) {
       idle.push_back(c.get());
     }
   }

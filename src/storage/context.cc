@@ -451,7 +451,15 @@ bool Context::OrderWrites() {
 
 void Context::ClearWrites() {
   DropPrefetched();
-  plain_.Clear();
+  // A batch that carried a big value gives its memory back rather than keep it
+  // for the next, usually small, batches (the worker's batch lives as long as it).
+  static constexpr size_t kKeepBatchBytes = 4 << 20;
+  if (plain_.Data().capacity() > kKeepBatchBytes) {
+    plain_ = rocksdb::WriteBatch();
+  } else {
+    plain_.Clear();
+  }
+  if (index_ && index_->GetWriteBatch()->Data().capacity() > kKeepBatchBytes) index_.reset();
   if (index_) index_->Clear();
   indexed_ = false;
   used_cfs_ = 0;
