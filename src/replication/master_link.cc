@@ -143,6 +143,9 @@ void MasterLink::Compact() {
     in_.erase(0, pos_);
     pos_ = 0;
   }
+  // A big command (or the RDB's bulk) read through: do not keep its room for the
+  // link's lifetime.
+  if (in_.empty() && in_.capacity() > (1 << 20)) std::string().swap(in_);
 }
 
 Status MasterLink::ReadLine(std::string* line, int timeout_ms) {

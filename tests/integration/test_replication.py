@@ -672,3 +672,27 @@ def test_sentinel_promotes_kvrocks_replica(master, tmp_path):
         sentinel.terminate()
         sentinel.wait()
         kv.cleanup()
+
+
+def test_replica_gives_back_the_buffer_of_a_big_command(master):
+    # The link's read buffer and the apply batch grow to a big command's size;
+    # afterwards they are released instead of kept for the link's lifetime.
+    kv = start_replica(master, extra=["--rocksdb.write-buffer-size", "64mb"])
+    try:
+        c = master.client()
+        wait_synced(c, kv)
+        probe = kv.client()
+
+        def outside_memtables():
+            return probe.info("memory")["used_memory"] - int(probe.info("rocksdb")["memtables_size"])
+
+        base = outside_memtables()
+        big = 30 * 1024 * 1024
+        c.set("big", b"v" * big)
+        wait_synced(c, kv)
+        assert probe.strlen("big") == big
+        # The value stays in the replica's memtable; a kept link buffer (grown to
+        # 64 MB) would stay besides.
+        wait_until(lambda: outside_memtables() < base + big, 20, "the link buffer to go")
+    finally:
+        kv.cleanup()
