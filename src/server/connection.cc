@@ -314,6 +314,8 @@ void Connection::TrimBuffers(int64_t now_ms) {
   out_peak_ = out_.size();
   // The arguments of a big command (the parser reuses them), unless one is being read.
   if (!parser_.in_multibulk()) {
+    static constexpr size_t kKeepArgs = 1024;
+    if (args_.capacity() > kKeepArgs) std::vector<std::string>().swap(args_);
     for (auto& a : args_) {
       if (a.capacity() > kReplyKeep) std::string().swap(a);
     }

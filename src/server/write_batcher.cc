@@ -4,11 +4,15 @@
 
 #include <algorithm>
 
+#include "common/trim.h"
 #include "server/connection.h"
 #include "server/server.h"
 #include "server/worker.h"
 
 namespace kvrocks {
+
+// What the batcher's reused containers keep between batches (ClearAndTrim).
+static constexpr size_t kKeepEntries = 1 << 16;
 
 WriteBatcher::WriteBatcher(Worker* worker)
     : worker_(worker), ctx_(worker->server()->storage()) {
@@ -101,7 +105,12 @@ void WriteBatcher::OnCommit(evutil_socket_t, short, void* arg) {
 void WriteBatcher::Unlock() {
   LockManager* lm = worker_->server()->storage()->locks();
   for (uint64_t k : held_) lm->Unlock(k);
-  held_.clear();
+  // clear() keeps the buckets a huge command's locks made: let them go.
+  if (held_.bucket_count() > kKeepEntries) {
+    std::unordered_set<uint64_t>().swap(held_);
+  } else {
+    held_.clear();
+  }
   if (holds_global_) {
     lm->UnlockShared();
     holds_global_ = false;
@@ -136,9 +145,9 @@ void WriteBatcher::Commit() {
       }
     }
   }
-  changed_.clear();
-  changed_marks_.clear();
-  changed_by_.clear();
+  ClearAndTrim(&changed_, kKeepEntries);
+  ClearAndTrim(&changed_marks_, kKeepEntries);
+  ClearAndTrim(&changed_by_, kKeepEntries);
   std::vector<uint64_t> conns;
   conns.swap(deferred_);
   for (uint64_t id : conns) {

@@ -6,9 +6,15 @@
 #include <numeric>
 
 #include "common/time_util.h"
+#include "common/trim.h"
 #include "storage/key_encoding.h"
 
 namespace kvrocks {
+
+// What the reused batch containers keep between batches (ClearAndTrim): more
+// than a group commit of pipelined commands holds, less than a huge command's.
+static constexpr size_t kKeepEntries = 1 << 16;
+static constexpr size_t kKeepBatchBytes = 4 << 20;
 
 Context::~Context() {
   if (snapshot_ != nullptr) storage_->db()->ReleaseSnapshot(snapshot_);
@@ -174,8 +180,8 @@ void Context::Prefetch(ColumnFamily cf, std::vector<std::string> keys) {
 void Context::DropPrefetched() {
   if (prefetch_values_.empty()) return;
   prefetched_.clear();
-  prefetch_values_.clear();  // unpins their blocks
-  prefetch_keys_.clear();
+  ClearAndTrim(&prefetch_values_, kKeepEntries);  // unpins their blocks
+  ClearAndTrim(&prefetch_keys_, kKeepEntries);
 }
 
 Status Context::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
@@ -348,8 +354,8 @@ Status Context::SettleUnread() {
       Delete(ColumnFamily::kExpire, old_entry);
     }
   }
-  unread_.clear();
-  unread_keys_.clear();
+  ClearAndTrim(&unread_, kKeepEntries);
+  ClearAndTrim(&unread_keys_, kKeepEntries * 16);
   return Status::OK();
 }
 
@@ -453,7 +459,6 @@ void Context::ClearWrites() {
   DropPrefetched();
   // A batch that carried a big value gives its memory back rather than keep it
   // for the next, usually small, batches (the worker's batch lives as long as it).
-  static constexpr size_t kKeepBatchBytes = 4 << 20;
   if (plain_.Data().capacity() > kKeepBatchBytes) {
     plain_ = rocksdb::WriteBatch();
   } else {
@@ -464,7 +469,7 @@ void Context::ClearWrites() {
   indexed_ = false;
   used_cfs_ = 0;
   written_.Clear();
-  ordered_.clear();
+  ClearAndTrim(&ordered_, kKeepEntries);
 }
 
 void Context::MovePendingTo(PendingWrites* out, std::map<uint8_t, CountDeltas>* counts) {
@@ -529,9 +534,9 @@ void Context::Rollback() {
   ClearWrites();
   deltas_.clear();
   expires_.clear();
-  unread_.clear();
-  unread_keys_.clear();
-  touched_.clear();
+  ClearAndTrim(&unread_, kKeepEntries);
+  ClearAndTrim(&unread_keys_, kKeepEntries * 16);
+  ClearAndTrim(&touched_, kKeepEntries);
   expired_pending_ = 0;
   dirty_pending_ = 0;
 }

@@ -40,6 +40,8 @@ void LockManager::Unlock(uint64_t h) {
   Shard& s = ShardOf(h);
   std::lock_guard<std::mutex> g(s.mu);
   s.held.erase(h);
+  // The buckets a huge command's locks made stay after erase: let them go.
+  if (s.held.empty() && s.held.bucket_count() > 1024) std::unordered_set<uint64_t>().swap(s.held);
   if (s.waiters > 0) s.cv.notify_all();
 }
 

@@ -55,3 +55,26 @@ def test_big_commands_leave_no_buffers_behind():
         assert readers[0].strlen("big") == BIG + 1
     finally:
         srv.cleanup()
+
+
+def test_a_command_of_many_keys_leaves_no_room_behind():
+    # The batch's bookkeeping (ordered writes, lookups, key locks, the argument
+    # vector) grew with the command; the next batches do not need that room.
+    srv = Kvrocks(extra=["--workers", "1", "--rocksdb.write-buffer-size", "256mb"]).start()
+    try:
+        probe = srv.client()
+
+        def outside_memtables():
+            return probe.info("memory")["used_memory"] - int(probe.info("rocksdb")["memtables_size"])
+
+        writer = srv.client()
+        writer.ping()
+        time.sleep(1.5)
+        base = outside_memtables()
+        n = 300000
+        writer.mset({f"key:{i}": "v" for i in range(n)})
+        assert probe.dbsize() == n
+        # Kept, it was about 70 MB here.
+        assert wait_for(lambda: outside_memtables() < base + 16 * 1024 * 1024), (base, outside_memtables())
+    finally:
+        srv.cleanup()

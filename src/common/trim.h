@@ -1,0 +1,20 @@
+// Reused containers that give back what one huge use made them grow to.
+#pragma once
+
+#include <cstddef>
+
+namespace kvrocks {
+
+// Empties c. A container whose capacity grew past `keep` elements is replaced
+// by an empty one, so that one huge command (an MSET of a million keys) does not
+// leave its room allocated for as long as the reusing object lives.
+template <typename C>
+void ClearAndTrim(C* c, size_t keep) {
+  if (c->capacity() > keep) {
+    C().swap(*c);
+  } else {
+    c->clear();
+  }
+}
+
+}  // namespace kvrocks
