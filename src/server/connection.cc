@@ -316,6 +316,7 @@ void Connection::TrimBuffers(int64_t now_ms) {
   if (!parser_.in_multibulk()) {
     static constexpr size_t kKeepArgs = 1024;
     if (args_.capacity() > kKeepArgs) std::vector<std::string>().swap(args_);
+    if (!in_multi && queued.capacity() > kKeepArgs) std::vector<std::vector<std::string>>().swap(queued);
     for (auto& a : args_) {
       if (a.capacity() > kReplyKeep) std::string().swap(a);
     }
