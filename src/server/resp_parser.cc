@@ -89,7 +89,13 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* pos,
       return Result::kCommand;
     }
     multibulk_left_ = n;
-    pending_.clear();
+    // pending_ takes turns with the caller's args (swapped below): the room of a
+    // command of many arguments is not kept for the connection's life.
+    if (pending_.capacity() > 1024) {
+      std::vector<std::string>().swap(pending_);
+    } else {
+      pending_.clear();
+    }
     pending_.reserve(static_cast<size_t>(n < 1024 ? n : 1024));
     bulk_len_ = -1;
   }
