@@ -144,8 +144,12 @@ void MasterLink::Compact() {
     pos_ = 0;
   }
   // A big command (or the RDB's bulk) read through: do not keep its room for the
-  // link's lifetime.
-  if (in_.empty() && in_.capacity() > (1 << 20)) std::string().swap(in_);
+  // link's lifetime (what follows it is usually the start of a small command).
+  if (in_.capacity() > (1 << 20) && in_.size() < in_.capacity() / 8) {
+    std::string rest(in_, pos_);
+    in_.swap(rest);
+    pos_ = 0;
+  }
 }
 
 Status MasterLink::ReadLine(std::string* line, int timeout_ms) {

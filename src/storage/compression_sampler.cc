@@ -4,6 +4,7 @@
 #include <snappy.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <string>
 
 namespace kvrocks {
@@ -36,11 +37,12 @@ size_t CompressedSize(rocksdb::CompressionType type, const rocksdb::Slice& value
 }
 
 void CompressionSampler::Sample(rocksdb::CompressionType type, const rocksdb::Slice& value) {
-  const size_t compressed = CompressedSize(type, value);
+  const rocksdb::Slice sample(value.data(), std::min(value.size(), kMaxSampleBytes));
+  const size_t compressed = CompressedSize(type, sample);
   std::lock_guard<std::mutex> g(mu_);
   samples_++;
-  raw_ += value.size();
-  if (compressed < value.size()) saved_ += value.size() - compressed;
+  raw_ += sample.size();
+  if (compressed < sample.size()) saved_ += sample.size() - compressed;
 }
 
 bool CompressionSampler::TakeEstimate(size_t min_samples, double* saving_percent) {

@@ -26,6 +26,9 @@ class CompressionSampler {
  public:
   // One value in kSampleEvery is compressed.
   static constexpr uint32_t kSampleEvery = 32;
+  // Of a bigger value only its first kMaxSampleBytes are: a 100 MB value would
+  // stall its writer for the estimate and leave a buffer that size per thread.
+  static constexpr size_t kMaxSampleBytes = 256 * 1024;
 
   // Counts a value written; compresses every kSampleEvery-th with type. Thread-safe.
   void Note(rocksdb::CompressionType type, const rocksdb::Slice& value) {

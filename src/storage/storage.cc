@@ -130,9 +130,23 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
   }
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   // Most writes first look their key up (to keep key counts exact); a memtable
-  // bloom filter answers "not in this memtable" without a skiplist search.
-  o.memtable_whole_key_filtering = true;
-  o.memtable_prefix_bloom_size_ratio = 0.1;
+  // bloom filter answers "not in this memtable" without a skiplist search. It is
+  // sized as a share of the write buffer (bytes of filter per byte of memtable):
+  // 2% gives ~25 bits per 150-byte metadata entry, 4% ~12 per 50-byte element.
+  // Families only iterated (scores, streams, expiry index, state) get none: each
+  // filter is allocated and zeroed with every memtable, used or not.
+  switch (c) {
+    case ColumnFamily::kMetadata:
+      o.memtable_whole_key_filtering = true;
+      o.memtable_prefix_bloom_size_ratio = 0.02;
+      break;
+    case ColumnFamily::kSubkey:
+      o.memtable_whole_key_filtering = true;
+      o.memtable_prefix_bloom_size_ratio = 0.04;
+      break;
+    default:
+      break;
+  }
 
   switch (c) {
     case ColumnFamily::kSubkey:

@@ -46,5 +46,15 @@ TEST(CompressionSampler, EstimatesOnlyFromEnoughSamplesThenStartsOver) {
   EXPECT_GT(saving, 50);
 }
 
+TEST(CompressionSampler, SamplesOnlyTheFrontOfABigValue) {
+  CompressionSampler sampler;
+  // Text up to the sample limit, random bytes after it: judged by its front only.
+  const std::string value = Text(CompressionSampler::kMaxSampleBytes) + RandomBytes(4 << 20, 3);
+  sampler.Note(rocksdb::kLZ4Compression, value);
+  double saving = -1;
+  ASSERT_TRUE(sampler.TakeEstimate(1, &saving));
+  EXPECT_GT(saving, 50);
+}
+
 }  // namespace
 }  // namespace kvrocks
