@@ -421,6 +421,7 @@ void LuaEngine::Reset() {
   lua_State* L = lua_newstate(CountingAlloc, &lua_bytes_);
   lua_atpanic(L, Panic);
   lua_ = L;
+  bytes_after_full_gc_ = 0;
   OpenLib(L, "", luaopen_base);
   OpenLib(L, LUA_TABLIBNAME, luaopen_table);
   OpenLib(L, LUA_STRLIBNAME, luaopen_string);
@@ -739,6 +740,10 @@ EvalOutcome LuaEngine::Eval(const EvalRequest& req, std::string* out) {
   aborting = false;
   ResetScriptState(L, nullptr);
   lua_settop(L, 0);
+  if (lua_bytes_.load(std::memory_order_relaxed) > bytes_after_full_gc_ + kFullGcGrowth) {
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    bytes_after_full_gc_ = lua_bytes_.load(std::memory_order_relaxed);
+  }
   return outcome;
 }
 

@@ -133,6 +133,11 @@ class LuaEngine {
   uint64_t function_generation_ = 0;
   static constexpr int kGcPeriod = 50;  // Redis' LUA_GC_CYCLE_PERIOD
   int calls_since_gc_ = 0;
+  // What lua_ held after its last full collection: a script that leaves much more
+  // (a big string it read or returned) gets one at once, not only when later
+  // scripts allocate enough to drive the incremental collector.
+  int64_t bytes_after_full_gc_ = 0;
+  static constexpr int64_t kFullGcGrowth = 8 << 20;
 };
 
 }  // namespace kvrocks::scripting
