@@ -5,6 +5,11 @@
 
 namespace kvrocks {
 
+// How many elements a reused container of a batch or connection keeps between
+// uses: more than a group commit of pipelined commands holds, less than a huge
+// command's.
+inline constexpr size_t kTrimKeepEntries = 1 << 16;
+
 // Empties c. A container whose capacity grew past `keep` elements is replaced
 // by an empty one, so that one huge command (an MSET of a million keys) does not
 // leave its room allocated for as long as the reusing object lives.

@@ -296,10 +296,11 @@ void Worker::OnListenReadable(evutil_socket_t lfd, short, void* arg) {
   auto* l = static_cast<Listener*>(arg);
   Worker* self = l->worker;
   if (self->AcceptPending(static_cast<int>(lfd))) return;
+  const int err = errno;
   // Out of descriptors (EMFILE, ENFILE) or memory: the socket stays readable, and
   // accepting again at once would spin. Pause this listener briefly; pending
   // connections wait in the backlog.
-  LOG_EVERY_N(WARNING, 100) << "Accepting client connection: " << strerror(errno);
+  LOG_EVERY_N(WARNING, 100) << "Accepting client connection: " << strerror(err);
   event_del(l->ev);
   self->RunAfter(100, [self, l] {
     std::lock_guard<std::mutex> g(self->listen_mu_);

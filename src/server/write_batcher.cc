@@ -11,9 +11,6 @@
 
 namespace kvrocks {
 
-// What the batcher's reused containers keep between batches (ClearAndTrim).
-static constexpr size_t kKeepEntries = 1 << 16;
-
 WriteBatcher::WriteBatcher(Worker* worker)
     : worker_(worker), ctx_(worker->server()->storage()) {
   ctx_.set_expired_counter(&worker->server()->stats().expired_keys);
@@ -106,7 +103,7 @@ void WriteBatcher::Unlock() {
   LockManager* lm = worker_->server()->storage()->locks();
   for (uint64_t k : held_) lm->Unlock(k);
   // clear() keeps the buckets a huge command's locks made: let them go.
-  if (held_.bucket_count() > kKeepEntries) {
+  if (held_.bucket_count() > kTrimKeepEntries) {
     std::unordered_set<uint64_t>().swap(held_);
   } else {
     held_.clear();
@@ -145,9 +142,9 @@ void WriteBatcher::Commit() {
       }
     }
   }
-  ClearAndTrim(&changed_, kKeepEntries);
-  ClearAndTrim(&changed_marks_, kKeepEntries);
-  ClearAndTrim(&changed_by_, kKeepEntries);
+  ClearAndTrim(&changed_, kTrimKeepEntries);
+  ClearAndTrim(&changed_marks_, kTrimKeepEntries);
+  ClearAndTrim(&changed_by_, kTrimKeepEntries);
   std::vector<uint64_t> conns;
   conns.swap(deferred_);
   for (uint64_t id : conns) {

@@ -11,9 +11,7 @@
 
 namespace kvrocks {
 
-// What the reused batch containers keep between batches (ClearAndTrim): more
-// than a group commit of pipelined commands holds, less than a huge command's.
-static constexpr size_t kKeepEntries = 1 << 16;
+// The bytes a batch keeps between uses (ClearAndTrim's kTrimKeepEntries for its containers).
 static constexpr size_t kKeepBatchBytes = 4 << 20;
 
 Context::~Context() {
@@ -180,8 +178,8 @@ void Context::Prefetch(ColumnFamily cf, std::vector<std::string> keys) {
 void Context::DropPrefetched() {
   if (prefetch_values_.empty()) return;
   prefetched_.clear();
-  ClearAndTrim(&prefetch_values_, kKeepEntries);  // unpins their blocks
-  ClearAndTrim(&prefetch_keys_, kKeepEntries);
+  ClearAndTrim(&prefetch_values_, kTrimKeepEntries);  // unpins their blocks
+  ClearAndTrim(&prefetch_keys_, kTrimKeepEntries);
 }
 
 Status Context::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
@@ -354,8 +352,8 @@ Status Context::SettleUnread() {
       Delete(ColumnFamily::kExpire, old_entry);
     }
   }
-  ClearAndTrim(&unread_, kKeepEntries);
-  ClearAndTrim(&unread_keys_, kKeepEntries * 16);
+  ClearAndTrim(&unread_, kTrimKeepEntries);
+  ClearAndTrim(&unread_keys_, kTrimKeepEntries * 16);
   return Status::OK();
 }
 
@@ -469,7 +467,7 @@ void Context::ClearWrites() {
   indexed_ = false;
   used_cfs_ = 0;
   written_.Clear();
-  ClearAndTrim(&ordered_, kKeepEntries);
+  ClearAndTrim(&ordered_, kTrimKeepEntries);
 }
 
 void Context::MovePendingTo(PendingWrites* out, std::map<uint8_t, CountDeltas>* counts) {
@@ -534,9 +532,9 @@ void Context::Rollback() {
   ClearWrites();
   deltas_.clear();
   expires_.clear();
-  ClearAndTrim(&unread_, kKeepEntries);
-  ClearAndTrim(&unread_keys_, kKeepEntries * 16);
-  ClearAndTrim(&touched_, kKeepEntries);
+  ClearAndTrim(&unread_, kTrimKeepEntries);
+  ClearAndTrim(&unread_keys_, kTrimKeepEntries * 16);
+  ClearAndTrim(&touched_, kTrimKeepEntries);
   expired_pending_ = 0;
   dirty_pending_ = 0;
 }
