@@ -8,13 +8,15 @@ fresh data dir, optionally fills it, then runs rounds of one redis-benchmark cas
 each round prints req/s, the whole machine's busy CPU per request (all of
 /proc/stat: the benchmark and kernel threads included) and the server's CPU per
 request by thread name, read right before and right after the round (background
-work after the round does not count).
+work after the round does not count, unless --drain waits for the compactions the
+round caused and counts them too).
 
   bench/cpu_per_request.py                       # rounds of 25k 8 KiB SETs after a 400k fill
   bench/cpu_per_request.py --kvrocks-args "--rocksdb.wal-compression no"
   bench/cpu_per_request.py --test get --size 8192 --fill-size 8192 --fill-requests 300000 \\
       --keyspace 75000 --rounds 1 --requests 100000    # GETs of big values only
   bench/cpu_per_request.py --redis ...           # the same against redis-server
+  bench/cpu_per_request.py --requests 200000 --rounds 1 --drain   # compactions included
 """
 import argparse
 import collections
@@ -27,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import REDIS_SERVER, ROOT, free_port, wait_ready  # noqa: E402
+from common import REDIS_SERVER, ROOT, call, free_port, wait_ready  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -62,6 +64,17 @@ def benchmark(port, test, size, requests, keyspace, pipeline, clients):
     return float(last.split(":")[1].split()[0])
 
 
+def wait_compactions(port, timeout=120):
+    """Waits until kvrocks runs no compaction and owes none."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        time.sleep(1)
+        info = call(port, "INFO", "rocksdb").decode()  # "$<len>" and the text: sent in one piece
+        if "num_running_compactions:0" in info and "pending_compaction_bytes:0" in info:
+            return
+    print("compactions still running after", timeout, "s", file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--test", default="set")
@@ -77,6 +90,8 @@ def main():
     ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
     ap.add_argument("--kvrocks-args", default="")
     ap.add_argument("--redis", action="store_true", help="measure redis-server instead of kvrocks")
+    ap.add_argument("--drain", action="store_true",
+                    help="count the compactions a round leaves behind (waits for them after the round)")
     args = ap.parse_args()
 
     port = free_port()
@@ -96,7 +111,10 @@ def main():
             time.sleep(args.settle)
             before, busy0 = thread_cpu(server.pid), machine_busy()
             rps = benchmark(port, args.test, args.size, args.requests, args.keyspace, args.pipeline, args.clients)
-            after, busy1 = thread_cpu(server.pid), machine_busy()
+            busy1 = machine_busy()
+            if args.drain and not args.redis:
+                wait_compactions(port)
+            after = thread_cpu(server.pid)
             per_req = {k: (after[k] - before[k]) * 1e6 / TICK / args.requests for k in after}
             threads = " ".join(f"{k} {v:.1f}" for k, v in sorted(per_req.items()) if v > 0)
             print(f"round {r}: {rps:.0f} req/s, machine {(busy1 - busy0) * 1e6 / TICK / args.requests:.1f} us/req, "
