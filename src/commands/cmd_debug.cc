@@ -166,9 +166,9 @@ void DebugObject(CommandCall& call) {
   int version = 0;
   s = rdb::SerializeObject(&db, call.args[2], lk, &body, &version);
   if (!s.ok()) return ReplyStatusError(call, s);
-  // No object in memory: address and refcount are those of a fresh object.
+  // No object in memory: the address is none, the refcount that of OBJECT REFCOUNT.
   uint32_t lru = call.server->access_clock().Get(call.args[2]);
-  std::string line = "Value at:0x0 refcount:1 encoding:" + KeyEncoding(lk) +
+  std::string line = "Value at:0x0 refcount:" + std::to_string(KeyRefcount(lk)) + " encoding:" + KeyEncoding(lk) +
                      " serializedlength:" + std::to_string(body.size() - 1) + " lru:" + std::to_string(lru) +
                      " lru_seconds_idle:" + std::to_string(AccessClock::IdleMs(lru, AccessClock::Now()) / 1000);
   reply::Simple(call.out, line);

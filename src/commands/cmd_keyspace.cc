@@ -251,7 +251,7 @@ void Copy(CommandCall& call) {
   Database src = CurrentDb(call);
   Database dst(call.ctx, call.server->storage()->PhysicalDb(dst_db));
   bool copied;
-  Status s = src.Copy(call.args[1], &dst, call.args[2], replace, &copied);
+  Status s = src.Copy(call.args[1], &dst, call.args[2], replace, Database::CopyKind::kDuplicate, &copied);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, copied ? 1 : 0);
 }
@@ -270,7 +270,7 @@ void Move(CommandCall& call) {
   Database src = CurrentDb(call);
   Database dst(call.ctx, call.server->storage()->PhysicalDb(static_cast<int>(v)));
   bool copied;
-  Status s = src.Copy(call.args[1], &dst, call.args[1], false, &copied);
+  Status s = src.Copy(call.args[1], &dst, call.args[1], false, Database::CopyKind::kMove, &copied);
   if (!s.ok()) return ReplyStatusError(call, s);
   if (copied) {
     bool deleted;
@@ -368,6 +368,15 @@ const char* StringEncoding(std::string_view v) {
 
 }  // namespace
 
+int64_t KeyRefcount(const LoadedKey& lk) {
+  // Redis keeps one shared object for each integer 0..9999 (OBJ_SHARED_INTEGERS)
+  // and answers INT_MAX for it; every other value has one reference.
+  int64_t v = 0;
+  bool shared = lk.type == RedisType::kString && !(static_cast<uint8_t>(lk.raw[0]) & kUnsharedFlag) &&
+                KeyEncoding(lk) == "int" && ParseInt64(std::string_view(lk.raw).substr(9), &v) && v >= 0 && v < 10000;
+  return shared ? 2147483647 : 1;
+}
+
 std::string KeyEncoding(const LoadedKey& lk) {
   if (lk.type == RedisType::kString) {
     auto flags = static_cast<uint8_t>(lk.raw[0]);
@@ -429,15 +438,8 @@ void Object(CommandCall& call) {
       uint32_t lru = call.server->access_clock().Get(call.args[2]);
       return reply::Integer(call.out, static_cast<int64_t>(AccessClock::IdleMs(lru, AccessClock::Now()) / 1000));
     }
-    std::string enc = KeyEncoding(lk);
-    if (refcount) {
-      // Redis keeps one shared object for each integer 0..9999 (OBJ_SHARED_INTEGERS)
-      // and answers INT_MAX for it; every other value has one reference.
-      int64_t v = 0;
-      bool shared = enc == "int" && ParseInt64(std::string_view(lk.raw).substr(9), &v) && v >= 0 && v < 10000;
-      return reply::Integer(call.out, shared ? 2147483647 : 1);
-    }
-    return reply::Bulk(call.out, enc);
+    if (refcount) return reply::Integer(call.out, KeyRefcount(lk));
+    return reply::Bulk(call.out, KeyEncoding(lk));
   }
   ReplyUnknownSubcommand(call, "OBJECT");
 }

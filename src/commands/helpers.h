@@ -16,6 +16,8 @@ namespace kvrocks {
 
 // OBJECT ENCODING's answer for a live key (cmd_keyspace.cc).
 std::string KeyEncoding(const LoadedKey& lk);
+// OBJECT REFCOUNT's answer for a live key: INT_MAX for Redis' shared integers.
+int64_t KeyRefcount(const LoadedKey& lk);
 
 // The Database of the client's selected logical db.
 inline Database CurrentDb(const CommandCall& call) {

@@ -43,6 +43,11 @@ inline constexpr uint8_t kNotIntEncodingFlag = 0x80;
 // kStringFragmentBytes (bitmaps written by SETBIT/BITFIELD): fragment i is the
 // subkey `prefix(version) i(4, BE)`, and a missing fragment reads as zeros.
 inline constexpr uint8_t kFragmentedFlag = 0x40;
+// Set in the type byte of an inline string (the bit means kFragmentedFlag only
+// with kOutOfLineFlag) that is an object of its own in Redis even where Redis
+// would share one: COPY duplicates the value (dupStringObject), so OBJECT
+// REFCOUNT of a copied integer 0..9999 is 1, not the shared objects' INT_MAX.
+inline constexpr uint8_t kUnsharedFlag = 0x40;
 inline constexpr uint64_t kStringFragmentBytes = 1024;
 
 // Redis' name of a type as TYPE reports it ("string", "hash" ...).

@@ -91,6 +91,11 @@ void Database::StoreCollection(std::string_view key, LoadedKey* lk, const Metada
   Store(key, lk, meta.Encode(), meta.expire_ms);
 }
 
+void Database::Restamp(LoadedKey* lk, std::string_view encoded) {
+  ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
+  lk->raw.assign(encoded);
+}
+
 void Database::Remove(std::string_view key, LoadedKey* lk) {
   if (!lk->on_disk) return;
   ctx_->Delete(ColumnFamily::kMetadata, lk->meta_key);
@@ -214,7 +219,8 @@ Status Database::CopySubkeys(std::string_view src, const LoadedKey& from, Databa
   return Status::OK();
 }
 
-Status Database::Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, bool* copied) {
+Status Database::Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, CopyKind kind,
+                      bool* copied) {
   *copied = false;
   LoadedKey from, to;
   Status s = Load(src, &from);
@@ -225,7 +231,12 @@ Status Database::Copy(std::string_view src, Database* dst_db, std::string_view d
   uint64_t version = ctx_->storage()->NewVersion();
   s = CopySubkeys(src, from, dst_db, dst, version);
   if (!s.ok()) return s;
-  dst_db->Store(dst, &to, CopiedMetadata(from, version), from.expire_ms);
+  std::string raw = CopiedMetadata(from, version);
+  auto flags = static_cast<uint8_t>(raw[0]);
+  if (kind == CopyKind::kDuplicate && from.type == RedisType::kString && !(flags & kOutOfLineFlag)) {
+    raw[0] = static_cast<char>(flags | kUnsharedFlag);
+  }
+  dst_db->Store(dst, &to, raw, from.expire_ms);
   *copied = true;
   return Status::OK();
 }

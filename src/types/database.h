@@ -87,6 +87,10 @@ class Database {
   void Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms);
   // Deletes key's metadata (its subkeys become garbage for compaction).
   void Remove(std::string_view key, LoadedKey* lk);
+  // Rewrites a live key's record with a change no client sees as a write (an
+  // encoding flag for OBJECT ENCODING): no keyspace event, WATCH or tracking
+  // touch, and the same expiry.
+  void Restamp(LoadedKey* lk, std::string_view encoded);
   // Writes a collection's metadata, or removes the key when the collection is
   // empty (an empty hash, set or sorted set does not exist, as in Redis).
   void StoreCollection(std::string_view key, LoadedKey* lk, const Metadata& meta);
@@ -109,8 +113,11 @@ class Database {
   static std::string WithExpire(const std::string& raw, uint64_t expire_ms);
 
   // Copies src (of this db) to dst in dst_db. *copied=false if src is absent or,
-  // without replace, dst exists.
-  Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, bool* copied);
+  // without replace, dst exists. A duplicate (COPY) is a new object for OBJECT
+  // REFCOUNT; otherwise (MOVE) the value keeps its identity.
+  enum class CopyKind { kDuplicate, kMove };
+  Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, CopyKind kind,
+              bool* copied);
   // RENAME / RENAMENX. NotFound if src is absent. *renamed=false if nx and dst exists.
   Status Rename(std::string_view src, std::string_view dst, bool nx, bool* renamed);
 

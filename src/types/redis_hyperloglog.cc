@@ -8,6 +8,21 @@ namespace kvrocks {
 const char kInvalidHllError[] = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 const char kCorruptHllError[] = "INVALIDOBJ Corrupted HLL object detected";
 
+namespace {
+
+// Redis unshares an existing HyperLogLog (dbUnshareStringValue) before PFADD,
+// PFCOUNT or PFDEBUG looks at it, even when they leave it as it is: OBJECT
+// ENCODING says raw from then on.
+void MarkRaw(Database* db, LoadedKey* lk) {
+  auto flags = static_cast<uint8_t>(lk->raw[0]);
+  if (flags & (kOutOfLineFlag | kRawEncodingFlag)) return;
+  std::string raw = lk->raw;
+  raw[0] = static_cast<char>(flags | kRawEncodingFlag);
+  db->Restamp(lk, raw);
+}
+
+}  // namespace
+
 Status RedisHyperLogLog::Load(std::string_view key, LoadedKey* lk, std::string* value, bool* exists) {
   Status s = RedisString(db_).LoadString(key, lk, value);
   if (!s.ok()) return s;
@@ -33,7 +48,10 @@ Status RedisHyperLogLog::Add(std::string_view key, const std::vector<std::string
       changes++;
     }
   }
-  if (!*updated) return Status::OK();
+  if (!*updated) {
+    MarkRaw(db_, &lk);
+    return Status::OK();
+  }
   db_->ctx()->AddDirty(changes);
   hll::InvalidateCache(&value);
   RedisString(db_).WriteValue(key, &lk, value, exists ? lk.expire_ms : 0, kRawEncodingFlag);
@@ -47,7 +65,10 @@ Status RedisHyperLogLog::DebugValue(std::string_view key, bool to_dense, std::st
   if (!s.ok()) return s;
   if (!exists) return Status::RedisError("ERR The specified key does not exist");
   *converted = false;
-  if (!to_dense || (*value)[4] == static_cast<char>(hll::kDense)) return Status::OK();
+  if (!to_dense || (*value)[4] == static_cast<char>(hll::kDense)) {
+    MarkRaw(db_, &lk);
+    return Status::OK();
+  }
   if (!hll::ToDense(value)) return Status::RedisError(kCorruptHllError);
   *converted = true;
   RedisString(db_).WriteValue(key, &lk, *value, lk.expire_ms, kRawEncodingFlag);
@@ -75,6 +96,7 @@ Status RedisHyperLogLog::Count(const std::vector<std::string_view>& keys, uint64
     if (!s.ok() || !exists) return s;
     if (hll::CacheValid(value)) {
       *card = hll::CachedCount(value);
+      MarkRaw(db_, &lk);
       return Status::OK();
     }
     if (!hll::Count(value, card)) return Status::RedisError(kCorruptHllError);

@@ -176,5 +176,61 @@ def test_object_refcount(diff):
     """)
 
 
+def test_copied_integers_are_not_shared(diff):
+    """COPY duplicates a value (dupStringObject): a copied integer 0..9999 is an
+    object of its own, which MOVE, RENAME and EXPIRE keep and a new write ends."""
+    diff.run("""
+    SET n 42
+    COPY n c
+    OBJECT REFCOUNT n
+    OBJECT REFCOUNT c
+    OBJECT ENCODING c
+    GET c
+    COPY c cc
+    OBJECT REFCOUNT cc
+    RENAME cc r
+    OBJECT REFCOUNT r
+    EXPIRE r 100
+    OBJECT REFCOUNT r
+    MOVE r 1
+    SELECT 1
+    OBJECT REFCOUNT r
+    SELECT 0
+    COPY c d DB 2
+    SELECT 2
+    OBJECT REFCOUNT d
+    SELECT 0
+    SET big 12345
+    COPY big bigc
+    OBJECT REFCOUNT bigc
+    SET s hello
+    COPY s sc
+    OBJECT REFCOUNT sc
+    OBJECT ENCODING sc
+    COPY c c2
+    INCR c2
+    OBJECT REFCOUNT c2
+    COPY c c3
+    SET c3 7
+    OBJECT REFCOUNT c3
+    COPY c c4
+    APPEND c4 1
+    OBJECT REFCOUNT c4
+    OBJECT ENCODING c4
+    """)
+    for key in ("n", "c"):
+        kv, ref = (debug_refcount(client.call("DEBUG", "OBJECT", key)) for client in (diff.kv, diff.ref))
+        assert kv == ref, key
+    # A reload shares small integers again, as Redis' RDB loading does.
+    diff.run("""
+    DEBUG RELOAD
+    OBJECT REFCOUNT c
+    """)
+
+
+def debug_refcount(reply):
+    return next(f for f in reply.split() if f.startswith(b"refcount:"))
+
+
 def test_object_help_is_redis(diff):
     diff("OBJECT", "HELP")

@@ -184,3 +184,51 @@ def test_pfdebug(diff):
 def test_pfselftest(diff):
     diff("PFSELFTEST")
     diff("PFSELFTEST", "extra")
+
+
+def test_reading_an_hll_unshares_it(diff):
+    """Redis unshares an existing HyperLogLog before PFADD, PFCOUNT or PFDEBUG
+    looks at it, even when they change nothing: a small HLL restored or SET as
+    embstr reports raw from then on (no write for WATCH, no dirty count)."""
+    diff("PFADD", "src", "a")
+    payload = parse_bulk(diff.ref.call("GET", "src"))
+    for client in (diff.kv, diff.ref):
+        for key in ("h1", "h2", "h3", "h4"):
+            client.call("SET", key, payload)
+    diff.run("""
+    OBJECT ENCODING h1
+    PFADD h1 a
+    OBJECT ENCODING h1
+    PFCOUNT h2
+    OBJECT ENCODING h2
+    PFCOUNT h2
+    OBJECT ENCODING h2
+    PFDEBUG ENCODING h3
+    OBJECT ENCODING h3
+    PFADD h4 b
+    OBJECT ENCODING h4
+    SET s abc
+    PFADD s a
+    OBJECT ENCODING s
+    """)
+
+
+def test_unsharing_is_no_write_for_watch(diff):
+    for client in (diff.kv, diff.ref):
+        client.call("PFADD", "w", "a")
+        payload = parse_bulk(client.call("GET", "w"))
+        client.call("SET", "w", payload)
+    diff.run("""
+    WATCH w
+    PFADD w a
+    PFCOUNT w
+    MULTI
+    PING
+    EXEC
+    OBJECT ENCODING w
+    """)
+
+
+def parse_bulk(reply):
+    header, _, rest = reply.partition(b"\r\n")
+    return rest[:int(header[1:])]
