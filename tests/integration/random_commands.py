@@ -271,7 +271,7 @@ class Gen:
     # --- geo (sorted sets underneath)
     def geo(self):
         k = self.key()
-        c = self.rnd.randint(0, 5)
+        c = self.rnd.randint(0, 8)
         places = [("13.361389", "38.115556", "Palermo"), ("15.087269", "37.502669", "Catania"),
                   ("2.349014", "48.864716", "Paris"), ("200", "10", "bad")]
         if c in (0, 1):
@@ -286,9 +286,34 @@ class Gen:
             return ["GEOPOS", k, "Palermo", "nowhere", "Paris"]
         if c == 4:
             return ["GEOHASH", k, "Catania", "nowhere"]
+        if c == 6:
+            args = ["GEORADIUS", k, "15", self.pick(["37", "95", "x"]), self.pick(["200", "500", "-1"]),
+                    self.pick(["km", "m", "mi", "ly"])]
+            return args + self.geo_options(store=True)
+        if c == 7:
+            args = ["GEORADIUSBYMEMBER", k, self.pick(["Palermo", "Paris", "nowhere"]), self.pick(["200", "2000"]),
+                    "km"]
+            return args + self.geo_options(store=True)
+        if c == 8:
+            args = ["GEOSEARCHSTORE", self.key(), k]
+            args += self.pick([["FROMMEMBER", self.pick(["Palermo", "nowhere"])], ["FROMLONLAT", "15", "37"]])
+            args += self.pick([["BYRADIUS", self.pick(["200", "500"]), "km"],
+                               ["BYBOX", self.pick(["400", "3000"]), self.pick(["400", "0"]), "km"]])
+            args += self.rnd.sample(["ASC", "DESC", "STOREDIST"], self.rnd.randint(0, 2))
+            if self.rnd.random() < 0.4:
+                args += ["COUNT", self.pick(["1", "2", "0"])] + (["ANY"] if self.rnd.random() < 0.5 else [])
+            return args
         args = ["GEOSEARCH", k, "FROMLONLAT", "15", "37", "BYRADIUS", self.pick(["200", "500", "x"]), "km",
                 self.pick(["ASC", "DESC"])]
         return args + self.rnd.sample(["WITHCOORD", "WITHDIST", "WITHHASH"], self.rnd.randint(0, 2))
+
+    def geo_options(self, store):
+        args = self.rnd.sample(["WITHCOORD", "WITHDIST", "WITHHASH", "ASC", "DESC"], self.rnd.randint(0, 2))
+        if self.rnd.random() < 0.3:
+            args += ["COUNT", self.pick(["1", "2", "0", "x"])] + (["ANY"] if self.rnd.random() < 0.5 else [])
+        if store and self.rnd.random() < 0.3:
+            args += [self.pick(["STORE", "STOREDIST"]), self.key()]
+        return args
 
     # --- strings
     def string(self):
@@ -356,7 +381,7 @@ class Gen:
         if c == 18:
             return ["SUBSTR", k, self.int_arg(-4, 4), self.int_arg(-4, 4)]
         if c == 19:
-            return ["SETEX", k, self.pick(["100", "0", "-1", "x"]), self.pick(VALUES)]
+            return [self.pick(["SETEX", "PSETEX"]), k, self.pick(["100000", "0", "-1", "x"]), self.pick(VALUES)]
         return ["INCRBY", k, self.pick(INTS)]
 
     # --- keyspace
@@ -653,7 +678,13 @@ class Gen:
         k = self.key()
         if self.rnd.random() < 0.35:
             return self.stream_group(k)
-        c = self.rnd.randint(0, 8)
+        c = self.rnd.randint(0, 9)
+        if c == 9:
+            # Not blocking (no BLOCK): the entries after an id, over one or two streams.
+            keys = [k] + ([self.key()] if self.rnd.random() < 0.3 else [])
+            ids = [self.pick(["0", "0-0", "2-1", "$", str(self.stream_id)]) for _ in keys]
+            return ["XREAD"] + (["COUNT", self.int_arg(0, 3)] if self.rnd.random() < 0.5 else []) + [
+                "STREAMS"] + keys + ids
         if c == 7:
             return ["XREVRANGE", k, self.pick(["+", "5", "10-0"]), self.pick(["-", "0", "2"])] + (
                 ["COUNT", self.int_arg(0, 3)] if self.rnd.random() < 0.3 else [])
