@@ -212,6 +212,12 @@ Status MoveElement(CommandCall& call, const std::string& src, const std::string&
   Status s = list.LoadList(src, &lk, &lm, &src_exists);
   // As Redis: a missing source answers nil before the destination's type is checked.
   if (!s.ok() || !src_exists) return s;
+  if (src == dst) {
+    std::string elem;
+    s = list.Rotate(src, from_left, to_left, &elem);
+    if (s.ok()) *moved = std::move(elem);
+    return s;
+  }
   s = list.LoadList(dst, &lk, &lm, &dst_exists);
   if (!s.ok()) return s;
   std::vector<std::string> elems;

@@ -101,6 +101,30 @@ Status RedisList::Pop(std::string_view key, bool left, uint64_t count, std::vect
   return Status::OK();
 }
 
+Status RedisList::Rotate(std::string_view key, bool from_left, bool to_left, std::string* elem) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok()) return s;
+  if (!exists) return Status::NotFound();
+  std::string from = ElemKey(key, lm, from_left ? lm.head : lm.tail - 1);
+  s = db_->ctx()->Get(ColumnFamily::kSubkey, from, elem);
+  if (!s.ok()) return s.IsNotFound() ? Status::Corruption("missing list element") : s;
+  if (from_left != to_left) {
+    db_->ctx()->Delete(ColumnFamily::kSubkey, from);
+    if (from_left) {
+      lm.head++;
+      db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, lm.tail++), *elem);
+    } else {
+      lm.tail--;
+      db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, --lm.head), *elem);
+    }
+  }
+  StoreMeta(key, &lk, lm);  // the same end: the list is as it was, but written (WATCH, events)
+  return Status::OK();
+}
+
 Status RedisList::Size(std::string_view key, uint64_t* size) {
   LoadedKey lk;
   ListMeta lm;

@@ -30,6 +30,11 @@ class RedisList {
               int64_t* len);
   // Pops up to count elements from one end (none if the key is absent).
   Status Pop(std::string_view key, bool left, uint64_t count, std::vector<std::string>* elems);
+  // LMOVE/RPOPLPUSH of a list onto itself: moves the element at one end to the
+  // other end. The key stays (with its expiry) even with one element, as in
+  // Redis, which pushes before it would delete an emptied source. *elem is the
+  // element moved; NotFound if the list is absent.
+  Status Rotate(std::string_view key, bool from_left, bool to_left, std::string* elem);
   Status Size(std::string_view key, uint64_t* size);
   Status Range(std::string_view key, int64_t start, int64_t stop, std::vector<std::string>* elems);
   // NotFound if the key is absent or the index out of range.

@@ -111,6 +111,55 @@ def test_lpos(diff):
     """)
 
 
+def test_rotating_a_list_onto_itself_keeps_the_key(diff):
+    """Redis pushes before it deletes an emptied source: a one-element list
+    moved onto itself stays, with its expiry, and WATCH sees the write."""
+    diff.run("""
+    RPUSH one x
+    EXPIRE one 100
+    RPOPLPUSH one one
+    TTL one
+    LMOVE one one LEFT LEFT
+    LMOVE one one RIGHT LEFT
+    TTL one
+    LRANGE one 0 -1
+    RPUSH l a b c d
+    PEXPIRE l 100000
+    LMOVE l l LEFT RIGHT
+    LMOVE l l RIGHT LEFT
+    LMOVE l l LEFT LEFT
+    LMOVE l l RIGHT RIGHT
+    LRANGE l 0 -1
+    ~PTTL l
+    WATCH one
+    LMOVE one one LEFT LEFT
+    MULTI
+    PING
+    EXEC
+    """)
+
+
+def test_rotation_events_are_redis(diff):
+    """lpush/rpush then lpop/rpop, and no new or del, for a list moved onto itself."""
+    events = {}
+    for name, client in (("kv", diff.kv), ("ref", diff.ref)):
+        client.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+        sub = client.__class__(client.port)
+        sub.call("PSUBSCRIBE", "__keyevent@0__:*")  # the confirmation
+        client.call("RPUSH", "one", "x")
+        client.call("RPOPLPUSH", "one", "one")
+        client.call("LMOVE", "one", "one", "LEFT", "LEFT")
+        client.call("DEL", "one")
+        got = []
+        while not got or got[-1] != "del":
+            reply = sub.read_reply()
+            got.append(reply.split(b"\r\n")[6].decode().split(":")[-1])  # pmessage pattern channel key
+        events[name] = got
+        sub.close()
+        client.call("CONFIG", "SET", "notify-keyspace-events", "")
+    assert events["kv"] == events["ref"]
+
+
 def test_list_move(diff):
     diff.run("""
     RPUSH src 1 2 3
