@@ -173,24 +173,20 @@ void LPos(CommandCall& call) {
       return ReplyError(call, kSyntaxError);
     }
   }
-  Database db = CurrentDb(call);
-  std::vector<std::string> all;
-  Status s = RedisList(&db).Range(a[1], 0, -1, &all);
-  if (!s.ok()) return ReplyStatusError(call, s);
+  // Redis negates a negative rank in a long, so RANK LLONG_MIN stays negative and
+  // every match from the tail counts, COUNT ignored: the same in wrapping arithmetic.
+  uint64_t urank = rank < 0 ? 0 - static_cast<uint64_t>(rank) : static_cast<uint64_t>(rank);
+  auto r = static_cast<int64_t>(urank);
+  int64_t matches = 0;
   std::vector<int64_t> found;
-  auto n = static_cast<int64_t>(all.size());
-  int64_t skip = rank < 0 ? -(rank + 1) : rank - 1;  // no overflow for INT64_MIN
-  int64_t want = count < 0 ? 1 : (count == 0 ? INT64_MAX : count);
-  for (int64_t step = 0; step < n && (maxlen == 0 || step < maxlen); step++) {
-    int64_t i = rank > 0 ? step : n - 1 - step;
-    if (all[static_cast<size_t>(i)] != a[2]) continue;
-    if (skip > 0) {
-      skip--;
-      continue;
-    }
-    found.push_back(i);
-    if (static_cast<int64_t>(found.size()) >= want) break;
-  }
+  Database db = CurrentDb(call);
+  Status s = RedisList(&db).Find(a[1], a[2], rank < 0, maxlen, [&](int64_t index) {
+    if (++matches < r) return true;
+    found.push_back(index);
+    if (count < 0) return false;
+    return count == 0 || static_cast<int64_t>(static_cast<uint64_t>(matches) - urank + 1) < count;
+  });
+  if (!s.ok()) return ReplyStatusError(call, s);
   if (count < 0) {
     if (found.empty()) return reply::Null(call.out, call.resp);
     return reply::Integer(call.out, found[0]);

@@ -163,6 +163,34 @@ Status RedisList::Range(std::string_view key, int64_t start, int64_t stop, std::
   return Status::OK();
 }
 
+Status RedisList::Find(std::string_view key, std::string_view elem, bool from_tail, int64_t maxlen,
+                       const std::function<bool(int64_t)>& on_match) {
+  LoadedKey lk;
+  ListMeta lm;
+  bool exists;
+  Status s = LoadList(key, &lk, &lm, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string lower = ElemKey(key, lm, lm.head);
+  std::string upper = ElemKey(key, lm, lm.tail);
+  rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  auto size = static_cast<int64_t>(lm.meta.size);
+  int64_t walked = 0;
+  for (from_tail ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && (maxlen == 0 || walked < maxlen);
+       from_tail ? it->Prev() : it->Next()) {
+    if (it->value() == rocksdb::Slice(elem.data(), elem.size()) &&
+        !on_match(from_tail ? size - 1 - walked : walked)) {
+      break;
+    }
+    walked++;
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  return Status::OK();
+}
+
 Status RedisList::Index(std::string_view key, int64_t index, std::string* elem) {
   LoadedKey lk;
   ListMeta lm;

@@ -6,6 +6,7 @@
 // docs/encoding.md.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,11 @@ class RedisList {
   Status Rotate(std::string_view key, bool from_left, bool to_left, std::string* elem);
   Status Size(std::string_view key, uint64_t* size);
   Status Range(std::string_view key, int64_t start, int64_t stop, std::vector<std::string>* elems);
+  // LPOS: walks the list from the head (or from the tail), at most maxlen
+  // elements (0: all), calling on_match(index) for each element equal to elem
+  // until it returns false. Reads only what it walks. Nothing for an absent key.
+  Status Find(std::string_view key, std::string_view elem, bool from_tail, int64_t maxlen,
+              const std::function<bool(int64_t)>& on_match);
   // NotFound if the key is absent or the index out of range.
   Status Index(std::string_view key, int64_t index, std::string* elem);
   Status Set(std::string_view key, int64_t index, std::string_view elem);

@@ -160,6 +160,43 @@ def test_rotation_events_are_redis(diff):
     assert events["kv"] == events["ref"]
 
 
+def test_lpos_ranks_counts_and_maxlen(diff):
+    """LPOS walks only what it needs; RANK LLONG_MIN behaves as in Redis 7.0 (a
+    negated long that stays negative: every match from the tail, COUNT ignored)."""
+    diff.run("""
+    RPUSH rl a b a c a d a
+    LPOS rl a RANK -9223372036854775808
+    LPOS rl a RANK -9223372036854775808 COUNT 2
+    LPOS rl a RANK -9223372036854775808 COUNT 0
+    LPOS rl a RANK 9223372036854775807
+    LPOS rl a RANK 9223372036854775807 COUNT 0
+    LPOS rl a RANK -9223372036854775807 COUNT 1
+    LPOS rl a
+    LPOS rl a RANK 2
+    LPOS rl a RANK -2
+    LPOS rl a RANK -1 COUNT 2
+    LPOS rl a RANK 2 COUNT 2
+    LPOS rl a RANK 2 COUNT 0
+    LPOS rl a COUNT 0 MAXLEN 3
+    LPOS rl a RANK -1 COUNT 0 MAXLEN 3
+    LPOS rl a RANK 3 MAXLEN 3
+    LPOS rl d MAXLEN 5
+    LPOS rl d RANK -1 MAXLEN 1
+    LPOS rl z
+    LPOS rl z COUNT 3
+    LPOS nolist a
+    LPOS nolist a COUNT 1
+    SET s v
+    LPOS s a
+    LPOS rl a RANK 0
+    LPOS rl a COUNT -1
+    LPOS rl a MAXLEN -1
+    LPOS rl a RANK x
+    LPOS rl a FOO
+    LPOS rl a RANK
+    """)
+
+
 def test_list_move(diff):
     diff.run("""
     RPUSH src 1 2 3
