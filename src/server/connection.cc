@@ -154,6 +154,7 @@ void Connection::ArmBlockTimer() {
 void Connection::EndBlock() {
   if (!block.active) return;
   block.active = false;
+  argv_mem.store(0, std::memory_order_relaxed);
   if (block.timer != nullptr) {
     event_free(block.timer);
     block.timer = nullptr;
@@ -312,6 +313,8 @@ void Connection::TrimBuffers(int64_t now_ms) {
     Reallocate(&out_, out_peak_ > kReplyKeep ? out_peak_ : 0);
   }
   out_peak_ = out_.size();
+  reply_buffer_size.store(out_.capacity(), std::memory_order_relaxed);
+  reply_buffer_peak.store(out_peak_, std::memory_order_relaxed);
   // The arguments of a big command (the parser reuses them), unless one is being read.
   if (!parser_.in_multibulk()) {
     static constexpr size_t kKeepArgs = 1024;
@@ -328,7 +331,11 @@ void Connection::Flush() {
   flush_pending = false;
   if (awaiting_wakes && !close_after_reply_ && !closing_) return;  // WakesServed sends it
   if (out_pos_ < out_.size()) server()->stats().total_writes_processed.fetch_add(1, std::memory_order_relaxed);
-  out_peak_ = std::max(out_peak_, out_.size());
+  if (out_.size() > out_peak_) {
+    out_peak_ = out_.size();
+    reply_buffer_peak.store(out_peak_, std::memory_order_relaxed);
+    reply_buffer_size.store(out_.capacity(), std::memory_order_relaxed);
+  }
   while (out_pos_ < out_.size()) {
     ssize_t n = ::write(fd_, out_.data() + out_pos_, out_.size() - out_pos_);
     if (n < 0) {
@@ -408,10 +415,15 @@ std::string Connection::InfoLine() {
   s += " multi=" + std::to_string(in_multi ? static_cast<int64_t>(queued.size()) : -1);
   s += " qbuf=" + std::to_string(query_buffer_size.load());
   s += " qbuf-free=" + std::to_string(query_buffer_free.load());
-  s += " argv-mem=0 multi-mem=0 rbs=16384 rbp=0";
-  s += " obl=0 oll=0 omem=" + std::to_string(output_buffer_size.load());
-  s += " tot-mem=" + std::to_string(query_buffer_size.load() + output_buffer_size.load());
-  s += " events=r";
+  s += " argv-mem=" + std::to_string(argv_mem.load());
+  s += " multi-mem=" + std::to_string(in_multi ? multi_mem.load() : 0);
+  s += " rbs=" + std::to_string(reply_buffer_size.load());
+  s += " rbp=" + std::to_string(reply_buffer_peak.load());
+  // One reply buffer, no list of reply blocks: what waits to be sent is all in it.
+  const size_t pending = output_buffer_size.load();
+  s += " obl=" + std::to_string(pending) + " oll=0 omem=" + std::to_string(pending);
+  s += " tot-mem=" + std::to_string(query_buffer_size.load() + pending);
+  s += pending > 0 ? " events=rw" : " events=r";
   const char* last = last_command.load();
   s += std::string(" cmd=") + (last ? last : "NULL");
   s += " user=" + username + " redir=" + std::to_string(redirect) + " resp=" + std::to_string(resp);

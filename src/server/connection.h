@@ -168,6 +168,15 @@ class Connection {
   std::atomic<size_t> query_buffer_size{0};
   std::atomic<size_t> query_buffer_free{0};  // allocated beyond query_buffer_size (CLIENT LIST qbuf-free)
   std::atomic<size_t> output_buffer_size{0};
+  // CLIENT LIST argv-mem: the bytes of the arguments of the command running now
+  // (0 between commands); multi-mem: of the queued commands, each with 8 bytes
+  // per argument, as Redis counts them (meaningful while in_multi).
+  std::atomic<size_t> argv_mem{0};
+  std::atomic<size_t> multi_mem{0};
+  // CLIENT LIST rbs/rbp: the reply buffer's allocated size and its peak use
+  // since the last TrimBuffers.
+  std::atomic<size_t> reply_buffer_size{0};
+  std::atomic<size_t> reply_buffer_peak{0};
   std::atomic<bool> kill_requested{false};
   // Reports query_buffer_size + output_buffer_size to the server's total of
   // client memory, which may evict clients (maxmemory-clients). Owner thread only.

@@ -527,11 +527,16 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   conn->push_ranges.clear();
   // CLIENT CACHING applies to the next command, or the next transaction.
   const bool keeps_caching = EqualsIgnoreCase(args[0], "client");
+  size_t argv_bytes = 0;
+  for (const auto& a : args) argv_bytes += a.size();
+  conn->argv_mem.store(argv_bytes, std::memory_order_relaxed);
   {
     Server::WakeScope wakes(conn);
     ExpiryTimeFreeze frozen;  // for the command, its transaction or script
     DispatchCommand(conn, args);
   }
+  // A blocked or paused command keeps its arguments until it runs, as in Redis.
+  if (!conn->block.active && !conn->postponed) conn->argv_mem.store(0, std::memory_order_relaxed);
   if (!keeps_caching && !conn->in_multi && !conn->postponed) conn->tracking_caching = false;
   // CLIENT REPLY ON answers even right after SKIP or OFF: it clears them first.
   if (((was_skip && conn->reply_skip) || (was_off && conn->reply_off)) && out->size() >= before) {
@@ -629,6 +634,8 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   // As Redis' processCommand: a lowered tracking-table-max-keys applies before the next command.
   srv->tracking().Trim(conn);
   if (conn->in_multi && !(spec->flags & kCmdNoMulti)) {
+    conn->multi_mem.fetch_add(conn->argv_mem.load(std::memory_order_relaxed) + sizeof(void*) * args.size(),
+                              std::memory_order_relaxed);
     conn->queued.push_back(std::move(args));
     args.clear();
     conn->Write("+QUEUED\r\n");
