@@ -302,7 +302,8 @@ std::string InfoStats(Server* srv) {
   Line(&s, "total_writes_processed", static_cast<int64_t>(st.total_writes_processed.load()));
   Line(&s, "io_threaded_reads_processed", 0);
   Line(&s, "io_threaded_writes_processed", 0);
-  Line(&s, "reply_buffer_shrinks", 0);
+  Line(&s, "reply_buffer_shrinks", static_cast<int64_t>(st.reply_buffer_shrinks.load()));
+  // Reply buffers grow as replies need, never from the cron.
   Line(&s, "reply_buffer_expands", 0);
   return s;
 }

@@ -311,6 +311,7 @@ void Connection::TrimBuffers(int64_t now_ms) {
   static constexpr size_t kReplyKeep = 16 * 1024;  // Redis' PROTO_REPLY_CHUNK_BYTES
   if (out_pos_ == 0 && out_.capacity() > kReplyKeep && out_peak_ < out_.capacity() / 2) {
     Reallocate(&out_, out_peak_ > kReplyKeep ? out_peak_ : 0);
+    server()->stats().reply_buffer_shrinks.fetch_add(1, std::memory_order_relaxed);
   }
   out_peak_ = out_.size();
   reply_buffer_size.store(out_.capacity(), std::memory_order_relaxed);

@@ -30,6 +30,7 @@ class Stats {
   std::atomic<uint64_t> expire_cycle_us{0};         // time spent in active expiry passes (us)
   std::atomic<uint64_t> rdb_saves{0};               // successful SAVE/BGSAVE checkpoints
   std::atomic<uint64_t> evicted_clients{0};         // disconnected by maxmemory-clients
+  std::atomic<uint64_t> reply_buffer_shrinks{0};    // reply buffers given back by the clients' cron
 
   // Redis' instantaneous_* metrics: a reading of each counter every 100 ms (the
   // server's cron), the rate between readings averaged over the last 16.

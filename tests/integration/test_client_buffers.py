@@ -40,6 +40,7 @@ def test_big_commands_leave_no_buffers_behind():
             r.ping()
         time.sleep(1.5)
         base = used_memory(probe)
+        shrinks = probe.info("stats")["reply_buffer_shrinks"]
         writer.set("big", b"v" * BIG)
         for r in readers:
             assert len(r.get("big")) == BIG
@@ -48,6 +49,10 @@ def test_big_commands_leave_no_buffers_behind():
         # blob compression sample, 4 replies.
         assert used_memory(probe) > base + 4 * BIG
         assert wait_for(lambda: used_memory(probe) < base + 3 * BIG // 2), (base, used_memory(probe))
+        # Each reader's reply buffer went back (INFO counts it as Redis does).
+        assert probe.info("stats")["reply_buffer_shrinks"] >= shrinks + 4
+        readers[0].client_setname("reader")
+        assert int(client_line(probe, "reader")["rbs"]) < BIG
         # Idle over 2 s: the query buffer holds nothing and has nothing allocated, as in Redis.
         assert wait_for(lambda: client_line(probe, "writer")["qbuf-free"] == "0")
         assert client_line(probe, "writer")["qbuf"] == "0"
