@@ -5,8 +5,10 @@
 #include <unistd.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -208,11 +210,41 @@ std::string InfoMemory(Server* srv) {
   return s;
 }
 
+// Redis' loading_* lines: progress against the payload's size, or (a diskless
+// transfer without one) against the RDB's used-mem, never over 99.99% then.
+void AddLoadingProgress(std::string* s, const Replica::Info& repl) {
+  const uint64_t total = repl.sync_total_bytes > 0 ? static_cast<uint64_t>(repl.sync_total_bytes) : 0;
+  const auto loaded = static_cast<uint64_t>(repl.sync_read_bytes);
+  double perc = 0;
+  int64_t remaining = 1;
+  if (total > 0) {
+    perc = static_cast<double>(loaded) / static_cast<double>(total) * 100;
+    remaining = static_cast<int64_t>(total - std::min(loaded, total));
+  } else if (repl.loading_used_mem > 0) {
+    perc = std::min(static_cast<double>(loaded) / static_cast<double>(repl.loading_used_mem) * 100, 99.99);
+    remaining = std::max<int64_t>(static_cast<int64_t>(repl.loading_used_mem) - static_cast<int64_t>(loaded), 1);
+  }
+  const int64_t elapsed = static_cast<int64_t>(time(nullptr)) - repl.loading_start_s;
+  const int64_t eta = elapsed == 0 ? 1 : elapsed * remaining / static_cast<int64_t>(loaded + 1);
+  char pct[32];
+  snprintf(pct, sizeof(pct), "%.2f", perc);
+  Line(s, "loading_start_time", repl.loading_start_s);
+  Line(s, "loading_total_bytes", static_cast<int64_t>(total));
+  Line(s, "loading_rdb_used_mem", static_cast<int64_t>(repl.loading_used_mem));
+  Line(s, "loading_loaded_bytes", static_cast<int64_t>(loaded));
+  Line(s, "loading_loaded_perc", pct);
+  Line(s, "loading_eta_seconds", eta);
+}
+
 std::string InfoPersistence(Server* srv) {
   std::string s = "# Persistence\r\n";
   // kvrocks never forks: the copy-on-write and fork figures are 0, and there is no AOF.
+  // A replica loads its master's RDB while clients read the previous data, as
+  // Redis' async loading (repl-diskless-load swapdb) does.
+  Replica::Info repl = srv->replica()->GetInfo();
+  const bool loading = repl.loading_start_s != 0;
   Line(&s, "loading", 0);
-  Line(&s, "async_loading", 0);
+  Line(&s, "async_loading", loading ? 1 : 0);
   Line(&s, "current_cow_peak", 0);
   Line(&s, "current_cow_size", 0);
   Line(&s, "current_cow_size_age", 0);
@@ -241,6 +273,7 @@ std::string InfoPersistence(Server* srv) {
   Line(&s, "aof_last_cow_size", 0);
   Line(&s, "module_fork_in_progress", 0);
   Line(&s, "module_fork_last_cow_size", 0);
+  if (loading) AddLoadingProgress(&s, repl);
   return s;
 }
 

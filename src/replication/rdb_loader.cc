@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/rdb_object.h"
 #include "scripting/functions.h"
@@ -215,6 +216,10 @@ Status RdbLoader::WriteChunk(Chunk* chunk_ptr, Counts* counts) {
 
 Status RdbLoader::OnAux(const std::string& key, const std::string& value) {
   VLOG(1) << "RDB aux " << key << "=" << value;
+  int64_t n;
+  if (key == "used-mem" && used_mem_sink_ != nullptr && ParseInt64(value, &n) && n >= 0) {
+    used_mem_sink_->store(static_cast<uint64_t>(n));
+  }
   return Status::OK();
 }
 

@@ -5,6 +5,7 @@
 // load and the previous data set stays as it was.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <condition_variable>
 #include <map>
@@ -32,6 +33,9 @@ class RdbLoader : public rdb::Handler {
   // keys with an IDLE opcode get that idle time (as Redis' rdbLoad sets their
   // LRU clock), and at Finish the untouched ones count as loaded then.
   void set_access_clock(AccessClock* clock) { access_clock_ = clock; }
+  // Where the RDB's "used-mem" aux field (the master's memory when it saved,
+  // INFO's loading_rdb_used_mem) goes when the loader meets it.
+  void set_used_mem_sink(std::atomic<uint64_t>* sink) { used_mem_sink_ = sink; }
   // Picks and empties the staging databases. Busy if another load is staging.
   Status Begin();
   Status OnSelectDb(uint64_t db) override;
@@ -105,6 +109,7 @@ class RdbLoader : public rdb::Handler {
   int db_ = 0;
   uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0, idle_times_set_ = 0;
   AccessClock* access_clock_ = nullptr;
+  std::atomic<uint64_t>* used_mem_sink_ = nullptr;
   std::vector<std::string> functions_;
 };
 

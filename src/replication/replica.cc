@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "common/encoding.h"
@@ -201,6 +202,8 @@ Replica::Info Replica::GetInfo() {
   info.apply_errors = applier_.apply_errors();
   info.sync_total_bytes = sync_total_bytes_.load();
   info.sync_read_bytes = sync_read_bytes_.load();
+  info.loading_start_s = loading_start_s_.load();
+  info.loading_used_mem = loading_used_mem_.load();
   return info;
 }
 
@@ -329,9 +332,16 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
   }
   sync_total_bytes_ = len;
   sync_read_bytes_ = 0;
+  loading_used_mem_ = 0;
+  loading_start_s_ = static_cast<int64_t>(time(nullptr));
+  struct LoadingEnd {
+    std::atomic<int64_t>* start;
+    ~LoadingEnd() { start->store(0); }
+  } loading_end{&loading_start_s_};
   PayloadSource src(link, len, timeout, &sync_read_bytes_);
   RdbLoader loader(server_->storage(), cfg->databases);
   loader.set_access_clock(&server_->access_clock());
+  loader.set_used_mem_sink(&loading_used_mem_);
   s = loader.Begin();
   if (s.ok()) s = rdb::Reader(&src).ReadRdb(&loader);
   if (s.ok() && !eof_mark.empty()) {

@@ -68,6 +68,8 @@ class Replica {
     std::string replid;
     uint64_t full_syncs = 0, partial_syncs = 0, apply_errors = 0;
     int64_t sync_total_bytes = -1, sync_read_bytes = 0;
+    int64_t loading_start_s = 0;  // 0: no RDB loading
+    uint64_t loading_used_mem = 0;
     std::string last_error;
   };
   Info GetInfo();
@@ -117,6 +119,10 @@ class Replica {
   std::atomic<uint64_t> last_io_ms_{0};
   std::atomic<uint64_t> full_syncs_{0}, partial_syncs_{0};
   std::atomic<int64_t> sync_total_bytes_{-1}, sync_read_bytes_{0};
+  // While an RDB from the master loads (clients read the previous data meanwhile):
+  // its start (unix seconds, 0 when none) and the RDB's used-mem aux field.
+  std::atomic<int64_t> loading_start_s_{0};
+  std::atomic<uint64_t> loading_used_mem_{0};
 };
 
 }  // namespace kvrocks

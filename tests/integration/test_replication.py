@@ -696,3 +696,36 @@ def test_replica_gives_back_the_buffer_of_a_big_command(master):
         wait_until(lambda: outside_memtables() < base + big // 4, 20, "the link buffer to go")
     finally:
         kv.cleanup()
+
+
+def test_info_shows_the_rdb_load_under_way():
+    """While the master's RDB streams in, clients read the previous data: INFO
+    persistence says async_loading with Redis' loading_* progress lines."""
+    m = Master(args=["--enable-debug-command", "yes", "--repl-diskless-sync", "yes",
+                     "--repl-diskless-sync-delay", "0", "--rdb-key-save-delay", "3000"])
+    try:
+        m.client().execute_command("DEBUG", "POPULATE", 1000, "key", 100)
+        kv = Kvrocks().start()
+        try:
+            c = kv.client()
+            assert c.info("persistence")["async_loading"] == 0
+            assert "loading_start_time" not in c.info("persistence")
+            c.set("old", "data")
+            c.replicaof("127.0.0.1", m.port)
+            wait_until(lambda: c.info("persistence")["async_loading"] == 1, 30, "the load to start")
+            wait_until(lambda: c.info("persistence")["loading_loaded_bytes"] > 0, 30, "bytes to arrive")
+            info = c.info("persistence")
+            assert info["loading"] == 0
+            assert info["loading_total_bytes"] == 0  # a diskless transfer announces no size
+            assert info["loading_rdb_used_mem"] > 0  # from the RDB's used-mem field
+            assert 0 <= float(info["loading_loaded_perc"]) <= 99.99
+            assert info["loading_start_time"] <= time.time()
+            assert c.get("old") == b"data"  # the previous data set serves reads meanwhile
+            wait_synced(m.client(), kv, 60)
+            info = c.info("persistence")
+            assert info["async_loading"] == 0 and "loading_start_time" not in info
+            assert c.dbsize() == 1000
+        finally:
+            kv.cleanup()
+    finally:
+        m.cleanup()
