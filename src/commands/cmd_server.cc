@@ -144,7 +144,7 @@ std::string InfoClients(Server* srv) {
   Line(&s, "client_recent_max_output_buffer", std::to_string(max_out));
   Line(&s, "blocked_clients", static_cast<int64_t>(srv->BlockedCount()));
   Line(&s, "tracking_clients", static_cast<int64_t>(srv->tracking().clients()));
-  Line(&s, "clients_in_timeout_table", 0);
+  Line(&s, "clients_in_timeout_table", static_cast<int64_t>(srv->TimedBlockedCount()));
   return s;
 }
 

@@ -102,6 +102,7 @@ class Connection {
   void UnblockWith(bool error);
   // Readable from other threads: the connection is blocked (CLIENT UNBLOCK).
   std::atomic<bool> blocked{false};
+  bool blocked_with_timeout = false;  // counted in Server::TimedBlockedCount (under its blocked lock)
   // Re-runs the blocked command (a key got data, or was deleted: key_removed),
   // then resumes reading input.
   void RetryBlocked(bool key_removed = false);

@@ -479,6 +479,8 @@ void Server::Block(Connection* conn) {
     block_filter_[BlockFilterSlot(k.second)].fetch_add(1);
   }
   blocked_clients_++;
+  conn->blocked_with_timeout = conn->block.timeout_ms > 0;
+  if (conn->blocked_with_timeout) timed_blocked_clients_++;
 }
 
 void Server::Unblock(Connection* conn) {
@@ -500,6 +502,8 @@ void Server::Unblock(Connection* conn) {
       if (q.empty()) blocked_.erase(it);
     }
     blocked_clients_--;
+    if (conn->blocked_with_timeout) timed_blocked_clients_--;
+    conn->blocked_with_timeout = false;
   }
   // Whatever this client was woken for (or leaves behind) goes to the next in line.
   for (auto& [db, key] : keys) WakeBlocked(db, key, false);

@@ -176,6 +176,8 @@ class Server {
   // Clients blocked on keys (or WAIT) or held by CLIENT PAUSE, as Redis'
   // blocked_clients counts them.
   size_t BlockedCount();
+  // Of those blocked on keys, the ones with a timeout (Redis' clients_in_timeout_table).
+  size_t TimedBlockedCount() const { return timed_blocked_clients_.load(); }
 
   // CLIENT PAUSE: until until_ms (unix ms), all commands (all) or those that
   // write; a later pause can only extend it. The pause ends by itself (a
@@ -288,6 +290,7 @@ class Server {
   std::mutex blocked_mu_;
   std::map<std::pair<uint8_t, std::string>, std::deque<std::pair<Worker*, uint64_t>>> blocked_;
   std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it
+  std::atomic<size_t> timed_blocked_clients_{0};  // the same
   // Blocked clients per slot of a key's hash: a write to a key nobody waits on
   // (the common case) signals without taking blocked_mu_.
   static constexpr size_t kBlockFilterSlots = 1024;

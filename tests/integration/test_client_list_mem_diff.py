@@ -63,3 +63,29 @@ def test_blocked_command_keeps_its_arguments(diff):
     kv, ref = observe(diff, setup)
     assert kv == ref
     assert ref["argv-mem"] == "12"
+
+
+def test_clients_in_timeout_table(diff):
+    """INFO clients counts the clients blocked with a timeout, as Redis' table of them."""
+    seen = []
+    for server in (diff.kv, diff.ref):
+        timed, forever, lister = RawClient(server.port), RawClient(server.port), RawClient(server.port)
+        timed.send_raw(b"*3\r\n$5\r\nBLPOP\r\n$2\r\nq1\r\n$2\r\n30\r\n")
+        forever.send_raw(b"*3\r\n$5\r\nBLPOP\r\n$2\r\nq2\r\n$1\r\n0\r\n")
+        time.sleep(0.2)
+        counts = [info_field(lister, "clients_in_timeout_table"), info_field(lister, "blocked_clients")]
+        lister.call("RPUSH", "q1", "x")
+        timed.read_reply()
+        time.sleep(0.1)
+        counts.append(info_field(lister, "clients_in_timeout_table"))
+        for c in (timed, forever, lister):
+            c.close()
+        seen.append(counts)
+    assert seen[0] == seen[1] == [b"1", b"2", b"0"]
+
+
+def info_field(client, name):
+    for line in client.call("INFO", "clients").split(b"\r\n"):
+        if line.startswith(name.encode() + b":"):
+            return line.split(b":", 1)[1]
+    raise AssertionError(name)
