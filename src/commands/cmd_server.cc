@@ -301,9 +301,12 @@ std::string InfoStats(Server* srv) {
   Line(&s, "sync_partial_err", 0);
   Line(&s, "expired_keys", static_cast<int64_t>(st.expired_keys.load()));
   Line(&s, "expired_subkeys", static_cast<int64_t>(st.expired_fields.load()));
-  // The expiry index finds every due key, and a pass runs until none is left:
-  // no expired key stays behind, and no pass stops at a time limit.
-  Line(&s, "expired_stale_perc", "0.00");
+  // The expiry index finds every due key, and a pass runs until none is left: no
+  // pass stops at a time limit. Stale keys are those that expired since the last
+  // pass (Server::ActiveExpireLoop).
+  char stale[32];
+  snprintf(stale, sizeof(stale), "%.2f", st.expired_stale() * 100);
+  Line(&s, "expired_stale_perc", stale);
   Line(&s, "expired_time_cap_reached_count", 0);
   Line(&s, "expire_cycle_cpu_milliseconds", static_cast<int64_t>(st.expire_cycle_us.load() / 1000));
   Line(&s, "evicted_keys", 0);

@@ -248,8 +248,9 @@ class Server {
   // Deletes expired keys of one physical db; returns how many index entries were processed.
   // *cursor (empty at the start of a pass) is where the scan starts and, on return, the last
   // entry processed: later cycles of the pass do not walk again over the tombstones of
-  // entries this pass deleted, which made a pass over n due keys quadratic.
-  size_t ExpireCycle(uint8_t db, size_t budget, std::string* cursor);
+  // entries this pass deleted, which made a pass over n due keys quadratic. The keys
+  // it deleted are added to *expired_total.
+  size_t ExpireCycle(uint8_t db, size_t budget, std::string* cursor, uint64_t* expired_total);
 
   Config* config_;
   Storage* storage_;

@@ -19,6 +19,7 @@ void Stats::Reset() {
   rdb_saves = 0;
   evicted_clients = 0;
   reply_buffer_shrinks = 0;
+  expired_stale_ = 0;
   {
     // As Redis' resetServerStats: the instantaneous metrics start over.
     std::lock_guard<std::mutex> g(rates_mu_);

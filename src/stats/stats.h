@@ -31,6 +31,12 @@ class Stats {
   std::atomic<uint64_t> rdb_saves{0};               // successful SAVE/BGSAVE checkpoints
   std::atomic<uint64_t> evicted_clients{0};         // disconnected by maxmemory-clients
   std::atomic<uint64_t> reply_buffer_shrinks{0};    // reply buffers given back by the clients' cron
+  // INFO's expired_stale_perc (a fraction): running average of each expiry pass' share.
+  void NoteExpireStaleness(double share) {
+    expired_stale_.store(share * 0.05 + expired_stale_.load(std::memory_order_relaxed) * 0.95,
+                         std::memory_order_relaxed);
+  }
+  double expired_stale() const { return expired_stale_.load(std::memory_order_relaxed); }
 
   // Redis' instantaneous_* metrics: a reading of each counter every 100 ms (the
   // server's cron), the rate between readings averaged over the last 16.
@@ -50,6 +56,7 @@ class Stats {
   void Reset();
 
  private:
+  std::atomic<double> expired_stale_{0};
   std::mutex errors_mu_;  // errors are not a hot path
   std::map<std::string, uint64_t> errors_;
 

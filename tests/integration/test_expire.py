@@ -80,3 +80,22 @@ def test_a_long_expire_cycle_is_a_latency_event(r):
         r.config_set("latency-monitor-threshold", 0)
         r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
         r.execute_command("LATENCY", "RESET")
+
+
+def test_expired_stale_perc_follows_the_passes(r):
+    """Redis' running estimate of keys expired but not yet deleted: a pass that finds
+    half of the keys with a TTL expired adds 5% of 50%, later passes let it decay."""
+    r.config_resetstat()
+    assert r.info("stats")["expired_stale_perc"] == 0
+    p = r.pipeline(transaction=False)
+    for i in range(1000):
+        p.set(f"short{i}", "v", px=100)
+        p.set(f"long{i}", "v", ex=1000)
+    p.execute()
+    deadline = time.time() + 10
+    while r.info("stats")["expired_keys"] < 1000 and time.time() < deadline:
+        time.sleep(0.02)
+    stale = float(r.info("stats")["expired_stale_perc"])
+    assert 0 < stale <= 5  # 2.5 when one pass finds all the short keys
+    r.config_resetstat()
+    assert float(r.info("stats")["expired_stale_perc"]) == 0
