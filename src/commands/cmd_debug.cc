@@ -114,9 +114,20 @@ Status ValueDigest(Database& db, const std::string& key, Digest digest) {
         XorDigest(digest, ele, 20);
       }
       break;
+    case RedisType::kStream:
+      // Its entries in order, each id as "<ms>.<seq>" then its fields and values;
+      // groups, deleted entries and the last id do not count.
+      if (obj.stream) {
+        for (const auto& node : obj.stream->nodes) {
+          for (const auto& entry : node.entries) {
+            MixString(digest, std::to_string(entry.id.ms) + "." + std::to_string(entry.id.seq));
+            for (const auto& v : entry.values) MixString(digest, v);
+          }
+        }
+      }
+      break;
     default:
-      // Redis digests a stream's raw listpacks; kvrocks digests its DUMP form.
-      MixString(digest, payload.substr(0, payload.size() - 10));
+      break;
   }
   if (lk.expire_ms != 0) XorDigest(digest, "!!expire!!", 10);
   return Status::OK();

@@ -7,6 +7,7 @@ itself leaves the order or the exact value open (set members, hash fields,
 KEYS, TTLs); everything else must match exactly.
 """
 import random
+import time
 
 from conftest import encode
 
@@ -933,10 +934,76 @@ def run(kv, ref, seed, count, max_mismatches=5, pipeline=False):
     return mismatches[:max_mismatches]
 
 
+def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_mismatches=5):
+    """Sends count random commands to a redis-server master (RawClient) whose
+    replicas are kvrocks and redis-server (redis-py clients), waits until both have
+    applied the whole stream, and returns the keys whose DEBUG DIGEST-VALUE or TTL
+    differs between the two replicas. A Redis replica, not the master, is the
+    reference: a read can change the master's encoding (SORT makes a sorted set a
+    skiplist), and encodings decide details such as the sign of a zero score."""
+    gen = Gen(seed)
+    master.call("SELECT", "0")
+    master.call("FLUSHALL")
+    history = []
+    for _ in range(count):
+        cmd = gen.command()
+        if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
+            payload = parse(master.call("DUMP", cmd[1]))
+            if not isinstance(payload, bytes):
+                continue
+            cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
+        master.call(*cmd)
+        history.append(cmd)
+    if gen.in_multi:
+        master.call("EXEC")
+    offset = int(parse(master.call("INFO", "replication")).split(b"master_repl_offset:")[1].split(b"\r\n")[0])
+    deadline = time.time() + 30
+    for replica in (kv_replica, redis_replica):
+        while replica.info("replication").get("slave_repl_offset") != offset:
+            if time.time() > deadline:
+                return [f"seed {seed}: a replica did not catch up with offset {offset}"]
+            time.sleep(0.02)
+    if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
+        return []
+    mismatches = []
+    for db in range(16):
+        kv_replica.execute_command("SELECT", db)
+        redis_replica.execute_command("SELECT", db)
+        keys = set(kv_replica.keys("*")) | set(redis_replica.keys("*"))
+        for key in sorted(keys):
+            a = (kv_replica.execute_command("DEBUG", "DIGEST-VALUE", key), kv_replica.type(key), kv_replica.ttl(key))
+            b = (redis_replica.execute_command("DEBUG", "DIGEST-VALUE", key), redis_replica.type(key),
+                 redis_replica.ttl(key))
+            if a[:2] != b[:2] or abs(a[2] - b[2]) > 1:
+                name = key.decode(errors="replace")
+                related = [h for h in history if name in h[1:]][-6:]
+                mismatches.append(f"seed {seed} db {db} key {key!r}: kvrocks {a!r}, redis {b!r}\n"
+                                  + "".join(f"    after {h!r}\n" for h in related))
+    kv_replica.execute_command("SELECT", 0)
+    redis_replica.execute_command("SELECT", 0)
+    return mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"]
+
+
 if __name__ == "__main__":
-    # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3]
+    # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3] [pipeline],
+    # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it.
     import sys
     from conftest import Kvrocks, RawClient, RealRedis
+
+    if "replica" in sys.argv[4:]:
+        import redis
+        master = RealRedis()
+        replicas = [Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}"]).start(),
+                    RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])]
+        try:
+            clients = [redis.Redis(port=r.port) for r in replicas]
+            for s in range(int(sys.argv[1]), int(sys.argv[2])):
+                for m in replica_mismatches(RawClient(master.port), *clients, s, int(sys.argv[3])):
+                    print(m)
+        finally:
+            for server in replicas + [master]:
+                server.cleanup()
+        sys.exit(0)
 
     kv_server, ref_server = Kvrocks().start(), RealRedis()
     try:

@@ -219,8 +219,7 @@ def test_command_stream_keeps_replica_equal(master):
 
 def test_replica_debug_digest_equals_the_masters():
     """DEBUG DIGEST, Redis' order-independent digest of the whole data set, is the
-    same on a kvrocks replica as on its redis-server master (streams aside: Redis
-    digests their internal listpacks)."""
+    same on a kvrocks replica as on its redis-server master, streams included."""
     m = Master(args=["--enable-debug-command", "yes"])
     kv = None
     try:
@@ -235,6 +234,9 @@ def test_replica_debug_digest_equals_the_masters():
             c.zadd(f"z:{k}", {f"m{rng.randrange(30)}": rng.random()})
             if i % 10 == 0:
                 c.set(f"e:{k}", i, ex=1000)
+                c.xadd(f"x:{k}", {"n": i, "f": ""})
+        c.xgroup_create("x:k1", "g", id="0", mkstream=True)
+        c.xreadgroup("g", "c1", {"x:k1": ">"})
         c.select(2)
         c.set("in-db-2", "v")
         c.select(0)
@@ -247,10 +249,12 @@ def test_replica_debug_digest_equals_the_masters():
             c.spop(f"set:k{i % 60}")
             c.lpop(f"l:k{i % 60}")
             c.zincrby(f"z:k{i % 60}", 2, "m1")
+            c.xadd(f"x:k{i % 5}", {"i": i}, maxlen=3, approximate=False)
+        c.xdel("x:k2", c.xrange("x:k2")[0][0])
         wait_synced(c, kv)
         assert k.execute_command("DEBUG", "DIGEST") == c.execute_command("DEBUG", "DIGEST")
-        assert k.execute_command("DEBUG", "DIGEST-VALUE", "z:k1", "h:k2") == \
-            c.execute_command("DEBUG", "DIGEST-VALUE", "z:k1", "h:k2")
+        assert k.execute_command("DEBUG", "DIGEST-VALUE", "z:k1", "h:k2", "x:k1", "x:k2") == \
+            c.execute_command("DEBUG", "DIGEST-VALUE", "z:k1", "h:k2", "x:k1", "x:k2")
     finally:
         if kv:
             kv.cleanup()

@@ -1,0 +1,27 @@
+"""Random command sequences over every data type sent to a redis-server master
+that a kvrocks replica and a redis-server replica follow: once both have applied
+the stream, their data sets must be the same (DEBUG DIGEST, then each key's
+DEBUG DIGEST-VALUE and TTL). Bounded here;
+`python3 tests/integration/random_commands.py 0 1000 3000 replica` hunts longer."""
+import pytest
+import redis
+
+from conftest import Kvrocks, RawClient, RealRedis
+from random_commands import replica_mismatches
+
+
+@pytest.fixture(scope="module")
+def servers():
+    master = RealRedis()
+    replicas = [Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}"]).start(),
+                RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])]
+    yield RawClient(master.port), [redis.Redis(port=r.port) for r in replicas]
+    for server in replicas + [master]:
+        server.cleanup()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_replicas_of_random_commands_match(servers, seed):
+    master, (kv_replica, redis_replica) = servers
+    mismatches = replica_mismatches(master, kv_replica, redis_replica, seed, 1500)
+    assert not mismatches, "\n".join(mismatches)
