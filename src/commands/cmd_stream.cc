@@ -569,6 +569,8 @@ void XGroup(CommandCall& call) {
     }
     s = create ? rs.CreateGroup(key, group, id, mkstream, entries_read) : rs.SetGroupId(key, group, id, entries_read);
     if (!s.ok()) return ReplyStatusError(call, s);
+    // The stream MKSTREAM made is signalled, unlike the group (kCmdUnsignaled).
+    if (!exists) call.ctx->Touch(db.id(), key, Context::TouchKind::kCreated);
     return reply::Ok(call.out);
   }
   if (destroy) {
@@ -1022,18 +1024,18 @@ void RegisterStreamCommands(CommandTable* t) {
   t->Add({"xrevrange", -4, r, 1, 1, 1, XRevRange, "stream", "Returns the messages from a stream within a range of IDs in reverse order.", "5.0.0"});
   t->Add({"xdel", -3, kCmdWrite | kCmdFast, 1, 1, 1, XDel, "stream", "Returns the number of messages after removing them from a stream.", "5.0.0"});
   t->Add({"xtrim", -4, kCmdWrite, 1, 1, 1, XTrim, "stream", "Deletes messages from the beginning of a stream.", "5.0.0"});
-  t->Add({"xsetid", -3, w | kCmdFast, 1, 1, 1, XSetId, "stream", "An internal command for replicating stream values.", "5.0.0"});
+  t->Add({"xsetid", -3, w | kCmdFast | kCmdUnsignaled, 1, 1, 1, XSetId, "stream", "An internal command for replicating stream values.", "5.0.0"});
   // XREAD takes its keys' locks although it only reads: a reader woken by an XADD then waits
   // for the XADD's batch to commit instead of reading before it and missing the entry.
   t->Add({"xread", -4, r | kCmdBlocking | kCmdLocksKeys, 0, 0, 0, XRead, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", "5.0.0", ReadGroupKeys});
-  t->Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking, 0, 0, 0, XReadGroup, "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", "5.0.0", ReadGroupKeys});
-  t->Add({"xgroup", -2, w, 2, 2, 1, XGroup, "stream", "A container for consumer groups commands.", "5.0.0", nullptr,
+  t->Add({"xreadgroup", -7, kCmdWrite | kCmdBlocking | kCmdUnsignaled, 0, 0, 0, XReadGroup, "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", "5.0.0", ReadGroupKeys});
+  t->Add({"xgroup", -2, w | kCmdUnsignaled, 2, 2, 1, XGroup, "stream", "A container for consumer groups commands.", "5.0.0", nullptr,
           {{"xgroup|create", -5}, {"xgroup|setid", -5}, {"xgroup|destroy", 4}, {"xgroup|createconsumer", 5},
            {"xgroup|delconsumer", 5}, {"xgroup|help", 2}}});
-  t->Add({"xack", -4, kCmdWrite | kCmdFast, 1, 1, 1, XAck, "stream", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", "5.0.0"});
+  t->Add({"xack", -4, kCmdWrite | kCmdFast | kCmdUnsignaled, 1, 1, 1, XAck, "stream", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", "5.0.0"});
   t->Add({"xpending", -3, r, 1, 1, 1, XPending, "stream", "Returns the information and entries from a stream consumer group's pending entries list.", "5.0.0"});
-  t->Add({"xclaim", -6, kCmdWrite | kCmdFast, 1, 1, 1, XClaim, "stream", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", "5.0.0"});
-  t->Add({"xautoclaim", -6, kCmdWrite | kCmdFast, 1, 1, 1, XAutoClaim, "stream", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", "6.2.0"});
+  t->Add({"xclaim", -6, kCmdWrite | kCmdFast | kCmdUnsignaled, 1, 1, 1, XClaim, "stream", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", "5.0.0"});
+  t->Add({"xautoclaim", -6, kCmdWrite | kCmdFast | kCmdUnsignaled, 1, 1, 1, XAutoClaim, "stream", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", "6.2.0"});
   t->Add({"xinfo", -2, r, 2, 2, 1, XInfo, "stream", "A container for stream introspection commands.", "5.0.0", nullptr,
           {{"xinfo|consumers", 4}, {"xinfo|groups", 3}, {"xinfo|stream", -3}, {"xinfo|help", 2}}});
 }

@@ -66,7 +66,10 @@ void RegisterTransactionCommands(CommandTable* t) {
   // batch commits first: the client's reads after WATCH then see it.
   t->Add({"watch", -2, f | kCmdLocksKeys | kCmdNoTouch, 1, -1, 1, Watch, "transactions",
           "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"});
-  t->Add({"unwatch", 1, f, 0, 0, 0, Unwatch, "transactions", "Forgets about watched keys of a transaction.", "2.2.0"});
+  // Inside MULTI, UNWATCH is queued like any command (Redis runs only EXEC, DISCARD,
+  // MULTI, WATCH, QUIT and RESET at once); EXEC has unwatched everything by then.
+  t->Add({"unwatch", 1, f & ~kCmdNoMulti, 0, 0, 0, Unwatch, "transactions",
+          "Forgets about watched keys of a transaction.", "2.2.0"});
 }
 
 }  // namespace kvrocks

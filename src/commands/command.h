@@ -45,6 +45,12 @@ enum CommandFlag : uint32_t {
   // Looks keys up without changing their last access time (Redis' LOOKUP_NOTOUCH
   // and direct dictionary reads: EXISTS, TYPE, TTL, OBJECT, MEMORY USAGE ...).
   kCmdNoTouch = 1 << 20,
+  // Changes its key without Redis 7.0's signalModifiedKey (XSETID, consumer
+  // groups: XGROUP, XREADGROUP, XACK, XCLAIM, XAUTOCLAIM): its keyspace events
+  // are sent, but no WATCH fails, no client-side cache is invalidated and no
+  // blocked client is woken by it. A creation (XGROUP CREATE ... MKSTREAM)
+  // touches its key as kCreated, which is signalled.
+  kCmdUnsignaled = 1 << 21,
 };
 
 // One execution of a command.

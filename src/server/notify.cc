@@ -356,7 +356,7 @@ bool NeedsPriorKeyState(Server* srv) {
   return (flags & (kNotifyNew | kNotifyExpired)) && (flags & (kNotifyKeyspace | kNotifyKeyevent));
 }
 
-void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
+static void CollectEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
                           Context& ctx, size_t from) {
   std::vector<Context::NotedEvent> noted = ctx.TakeNotedEvents();
   // A script's calls reported their own lookups and events.
@@ -447,6 +447,14 @@ void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const st
   for (const auto& n : noted) {
     if (flags & kNotifyStream) pending.push_back(Event{kNotifyStream, n.event, LogicalDb(srv, n.db, db), n.key});
   }
+}
+
+void CollectCommandEvents(Server* srv, int db, const CommandSpec& spec, const std::vector<std::string>& args,
+                          Context& ctx, size_t from) {
+  CollectEvents(srv, db, spec, args, ctx, from);
+  // Redis 7.0 makes these changes without signalModifiedKey: once their events
+  // are out, WATCH, client-side caching and blocked clients see nothing of them.
+  if (spec.flags & kCmdUnsignaled) ctx.ForgetTouchesFrom(from);
 }
 
 size_t PendingEventCount() { return pending.size(); }

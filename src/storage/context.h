@@ -196,6 +196,22 @@ class Context {
     marks->insert(marks->end(), touch_marks_.begin(), touch_marks_.end());
     ClearTouched();
   }
+  // Forgets the touches from index `from` on, but creations.
+  void ForgetTouchesFrom(size_t from) {
+    size_t kept = from;
+    for (size_t i = from; i < touched_.size(); i++) {
+      if (touch_kinds_[i] != TouchKind::kCreated) continue;
+      if (kept != i) {
+        touched_[kept] = std::move(touched_[i]);
+        touch_kinds_[kept] = touch_kinds_[i];
+        touch_marks_[kept] = touch_marks_[i];
+      }
+      kept++;
+    }
+    touched_.resize(kept);
+    touch_kinds_.resize(kept);
+    touch_marks_.resize(kept);
+  }
   void ClearTouched() {
     touched_.clear();
     touch_kinds_.clear();

@@ -36,7 +36,7 @@ class BitmapWriter {
     size_ = whole_.size();
     // A big value (SET by a client, say) becomes fragments once, so that this
     // and later bit writes touch single fragments.
-    if (s.ok() && size_ > kStringFragmentBytes) Split();
+    if (s.ok() && size_ > kStringFragmentBytes) Split(true);
     return s;
   }
 
@@ -47,7 +47,7 @@ class BitmapWriter {
   void Grow(uint64_t n) {
     if (n <= size_) return;
     grown_ = true;
-    if (!fragmented_ && n > kStringFragmentBytes) Split();  // never materialize a big sparse value
+    if (!fragmented_ && n > kStringFragmentBytes) Split(false);  // never materialize a big sparse value
     size_ = n;
     if (!fragmented_) whole_.resize(n, '\0');
   }
@@ -83,13 +83,14 @@ class BitmapWriter {
     return Status::OK();
   }
 
-  // Makes Commit rewrite the string even if no byte changes: Redis unshares the
-  // value of every SETBIT/BITFIELD write, so it reports "raw" from then on.
-  void MarkModified() { changed_ = true; }
-
-  // Writes the changes (if the string changed or grew) into the context.
+  // Writes the changes (if the string changed or grew) into the context. A
+  // write that changes nothing is no write for clients, but Redis has unshared
+  // the value all the same: it reports "raw" from then on.
   void Commit() {
-    if (!changed_ && !grown_) return;
+    if (!changed_ && !grown_) {
+      if (lk_.live && !fragmented_) str_.MarkRaw(&lk_);
+      return;
+    }
     uint64_t expire = lk_.live ? lk_.expire_ms : 0;
     if (!fragmented_) {
       if (whole_.size() <= kStringFragmentBytes) {
@@ -113,12 +114,14 @@ class BitmapWriter {
   }
 
  private:
-  void Split() {
-    version_ = str_.WriteFragments(key_, &lk_, whole_, lk_.live ? lk_.expire_ms : 0);
+  // Moves the value into fragments. relayout: the value as it is (Open), which
+  // no client sees as a write; otherwise the string is growing (Grow), and
+  // Commit stores the metadata again with the final size.
+  void Split(bool relayout) {
+    version_ = str_.WriteFragments(key_, &lk_, whole_, lk_.live ? lk_.expire_ms : 0, relayout && lk_.live);
     fragmented_ = true;
     whole_.clear();
     whole_.shrink_to_fit();
-    grown_ = true;  // Commit stores the metadata again with the final size
   }
 
   Status Fragment(uint64_t index, std::string** frag) {
@@ -231,7 +234,6 @@ Status RedisBitmap::SetBit(std::string_view key, uint64_t offset, int bit, int* 
   const bool created = !w.exists();
   const uint64_t size_before = w.size();
   w.Grow(at + 1);
-  w.MarkModified();
   uint8_t byte = 0;
   s = w.Read(at, 1, &byte);
   if (!s.ok()) return s;
@@ -404,7 +406,6 @@ Status RedisBitmap::BitField(std::string_view key, const std::vector<BitfieldOp>
   const bool grew = !w.exists() || write_end > w.size();
   int64_t changes = 0;
   w.Grow(write_end);
-  w.MarkModified();
   for (const auto& op : ops) {
     uint64_t at = op.offset >> 3;
     size_t n = std::min<uint64_t>(9, w.size() > at ? w.size() - at : 0);

@@ -8,20 +8,6 @@ namespace kvrocks {
 const char kInvalidHllError[] = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 const char kCorruptHllError[] = "INVALIDOBJ Corrupted HLL object detected";
 
-namespace {
-
-// Redis unshares an existing HyperLogLog (dbUnshareStringValue) before PFADD,
-// PFCOUNT or PFDEBUG looks at it, even when they leave it as it is: OBJECT
-// ENCODING says raw from then on.
-void MarkRaw(Database* db, LoadedKey* lk) {
-  auto flags = static_cast<uint8_t>(lk->raw[0]);
-  if (flags & (kOutOfLineFlag | kRawEncodingFlag)) return;
-  std::string raw = lk->raw;
-  raw[0] = static_cast<char>(flags | kRawEncodingFlag);
-  db->Restamp(lk, raw);
-}
-
-}  // namespace
 
 Status RedisHyperLogLog::Load(std::string_view key, LoadedKey* lk, std::string* value, bool* exists) {
   Status s = RedisString(db_).LoadString(key, lk, value);
@@ -49,7 +35,7 @@ Status RedisHyperLogLog::Add(std::string_view key, const std::vector<std::string
     }
   }
   if (!*updated) {
-    MarkRaw(db_, &lk);
+    RedisString(db_).MarkRaw(&lk);
     return Status::OK();
   }
   db_->ctx()->AddDirty(changes);
@@ -66,7 +52,7 @@ Status RedisHyperLogLog::DebugValue(std::string_view key, bool to_dense, std::st
   if (!exists) return Status::RedisError("ERR The specified key does not exist");
   *converted = false;
   if (!to_dense || (*value)[4] == static_cast<char>(hll::kDense)) {
-    MarkRaw(db_, &lk);
+    RedisString(db_).MarkRaw(&lk);
     return Status::OK();
   }
   if (!hll::ToDense(value)) return Status::RedisError(kCorruptHllError);
@@ -96,7 +82,7 @@ Status RedisHyperLogLog::Count(const std::vector<std::string_view>& keys, uint64
     if (!s.ok() || !exists) return s;
     if (hll::CacheValid(value)) {
       *card = hll::CachedCount(value);
-      MarkRaw(db_, &lk);
+      RedisString(db_).MarkRaw(&lk);
       return Status::OK();
     }
     if (!hll::Count(value, card)) return Status::RedisError(kCorruptHllError);

@@ -132,8 +132,8 @@ void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_vi
   db_->Store(key, lk, EncodeStringRef(version, value.size(), expire_ms), expire_ms);
 }
 
-uint64_t RedisString::WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value,
-                                     uint64_t expire_ms) {
+uint64_t RedisString::WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
+                                     bool relayout) {
   uint64_t version = db_->ctx()->storage()->NewVersion();
   for (uint64_t at = 0; at < value.size(); at += kStringFragmentBytes) {
     std::string_view frag = value.substr(at, kStringFragmentBytes);
@@ -143,8 +143,21 @@ uint64_t RedisString::WriteFragments(std::string_view key, LoadedKey* lk, std::s
                     EncodeFragmentKey(db_->id(), key, version, static_cast<uint32_t>(at / kStringFragmentBytes)),
                     frag.substr(0, used + 1));
   }
-  db_->Store(key, lk, EncodeStringRef(version, value.size(), expire_ms, true), expire_ms);
+  std::string ref = EncodeStringRef(version, value.size(), expire_ms, true);
+  if (relayout) {
+    db_->Restamp(lk, ref);
+  } else {
+    db_->Store(key, lk, ref, expire_ms);
+  }
   return version;
+}
+
+void RedisString::MarkRaw(LoadedKey* lk) {
+  auto flags = static_cast<uint8_t>(lk->raw[0]);
+  if (flags & (kOutOfLineFlag | kRawEncodingFlag)) return;
+  std::string raw = lk->raw;
+  raw[0] = static_cast<char>(flags | kRawEncodingFlag);
+  db_->Restamp(lk, raw);
 }
 
 Status RedisString::LoadString(std::string_view key, LoadedKey* lk, std::string* value) {

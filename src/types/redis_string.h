@@ -74,8 +74,15 @@ class RedisString {
   void WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
                   uint8_t encoding_flag = 0);
   // Stores value in fragments of kStringFragmentBytes under a new version,
-  // leaving out the all-zero ones; returns the version.
-  uint64_t WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms);
+  // leaving out the all-zero ones; returns the version. relayout: the live key
+  // already holds this value, only stored differently, so that no client sees a
+  // write (no keyspace event, WATCH or tracking touch).
+  uint64_t WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
+                          bool relayout = false);
+  // Redis' dbUnshareStringValue of a live key that a command looks at for a write
+  // it may then not make (PFADD, PFCOUNT, SETBIT, BITFIELD): an inline value
+  // reports OBJECT ENCODING raw from then on; no client sees a write.
+  void MarkRaw(LoadedKey* lk);
 
  private:
 

@@ -36,6 +36,13 @@ SCRIPTS = [
     "return redis.call('HINCRBY', KEYS[1], 'f0', ARGV[1])",
     "return redis.call('NOSUCHCOMMAND')",
 ]
+LIBRARY = """#!lua name=rlib
+redis.register_function('rget', function(keys, args) return redis.call('GET', keys[1]) end)
+redis.register_function{function_name='rincr', callback=function(keys, args)
+  return redis.call('INCRBY', keys[1], args[1]) end}
+redis.register_function{function_name='rexists', callback=function(keys, args)
+  return redis.call('EXISTS', keys[1]) end, flags={'no-writes'}, description='read only'}
+"""
 RESTORE_FROM_REDIS = "restore-from-redis"  # [it, src, dst]: RESTORE dst from Redis' DUMP of src
 RESTORE_FROM_KVROCKS = "restore-from-kvrocks"  # the same with kvrocks' DUMP
 FAR_FUTURE_S = 4102444800  # 2100-01-01: absolute expiries that stay in the future
@@ -94,7 +101,7 @@ class Gen:
             return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
                             self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases,
-                            self.whole, self.more, self.numbers, self.big_strings])
+                            self.whole, self.more, self.numbers, self.big_strings, self.functions_and_watch])
         return family()
 
     # --- strings past 1 KiB, which bit writes keep in fragments: bits and ranges across them
@@ -210,6 +217,39 @@ class Gen:
             return [self.pick([RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS]), k, self.key()]
         # (OBJECT, CLIENT, COMMAND, SCRIPT, MEMORY and LATENCY list only the subcommands kvrocks has)
         return [self.pick(["XINFO", "XGROUP", "CONFIG", "FUNCTION", "PUBSUB", "SLOWLOG", "ACL"]), "HELP"]
+
+    # --- a function library, EVALSHA, and WATCH (which this one connection's own writes
+    # break, as anyone's do)
+    def functions_and_watch(self):
+        k = self.key()
+        c = self.rnd.randint(0, 11)
+        if c == 0:
+            return ["FUNCTION", "LOAD"] + (["REPLACE"] if self.rnd.random() < 0.7 else []) + [LIBRARY]
+        if c == 1 and self.rnd.random() < 0.3:
+            return ["FUNCTION", self.pick(["DELETE", "FLUSH"])] + (["rlib"] if self.rnd.random() < 0.5 else [])
+        if c in (1, 2):
+            return ["FCALL", "rget", "1", k]
+        if c == 3:
+            return ["FCALL", "rincr", "1", k, self.int_arg()]
+        if c == 4:
+            return ["FCALL_RO", self.pick(["rexists", "rincr", "nosuch"]), "1", k, "1"]
+        if c == 5:
+            args = ["FUNCTION", "LIST"]
+            if self.rnd.random() < 0.5:
+                args += ["LIBRARYNAME", self.pick(["r*", "x*", "rlib"])]
+            return args + (["WITHCODE"] if self.rnd.random() < 0.3 else [])
+        if c == 6:
+            # the SHA1 of SCRIPTS[0], cached once an EVAL ran it; then a SHA1 nothing has
+            return ["EVALSHA", self.pick(["d3c21d0c2b9ca22f82737626a27bcaf5d288f99f",
+                                          "ffffffffffffffffffffffffffffffffffffffff"]), "1", k]
+        if c == 7:
+            return ["FUNCTION", "STATS"]
+        if c in (8, 9, 10):
+            return ["WATCH"] + self.some(KEYS, 1, 2)
+        if self.rnd.random() < 0.1:
+            self.in_multi = False
+            return ["RESET"]  # back to database 0, out of MULTI, nothing watched (and RESP2)
+        return ["UNWATCH"]
 
     # --- random picks and scans that return a whole collection: a count above any
     # size (and a SCAN COUNT that covers everything in one call) leaves no chance
@@ -855,7 +895,18 @@ def normalize(args, reply, in_exec=False):
         return sorted(reply, key=repr)  # a set's own order is unspecified
     if name in TIME_DEPENDENT and isinstance(reply, int) and reply >= 0:
         return "positive"
+    if name == "FUNCTION" and len(args) > 1 and args[1].upper() == "LIST" and isinstance(reply, list):
+        return [_functions_sorted(lib) for lib in reply]
     return reply
+
+
+def _functions_sorted(library):
+    """A FUNCTION LIST library with its functions in name order: Redis lists them
+    from a dict whose hash seed is random per process."""
+    if not isinstance(library, list):
+        return library
+    pairs = list(library) if isinstance(library, Map) else list(zip(library[::2], library[1::2]))
+    return [(k, sorted(v, key=repr) if k == b"functions" and isinstance(v, list) else v) for k, v in pairs]
 
 
 def run(kv, ref, seed, count, max_mismatches=5, pipeline=False):

@@ -68,6 +68,58 @@ def test_setbit_on_big_existing_strings(diff):
     diff("INCR", "v3")
 
 
+def test_bit_writes_that_change_nothing_are_no_writes(diff):
+    """SETBIT and BITFIELD that leave every bit as it was (and do not grow the
+    string) touch nothing, as in Redis 7.0: a WATCH survives them, though the
+    value was unshared (OBJECT ENCODING raw from then on)."""
+    diff.run("""
+    SET k hello
+    WATCH k
+    SETBIT k 23 0
+    BITFIELD k SET u8 0 104 INCRBY u4 4 0
+    BITFIELD k SET i8 0 1000 OVERFLOW FAIL SET u8 8 1000
+    MULTI
+    GET k
+    EXEC
+    OBJECT ENCODING k
+    SET n 1
+    WATCH n
+    SETBIT n 7 1
+    MULTI
+    GET n
+    EXEC
+    OBJECT ENCODING n
+    OBJECT REFCOUNT n
+    WATCH k
+    SETBIT k 23 1
+    MULTI
+    GET k
+    EXEC
+    WATCH k
+    SETBIT k 100 0
+    MULTI
+    STRLEN k
+    EXEC
+    """)
+    # a string big enough to be stored in fragments once a bit write looks at it
+    diff("SET", "big", "x" * 3000)
+    diff("EXPIRE", "big", "1000")
+    diff("WATCH", "big")
+    diff("SETBIT", "big", "1", "1")
+    diff("BITFIELD", "big", "SET", "u8", "8", "120")
+    diff("MULTI")
+    diff("STRLEN", "big")
+    diff("EXEC")
+    diff.approx("TTL", "big")
+    diff("OBJECT", "ENCODING", "big")
+    diff("WATCH", "big")
+    diff("SETBIT", "big", "1", "0")
+    diff("MULTI")
+    diff("GETBIT", "big", "1")
+    diff("EXEC")
+    diff("GET", "big")
+
+
 def test_bitcount(diff):
     diff("SET", "s", "foobar")
     diff.run("""

@@ -432,3 +432,21 @@ def test_reset_and_close_stop_tracking(clients):
     writer("SET", "z", "1")
     assert tracker("PING") == b"+PONG\r\n"
     same_info(writer, "tracking_clients")
+
+
+def test_stream_group_commands_invalidate_nothing(clients):
+    """Redis 7.0 changes a stream's groups and last id without signalModifiedKey:
+    a client caching the stream is not told; new entries do tell it."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    writer("XADD", "s", "1-0", "a", "1")
+    tracker("XLEN", "s")
+    writer("XSETID", "s", "5-0")
+    writer("XGROUP", "CREATE", "s", "g", "0")
+    writer("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    writer("XACK", "s", "g", "1-0")
+    writer("XGROUP", "DESTROY", "s", "g")
+    assert tracker("PING") == b"+PONG\r\n"
+    writer("XADD", "s", "6-0", "a", "2")
+    assert tracker.read_both() == invalidate("s")

@@ -40,6 +40,18 @@ def test_multi_exec_diff(diff):
     MULTI
     WATCH x
     EXEC
+    WATCH w
+    SET w changed
+    MULTI
+    UNWATCH
+    SET u 1
+    EXEC
+    GET u
+    WATCH w
+    MULTI
+    UNWATCH
+    EXEC
+    UNWATCH
     MULTI
     SELECT 1
     SET indb1 v
@@ -55,6 +67,21 @@ def test_multi_exec_diff(diff):
     EXEC
     DBSIZE
     """)
+
+
+def test_watch_and_stream_group_commands_diff(diff):
+    """Redis 7.0 changes a stream's groups, PELs and last id (XGROUP, XREADGROUP,
+    XACK, XCLAIM, XAUTOCLAIM, XSETID) without signalModifiedKey: a WATCH of the
+    stream survives them. A stream XGROUP CREATE ... MKSTREAM makes, and entries
+    added or removed, fail it."""
+    script = ["XADD s 1-0 a 1", "XADD s 2-0 a 2"]
+    for op in ["XSETID s 10-0", "XGROUP CREATE s g 0", "XGROUP SETID s g 1-0", "XGROUP CREATECONSUMER s g c9",
+               "XREADGROUP GROUP g c1 STREAMS s >", "XACK s g 2-0", "XCLAIM s g c2 0 1-0",
+               "XAUTOCLAIM s g c3 0 0", "XGROUP DELCONSUMER s g c1", "XGROUP DESTROY s g",
+               "XGROUP CREATE s2 g $ MKSTREAM", "XGROUP CREATE s2 g2 $ MKSTREAM", "XTRIM s MAXLEN 1",
+               "XDEL s 99-0", "XADD s 20-0 x y"]:
+        script += ["WATCH s s2", op, "MULTI", "PING", "EXEC"]
+    diff.run("\n".join(script))
 
 
 def test_watch_and_whole_database_operations_diff(diff):
