@@ -124,7 +124,6 @@ const std::unordered_map<std::string_view, Rule>& Rules() {
       {"bitop", Rule::kWrote},
       {"pfcount", Rule::kWrote},
       {"pfmerge", Rule::kOne},
-      {"pfdebug", Rule::kWrote},
       {"xadd", Rule::kOne},
       {"xdel", Rule::kInt},
       {"xtrim", Rule::kInt},

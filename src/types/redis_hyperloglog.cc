@@ -57,7 +57,9 @@ Status RedisHyperLogLog::DebugValue(std::string_view key, bool to_dense, std::st
   }
   if (!hll::ToDense(value)) return Status::RedisError(kCorruptHllError);
   *converted = true;
-  RedisString(db_).WriteValue(key, &lk, *value, lk.expire_ms, kRawEncodingFlag);
+  // Redis counts the conversion as a change (for propagation) but signals nothing.
+  db_->ctx()->AddDirty(1);
+  RedisString(db_).WriteValue(key, &lk, *value, lk.expire_ms, kRawEncodingFlag, true);
   return Status::OK();
 }
 

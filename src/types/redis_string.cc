@@ -121,15 +121,21 @@ Status RedisString::Strlen(std::string_view key, uint64_t* len) {
 }
 
 void RedisString::WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
-                             uint8_t encoding_flag) {
+                             uint8_t encoding_flag, bool unsignaled) {
+  std::string encoded;
   if (value.size() < db_->ctx()->storage()->string_inline_limit()) {
-    db_->Store(key, lk, EncodeStringValue(value, expire_ms, encoding_flag), expire_ms);
-    return;
+    encoded = EncodeStringValue(value, expire_ms, encoding_flag);
+  } else {
+    // A new version: the old value (if any) becomes garbage for the compaction filter.
+    uint64_t version = db_->ctx()->storage()->NewVersion();
+    db_->ctx()->Put(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, version), value);
+    encoded = EncodeStringRef(version, value.size(), expire_ms);
   }
-  // A new version: the old value (if any) becomes garbage for the compaction filter.
-  uint64_t version = db_->ctx()->storage()->NewVersion();
-  db_->ctx()->Put(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, version), value);
-  db_->Store(key, lk, EncodeStringRef(version, value.size(), expire_ms), expire_ms);
+  if (unsignaled) {
+    db_->Restamp(lk, encoded);
+  } else {
+    db_->Store(key, lk, encoded, expire_ms);
+  }
 }
 
 uint64_t RedisString::WriteFragments(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,

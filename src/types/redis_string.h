@@ -71,8 +71,11 @@ class RedisString {
   // Stores value inline or, when big, out of line under a new version.
   // encoding_flag: how Redis would report the result in OBJECT ENCODING
   // (EncodeStringValue): kRawEncodingFlag for APPEND, SETRANGE and bit writes.
+  // unsignaled: a change of a live key that Redis makes without signalModifiedKey
+  // (PFDEBUG's conversion to dense): no keyspace event, WATCH or tracking touch,
+  // and expire_ms must be the key's own.
   void WriteValue(std::string_view key, LoadedKey* lk, std::string_view value, uint64_t expire_ms,
-                  uint8_t encoding_flag = 0);
+                  uint8_t encoding_flag = 0, bool unsignaled = false);
   // Stores value in fragments of kStringFragmentBytes under a new version,
   // leaving out the all-zero ones; returns the version. relayout: the live key
   // already holds this value, only stored differently, so that no client sees a

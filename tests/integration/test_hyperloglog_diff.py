@@ -232,3 +232,27 @@ def test_unsharing_is_no_write_for_watch(diff):
 def parse_bulk(reply):
     header, _, rest = reply.partition(b"\r\n")
     return rest[:int(header[1:])]
+
+
+def test_pfdebug_conversion_is_no_write_for_watch(diff):
+    """PFDEBUG TODENSE and GETREG turn a sparse HyperLogLog dense without
+    signalModifiedKey in Redis 7.0: a WATCH of it survives, its TTL stays."""
+    diff.run("""
+    PFADD h a b
+    PFADD g a
+    EXPIRE g 1000
+    WATCH h g
+    PFDEBUG TODENSE h
+    PFDEBUG GETREG g
+    MULTI
+    PFDEBUG ENCODING h
+    PFDEBUG ENCODING g
+    EXEC
+    OBJECT ENCODING h
+    ~TTL g
+    WATCH h
+    PFADD h zz
+    MULTI
+    PFCOUNT h
+    EXEC
+    """)
