@@ -8,7 +8,6 @@ namespace kvrocks {
 const char kInvalidHllError[] = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 const char kCorruptHllError[] = "INVALIDOBJ Corrupted HLL object detected";
 
-
 Status RedisHyperLogLog::Load(std::string_view key, LoadedKey* lk, std::string* value, bool* exists) {
   Status s = RedisString(db_).LoadString(key, lk, value);
   if (!s.ok()) return s;
