@@ -15,6 +15,7 @@
 #include "commands/debug_reload.h"
 #include "commands/helpers.h"
 #include "common/sha1.h"
+#include "common/time_util.h"
 #include "replication/rdb_object.h"
 #include "replication/rdb_reader.h"
 #include "storage/key_encoding.h"
@@ -75,7 +76,8 @@ uint32_t RedisTypeNumber(RedisType t) {
 }
 
 // Mixes the digest of key's value into digest (Redis' xorObjectDigest); nothing
-// if the key is missing.
+// if the key is missing. The caller decides whether expired keys are seen
+// (ExpiryTimeIgnore).
 Status ValueDigest(Database& db, const std::string& key, Digest digest) {
   LoadedKey lk;
   Status s = db.Load(key, &lk);
@@ -167,12 +169,12 @@ std::string Hex(const Digest d) {
 }
 
 void DebugObject(CommandCall& call) {
+  ExpiryTimeIgnore see_expired;  // Redis looks in its dict: a stored key is there, expired or not
   Database db = CurrentDb(call);
   LoadedKey lk;
   Status s = db.Load(call.args[2], &lk);
   if (!s.ok()) return ReplyStatusError(call, s);
-  // As Redis, which looks in its dict: an expired key not yet deleted is still there.
-  if (!lk.on_disk) return ReplyError(call, "ERR no such key");
+  if (!lk.live) return ReplyError(call, "ERR no such key");
   std::string body;
   int version = 0;
   s = rdb::SerializeObject(&db, call.args[2], lk, &body, &version);
@@ -426,6 +428,7 @@ void Debug(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "digest-value") && a.size() >= 2) {
+    ExpiryTimeIgnore see_expired;  // as DEBUG OBJECT
     reply::ArrayHeader(call.out, a.size() - 2);
     Database db = CurrentDb(call);
     for (size_t i = 2; i < a.size(); i++) {
@@ -436,6 +439,7 @@ void Debug(CommandCall& call) {
     return;
   }
   if (EqualsIgnoreCase(sub, "digest") && a.size() == 2) {
+    ExpiryTimeIgnore see_expired;  // as DEBUG OBJECT
     Digest d;
     Status s = DatasetDigest(call, d);
     if (!s.ok()) return ReplyStatusError(call, s);
@@ -538,14 +542,15 @@ void Memory(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (!EqualsIgnoreCase(sub, "usage")) return ReplyUnknownSubcommand(call, "MEMORY");
-  if (a.size() != 3 && a.size() != 5) {
-    return a.size() < 3 ? ReplySubcommandArity(call) : ReplyError(call, kSyntaxError);
-  }
-  if (a.size() == 5) {
-    if (!EqualsIgnoreCase(a[3], "samples")) return ReplyError(call, kSyntaxError);
+  if (a.size() < 3) return ReplySubcommandArity(call);
+  // SAMPLES may come several times (the last counts); kvrocks' size needs no samples.
+  for (size_t j = 3; j < a.size(); j += 2) {
+    if (!EqualsIgnoreCase(a[j], "samples") || j + 1 == a.size()) return ReplyError(call, kSyntaxError);
     int64_t samples;
-    if (!IntArg(call, 4, &samples)) return;
+    if (!IntArg(call, j + 1, &samples)) return;
+    if (samples < 0) return ReplyError(call, kSyntaxError);
   }
+  ExpiryTimeIgnore see_expired;  // as DEBUG OBJECT
   Database db = CurrentDb(call);
   LoadedKey lk;
   Status s = db.Load(a[2], &lk);

@@ -38,6 +38,22 @@ class ExpiryTimeFreeze {
   uint64_t outer_;
 };
 
+// Judges expiry as at the start of time for its lifetime, on this thread: every
+// stored key and hash field reads as live, and so none is found expired (and
+// deleted) by a read. Redis' debug commands (DEBUG OBJECT, DEBUG DIGEST,
+// MEMORY USAGE) look in its dict directly and so see logically expired keys
+// that are still stored, and leave them there.
+class ExpiryTimeIgnore {
+ public:
+  ExpiryTimeIgnore() : outer_(internal::frozen_expiry_ms) { internal::frozen_expiry_ms = 1; }
+  ~ExpiryTimeIgnore() { internal::frozen_expiry_ms = outer_; }
+  ExpiryTimeIgnore(const ExpiryTimeIgnore&) = delete;
+  ExpiryTimeIgnore& operator=(const ExpiryTimeIgnore&) = delete;
+
+ private:
+  uint64_t outer_;
+};
+
 inline uint64_t NowUs() {
   using namespace std::chrono;
   return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();

@@ -43,6 +43,12 @@ def test_replies_match_redis(diff):
     SET k v
     MEMORY USAGE k samples x
     MEMORY USAGE k samples 5 extra
+    MEMORY USAGE k samples -1
+    MEMORY USAGE k samples
+    MEMORY USAGE nokey samples 5 samples 0
+    MEMORY USAGE k samples -1 samples x
+    MEMORY USAGE k samples x samples -1
+    MEMORY USAGE nokey samples -1
     MEMORY bogus
     DEBUG SLEEP 0
     DEBUG SET-ACTIVE-EXPIRE 1

@@ -144,6 +144,31 @@ def test_inside_multi_exec(pair):
     assert out[0] == out[1]
 
 
+# Redis' debug commands look in its dict, not through lookupKey: they see a key
+# whose time has passed but that is still stored, and leave it there.
+def test_debug_commands_see_stale_keys_and_keep_them(pair):
+    for c, sub in pair:
+        for setup in (["SET", "e", "v"], ["RPUSH", "l", "a", "b", "c"], ["HSET", "h", "a", "1", "b", "2"],
+                      ["ZADD", "z", "1", "a", "2", "b"], ["SADD", "s", "a", "1"], ["XADD", "x", "1-1", "a", "b"]):
+            c.call(*setup)
+            c.call("PEXPIRE", setup[1], TTL_MS)
+        c.call("SET", "f", "live")
+        events(sub)
+    time.sleep(PASSED)
+    out = []
+    for c, sub in pair:
+        before = stats(c)["expired_keys"]
+        got = [c.call("DEBUG", "DIGEST-VALUE", "e", "l", "h", "z", "s", "x", "f", "nokey"), c.call("DEBUG", "DIGEST")]
+        obj = c.call("DEBUG", "OBJECT", "l").decode()
+        got.append(re.search(r"encoding:\S+", obj).group(0))  # addresses and sizes are the server's own
+        got.append(c.call("MEMORY", "USAGE", "z") != b"$-1\r\n")
+        got += [events(sub), c.call("DBSIZE"), stats(c)["expired_keys"] - before, c.call("TYPE", "l"),
+                stats(c)["expired_keys"] - before]
+        out.append(got)
+    assert out[0] == out[1]
+    assert out[0][-4] == b":7\r\n" and out[0][-3] == 0 and out[0][-1] == 1  # TYPE then deletes it
+
+
 @pytest.fixture
 def diff_no_active_expiry(kvrocks_server, redis_ref):
     d = Differ(kvrocks_server.port, redis_ref.port)
