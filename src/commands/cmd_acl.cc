@@ -58,7 +58,7 @@ void Log(CommandCall& call) {
     if (!IntArg(call, 2, &n)) return;
     count = n < 0 ? 0 : static_cast<size_t>(n);
   } else if (a.size() > 3) {
-    return ReplySubcommandArity(call);
+    return ReplySubcommandSyntaxError(call);
   }
   auto entries = call.server->acl().LogEntries(count);
   int64_t now = static_cast<int64_t>(NowMs());
@@ -201,7 +201,7 @@ void AclCmd(CommandCall& call) {
   Acl& acl = call.server->acl();
   auto arity = [&](size_t min, size_t max) {
     if (a.size() >= min && a.size() <= max) return true;
-    ReplySubcommandArity(call);
+    ReplySubcommandSyntaxError(call);
     return false;
   };
   if (EqualsIgnoreCase(sub, "setuser")) {
@@ -250,7 +250,8 @@ void AclCmd(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "genpass")) {
     if (!arity(2, 3)) return;
     int64_t bits = 256;
-    if (a.size() == 3 && (!ParseInt64(a[2], &bits) || bits <= 0 || bits > 4096)) {
+    if (a.size() == 3 && !IntArg(call, 2, &bits)) return;
+    if (bits <= 0 || bits > 4096) {
       return ReplyError(call, "ERR ACL GENPASS argument must be the number of bits for the output password, a "
                               "positive number up to 4096");
     }

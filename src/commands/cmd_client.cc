@@ -9,7 +9,7 @@ namespace {
 
 void Pause(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() < 3 || a.size() > 4) return ReplySubcommandArity(call);
+  if (a.size() < 3 || a.size() > 4) return ReplySubcommandSyntaxError(call);
   int64_t ms;
   if (!ParseInt64(a[2], &ms)) return ReplyError(call, "ERR timeout is not an integer or out of range");
   if (ms < 0) return ReplyError(call, "ERR timeout is negative");
@@ -26,7 +26,7 @@ void Pause(CommandCall& call) {
 }
 
 void Reply(CommandCall& call) {
-  if (call.args.size() != 3) return ReplySubcommandArity(call);
+  if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
   Connection* c = call.conn;
   const std::string& mode = call.args[2];
   if (EqualsIgnoreCase(mode, "on")) {
@@ -46,22 +46,22 @@ void Reply(CommandCall& call) {
 
 void Unblock(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() < 3 || a.size() > 4) return ReplySubcommandArity(call);
-  int64_t id;
-  if (!IntArg(call, 2, &id)) return;
+  if (a.size() < 3 || a.size() > 4) return ReplySubcommandSyntaxError(call);
   bool error = false;
-  if (a.size() == 4) {
+  if (a.size() == 4) {  // the reason is checked first, as Redis does
     if (EqualsIgnoreCase(a[3], "error")) {
       error = true;
     } else if (!EqualsIgnoreCase(a[3], "timeout")) {
       return ReplyError(call, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
     }
   }
+  int64_t id;
+  if (!IntArg(call, 2, &id)) return;
   reply::Integer(call.out, call.server->UnblockClient(static_cast<uint64_t>(id), error) ? 1 : 0);
 }
 
 void NoEvict(CommandCall& call) {
-  if (call.args.size() != 3) return ReplySubcommandArity(call);
+  if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
   // kvrocks never evicts keys; the flag is kept for CLIENT LIST/INFO.
   if (EqualsIgnoreCase(call.args[2], "on")) {
     call.conn->no_evict = true;
@@ -157,7 +157,7 @@ bool ClientControl(CommandCall& call) {
     Pause(call);
   } else if (EqualsIgnoreCase(sub, "unpause")) {
     if (call.args.size() != 2) {
-      ReplySubcommandArity(call);
+      ReplySubcommandSyntaxError(call);
     } else {
       call.server->UnpauseClients();
       reply::Ok(call.out);

@@ -261,11 +261,11 @@ void Client(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "info") && a.size() == 2) return reply::Verbatim(call.out, call.conn->InfoLine() + "\n", call.resp);
   if (EqualsIgnoreCase(sub, "list")) return ClientList(call);
   if (EqualsIgnoreCase(sub, "kill")) {
-    if (a.size() < 3) return ReplySubcommandArity(call);
+    if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     return ClientKill(call);
   }
   if (EqualsIgnoreCase(sub, "setname")) {
-    if (a.size() != 3) return ReplySubcommandArity(call);
+    if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     if (!ValidClientName(a[2])) {
       return ReplyError(call, "ERR Client names cannot contain spaces, newlines or special characters.");
     }
@@ -274,7 +274,7 @@ void Client(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "getname")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::lock_guard<std::mutex> g(call.conn->info_mu);
     if (call.conn->name.empty()) return reply::Null(call.out, call.resp);
     return reply::Bulk(call.out, call.conn->name);
@@ -332,7 +332,7 @@ void Client(CommandCall& call) {
     return ReplyHelp(call, kHelp);
   }
   if (EqualsIgnoreCase(sub, "id") || EqualsIgnoreCase(sub, "info") || EqualsIgnoreCase(sub, "help")) {
-    return ReplySubcommandArity(call);
+    return ReplySubcommandSyntaxError(call);
   }
   ReplyUnknownSubcommand(call, "CLIENT");
 }

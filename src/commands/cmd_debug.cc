@@ -542,7 +542,7 @@ void Memory(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (!EqualsIgnoreCase(sub, "usage")) return ReplyUnknownSubcommand(call, "MEMORY");
-  if (a.size() < 3) return ReplySubcommandArity(call);
+  if (a.size() < 3) return ReplySubcommandSyntaxError(call);
   // SAMPLES may come several times (the last counts); kvrocks' size needs no samples.
   for (size_t j = 3; j < a.size(); j += 2) {
     if (!EqualsIgnoreCase(a[j], "samples") || j + 1 == a.size()) return ReplyError(call, kSyntaxError);

@@ -93,7 +93,7 @@ void FunctionLoad(CommandCall& call) {
 }
 
 void FunctionDelete(CommandCall& call) {
-  if (call.args.size() != 3) return ReplySubcommandArity(call);
+  if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
   if (WriteRefused(call)) return;
   FunctionsChange change(call);
   if (!FunctionRegistry::Instance().Delete(call.args[2])) return ReplyError(call, "ERR Library not found");
@@ -166,7 +166,7 @@ void FunctionList(CommandCall& call) {
 }
 
 void FunctionDump(CommandCall& call) {
-  if (call.args.size() != 2) return ReplySubcommandArity(call);
+  if (call.args.size() != 2) return ReplySubcommandSyntaxError(call);
   std::string body;
   for (const auto& lib : FunctionRegistry::Instance().Libraries()) {
     body.push_back(static_cast<char>(rdb::kOpFunction2));
@@ -217,7 +217,7 @@ void FunctionRestore(CommandCall& call) {
 }
 
 void FunctionStats(CommandCall& call) {
-  if (call.args.size() != 2) return ReplySubcommandArity(call);
+  if (call.args.size() != 2) return ReplySubcommandSyntaxError(call);
   std::string* out = call.out;
   reply::MapHeader(out, 2, call.resp);
   reply::Bulk(out, "running_script");
@@ -294,7 +294,7 @@ void Function(CommandCall& call) {
          "    Prints this help."});
   }
   if (EqualsIgnoreCase(sub, "load")) {
-    if (a.size() < 3) return ReplySubcommandArity(call);
+    if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     return FunctionLoad(call);
   }
   if (EqualsIgnoreCase(sub, "delete")) return FunctionDelete(call);
@@ -302,12 +302,12 @@ void Function(CommandCall& call) {
   if (EqualsIgnoreCase(sub, "list")) return FunctionList(call);
   if (EqualsIgnoreCase(sub, "dump")) return FunctionDump(call);
   if (EqualsIgnoreCase(sub, "restore")) {
-    if (a.size() < 3) return ReplySubcommandArity(call);
+    if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     return FunctionRestore(call);
   }
   if (EqualsIgnoreCase(sub, "stats")) return FunctionStats(call);
   if (EqualsIgnoreCase(sub, "kill")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::string err = RunningScripts::KillBusy(true);
     if (!err.empty()) return ReplyError(call, err);
     return reply::Ok(call.out);

@@ -399,7 +399,7 @@ namespace {
 void Object(CommandCall& call) {
   const std::string& sub = call.args[1];
   if (EqualsIgnoreCase(sub, "help")) {
-    if (call.args.size() != 2) return ReplySubcommandArity(call);
+    if (call.args.size() != 2) return ReplySubcommandSyntaxError(call);
     static const std::vector<std::string> kHelp = {
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "ENCODING <key>",
@@ -421,7 +421,7 @@ void Object(CommandCall& call) {
   bool encoding = EqualsIgnoreCase(sub, "encoding"), freq = EqualsIgnoreCase(sub, "freq");
   bool refcount = EqualsIgnoreCase(sub, "refcount"), idletime = EqualsIgnoreCase(sub, "idletime");
   if (encoding || freq || refcount || idletime) {
-    if (call.args.size() != 3) return ReplySubcommandArity(call);
+    if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
     Database db = CurrentDb(call);
     LoadedKey lk;
     Status s = db.Load(call.args[2], &lk);

@@ -106,7 +106,7 @@ void PubSubCommand(CommandCall& call) {
     return;
   }
   if (EqualsIgnoreCase(sub, "numpat")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return reply::Integer(call.out, static_cast<int64_t>(ps.NumPatterns()));
   }
   ReplyUnknownSubcommand(call, "PUBSUB");

@@ -22,6 +22,9 @@ using scripting::ScriptCache;
 
 void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
   const auto& a = call.args;
+  static constexpr const char* kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+  // As Redis' evalShaCommand: a digest of the wrong length cannot match, and says so first.
+  if (by_sha && a[1].size() != 40) return ReplyError(call, kNoScript);
   int64_t numkeys;
   std::string err;
   if (!ScriptNumKeys(a, &numkeys, &err)) return ReplyError(call, err);
@@ -34,9 +37,8 @@ void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
     sha = ToLower(a[1]);
     // A script compiled on this thread is known to be in the cache (a flush
     // resets every thread's engine), so only a first use copies the body.
-    if (sha.size() != 40 || !cache.GetFlags(sha, &has_shebang, &flags) ||
-        (!engine.IsCompiled(sha) && !cache.Get(sha, &body))) {
-      return ReplyError(call, "NOSCRIPT No matching script. Please use EVAL.");
+    if (!cache.GetFlags(sha, &has_shebang, &flags) || (!engine.IsCompiled(sha) && !cache.Get(sha, &body))) {
+      return ReplyError(call, kNoScript);
     }
   } else {
     body = a[1];
@@ -86,7 +88,7 @@ void Script(CommandCall& call) {
                             "    Prints this help."});
   }
   if (EqualsIgnoreCase(sub, "load")) {
-    if (a.size() != 3) return ReplySubcommandArity(call);
+    if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     bool has_shebang;
     uint32_t flags;
     std::string err = scripting::ParseEvalShebang(a[2], &has_shebang, &flags);
@@ -98,14 +100,13 @@ void Script(CommandCall& call) {
     return reply::Bulk(call.out, sha);
   }
   if (EqualsIgnoreCase(sub, "exists")) {
-    if (a.size() < 3) return ReplySubcommandArity(call);
+    if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     reply::ArrayHeader(call.out, a.size() - 2);
     for (size_t i = 2; i < a.size(); i++) reply::Integer(call.out, cache.Exists(ToLower(a[i])) ? 1 : 0);
     return;
   }
   if (EqualsIgnoreCase(sub, "flush")) {
-    if (a.size() > 3) return ReplySubcommandArity(call);
-    if (a.size() == 3 && !EqualsIgnoreCase(a[2], "sync") && !EqualsIgnoreCase(a[2], "async")) {
+    if (a.size() > 3 || (a.size() == 3 && !EqualsIgnoreCase(a[2], "sync") && !EqualsIgnoreCase(a[2], "async"))) {
       return ReplyError(call, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
     cache.Flush();
@@ -113,7 +114,7 @@ void Script(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "kill")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::string err = RunningScripts::KillBusy(false);
     if (!err.empty()) return ReplyError(call, err);
     return reply::Ok(call.out);

@@ -593,7 +593,7 @@ void ConfigCmd(CommandCall& call) {
   const std::string& sub = a[1];
   Config* cfg = call.server->config();
   if (EqualsIgnoreCase(sub, "get")) {
-    if (a.size() < 3) return ReplySubcommandArity(call);
+    if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     std::vector<std::pair<std::string, std::string>> found;
     for (size_t i = 2; i < a.size(); i++) {
       for (auto& kv : cfg->Get(a[i])) {
@@ -608,7 +608,7 @@ void ConfigCmd(CommandCall& call) {
     return;
   }
   if (EqualsIgnoreCase(sub, "set")) {
-    if (a.size() < 4 || a.size() % 2 != 0) return ReplySubcommandArity(call);
+    if (a.size() % 2 != 0) return ReplyError(call, kSyntaxError);  // not option-value pairs
     std::vector<std::pair<std::string, std::string>> pairs;
     for (size_t i = 2; i + 1 < a.size(); i += 2) pairs.emplace_back(a[i], a[i + 1]);
     const std::string& mode = cfg->enable_protected_configs;
@@ -619,7 +619,7 @@ void ConfigCmd(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "rewrite")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::vector<std::string> users;
     for (const auto& u : call.server->acl().Users()) users.push_back(u->Describe());
     Status s = cfg->Rewrite(users);
@@ -627,7 +627,7 @@ void ConfigCmd(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "resetstat")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     call.server->stats().Reset();
     ResetCommandStats();
     call.server->slowlog().Reset();
@@ -785,7 +785,7 @@ void CommandCmd(CommandCall& call) {
       const RedisCommandMeta* sub = nullptr;
       const CommandSpec* c = FindCommandOrSubcommand(a[i], &sub);
       if (c == nullptr) {
-        reply::NullArray(call.out, call.resp);
+        reply::Null(call.out, call.resp);  // Redis' addReplyNull: $-1 in RESP2
       } else if (sub != nullptr) {
         SubcommandInfoEntry(call.out, *sub, call.resp);
       } else {
@@ -856,7 +856,7 @@ void CommandCmd(CommandCall& call) {
   }
   bool with_flags = EqualsIgnoreCase(sub, "getkeysandflags");
   if (with_flags || EqualsIgnoreCase(sub, "getkeys")) {
-    if (a.size() < 3) return ReplySubcommandArity(call);
+    if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     std::vector<std::string> target(a.begin() + 2, a.end());
     const CommandSpec* c = CommandTable::Instance().Find(target[0]);
     std::optional<CommandKeyFinder> finder;
@@ -908,7 +908,7 @@ void CommandCmd(CommandCall& call) {
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
   }
-  if (EqualsIgnoreCase(sub, "count")) return ReplySubcommandArity(call);
+  if (EqualsIgnoreCase(sub, "count")) return ReplySubcommandSyntaxError(call);
   ReplyUnknownSubcommand(call, "COMMAND");
 }
 
@@ -960,7 +960,7 @@ void SlowlogCmd(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "get") || EqualsIgnoreCase(sub, "len") || EqualsIgnoreCase(sub, "reset") ||
       EqualsIgnoreCase(sub, "help")) {
-    return ReplySubcommandArity(call);
+    return ReplySubcommandSyntaxError(call);
   }
   ReplyUnknownSubcommand(call, "SLOWLOG");
 }
@@ -1101,7 +1101,7 @@ void Latency(CommandCall& call) {
                             "    Prints this help."});
   }
   if (EqualsIgnoreCase(sub, "latest")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     auto events = mon.Snapshot();
     reply::ArrayHeader(call.out, events.size());
     for (const auto& [name, ts] : events) {
@@ -1115,7 +1115,7 @@ void Latency(CommandCall& call) {
     return;
   }
   if (EqualsIgnoreCase(sub, "history")) {
-    if (a.size() != 3) return ReplySubcommandArity(call);
+    if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     auto events = mon.Snapshot();
     auto it = events.find(a[2]);
     std::vector<LatencyMonitor::Sample> samples;
@@ -1138,7 +1138,7 @@ void Latency(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "histogram")) return LatencyHistogramReply(call);
   if (EqualsIgnoreCase(sub, "graph")) {
-    if (a.size() != 3) return ReplySubcommandArity(call);
+    if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     std::string graph;
     if (!mon.Graph(a[2], static_cast<int64_t>(time(nullptr)), &graph)) {
       return ReplyError(call, "ERR No samples available for event '" + a[2] + "'");
@@ -1146,7 +1146,7 @@ void Latency(CommandCall& call) {
     return reply::Verbatim(call.out, graph, call.resp);
   }
   if (EqualsIgnoreCase(sub, "doctor")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return reply::Verbatim(call.out, mon.Doctor(call.server->config()->latency_monitor_threshold), call.resp);
   }
   ReplyUnknownSubcommand(call, "LATENCY");

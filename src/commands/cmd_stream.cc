@@ -511,7 +511,7 @@ void XGroup(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   if (EqualsIgnoreCase(sub, "help")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return XGroupHelp(call);
   }
   bool create = EqualsIgnoreCase(sub, "create"), setid = EqualsIgnoreCase(sub, "setid");
@@ -520,7 +520,7 @@ void XGroup(CommandCall& call) {
   if (!create && !setid && !destroy && !mkcons && !delcons) return ReplyUnknownSubcommand(call, "XGROUP");
   size_t n = a.size();
   if (((create || setid) && n < 5) || (destroy && n != 4) || ((mkcons || delcons) && n != 5)) {
-    return ReplySubcommandArity(call);
+    return ReplySubcommandSyntaxError(call);
   }
   bool mkstream = false;
   int64_t entries_read = -1;
@@ -954,14 +954,14 @@ void XInfo(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   if (EqualsIgnoreCase(sub, "help")) {
-    if (a.size() != 2) return ReplySubcommandArity(call);
+    if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return XInfoHelp(call);
   }
   bool consumers = EqualsIgnoreCase(sub, "consumers"), groups = EqualsIgnoreCase(sub, "groups");
   bool stream = EqualsIgnoreCase(sub, "stream");
   if (!consumers && !groups && !stream) return ReplyUnknownSubcommand(call, "XINFO");
   if ((consumers && a.size() != 4) || (groups && a.size() != 3) || (stream && a.size() < 3)) {
-    return ReplySubcommandArity(call);
+    return ReplySubcommandSyntaxError(call);
   }
   Database db = CurrentDb(call);
   RedisStream rs = Streams(call, &db);

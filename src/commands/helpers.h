@@ -50,6 +50,8 @@ inline void ReplyUnknownSubcommand(CommandCall& call, const std::string& cmd) {
 
 // Redis' addReplySubcommandSyntaxError: "ERR unknown subcommand or wrong number
 // of arguments for 'x'. Try NAME HELP." (NAME: the command as called, upper case).
+// What a subcommand says of arguments its arity allows but its form does not (a
+// count outside the arity is the dispatcher's "wrong number of arguments").
 inline void ReplySubcommandSyntaxError(CommandCall& call) {
   ReplyError(call, "ERR unknown subcommand or wrong number of arguments for '" + call.args[1].substr(0, 128) +
                        "'. Try " + ToUpper(call.args[0]) + " HELP.");
@@ -59,12 +61,6 @@ inline void ReplySubcommandSyntaxError(CommandCall& call) {
 inline void ReplyHelp(CommandCall& call, const std::vector<std::string>& lines) {
   reply::ArrayHeader(call.out, lines.size());
   for (const auto& l : lines) reply::Simple(call.out, l);
-}
-
-// "ERR wrong number of arguments for 'cmd|sub' command"
-inline void ReplySubcommandArity(CommandCall& call) {
-  ReplyError(call, "ERR wrong number of arguments for '" + ToLower(call.args[0]) + "|" + ToLower(call.args[1]) +
-                       "' command");
 }
 
 // Parses a database index argument; replies the Redis error on failure.

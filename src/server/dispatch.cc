@@ -610,17 +610,18 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   if (!err.empty()) {
     CommandCounters* counters = spec != nullptr ? CommandTable::CountersOf(*spec, args) : nullptr;
     if (counters != nullptr) counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
-    srv->stats().RecordError(err);
     if (conn->in_multi) conn->multi_error = true;
-    if (conn->in_multi && spec != nullptr && std::string_view(spec->name) == "exec") {
-      // Redis' rejectCommand: a refused EXEC ends the transaction and says why
-      // (its own messages without the "ERR " that replies give them).
+    if (spec != nullptr && std::string_view(spec->name) == "exec") {
+      // Redis' rejectCommand: a refused EXEC discards the transaction, if any, and
+      // the client's watches, and says why (its own messages without the "ERR "
+      // that replies give them), in or out of MULTI.
       conn->in_multi = false;
       conn->queued.clear();
       srv->UnwatchAll(conn);
       if (err.compare(0, 4, "ERR ") == 0) err.erase(0, 4);
       err = "EXECABORT Transaction discarded because of: " + err;
     }
+    srv->stats().RecordError(err);
     std::string reply;
     reply::Error(&reply, err);
     conn->Write(reply);

@@ -49,6 +49,20 @@ def test_replies_match_redis(diff):
     MEMORY USAGE k samples -1 samples x
     MEMORY USAGE k samples x samples -1
     MEMORY USAGE nokey samples -1
+    COMMAND INFO get nosuch config|nosuch
+    ACL CAT string extra
+    ACL LOG 1 extra
+    ACL GENPASS x
+    ACL GENPASS 99999999999999999999
+    ACL GENPASS 0
+    ACL GENPASS 8 extra
+    SLOWLOG GET 1 extra
+    CLIENT UNBLOCK x y
+    CLIENT UNBLOCK 1 timeout extra
+    CLIENT PAUSE 10 write extra
+    CONFIG SET maxclients 10 extra
+    SCRIPT FLUSH async extra
+    FUNCTION FLUSH async extra
     MEMORY bogus
     DEBUG SLEEP 0
     DEBUG SET-ACTIVE-EXPIRE 1

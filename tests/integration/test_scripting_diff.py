@@ -299,6 +299,12 @@ def test_evalsha_and_script_commands(d):
     d("SCRIPT", "EXISTS", sha, sha.upper(), "0" * 40)
     d("EVALSHA", "0" * 40, "0")
     d("EVALSHA", "abc", "0")
+    # a digest of the wrong length is refused before the number of keys is read
+    d("EVALSHA", "abc", "x")
+    d("EVALSHA_RO", "abc", "-1")
+    d("EVALSHA", "abc", "2", "k")
+    d("EVALSHA", "0" * 40, "x")
+    d("EVALSHA", sha, "2", "k")
     d("EVAL", "return 'via eval'", "0")
     d("EVALSHA", "1f7b3aa6cc1f9b8d5d1f0b9bdea65f5a6d1e5a0b", "0")
     d("SCRIPT", "EXISTS", "cb2fd6b4bed3863bb1f2e7e6386f6e1a8f8ec94b")

@@ -4,7 +4,7 @@ import threading
 import pytest
 import redis
 
-from conftest import RawClient, encode, poll_until
+from conftest import Differ, RawClient, encode, poll_until
 
 
 def test_multi_exec_diff(diff):
@@ -270,6 +270,39 @@ def test_refused_exec_discards_the_transaction_diff(diff):
     PING
     EXEC
     """)
+
+
+def test_refused_exec_outside_multi_diff(diff, kvrocks_server, redis_ref):
+    # Redis' rejectCommand answers any refused EXEC with execCommandAbort, in MULTI
+    # or not: EXECABORT (counted as such in errorstats), and the client's watches go.
+    other = Differ(kvrocks_server.port, redis_ref.port, flush=False)
+    diff("CONFIG", "RESETSTAT")
+    diff("WATCH", "k")
+    diff("EXEC", "extra")
+    other("SET", "k", "changed")  # no longer watched: the transaction below runs
+    diff.run("""
+    MULTI
+    GET k
+    EXEC
+    """)
+    diff("ACL", "SETUSER", "nexec", "on", "nopass", "+@all", "-exec")
+    diff("AUTH", "nexec", "x")
+    diff("EXEC")
+    diff("AUTH", "default", "x")
+    diff("ACL", "DELUSER", "nexec")
+    diff("INFO", "errorstats")
+    other("CONFIG", "SET", "requirepass", "pw")
+    try:
+        fresh = Differ(kvrocks_server.port, redis_ref.port, flush=False)
+        fresh("EXEC")
+        fresh("EXEC", "extra")
+        fresh.kv.close()
+        fresh.ref.close()
+    finally:
+        other("AUTH", "pw")
+        other("CONFIG", "SET", "requirepass", "")
+        other.kv.close()
+        other.ref.close()
 
 
 def test_exec_during_a_busy_script_diff(kvrocks_server, redis_ref):
