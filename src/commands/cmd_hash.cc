@@ -176,6 +176,10 @@ void HRandField(CommandCall& call) {
     }
     picked = std::move(all);
   } else if (!fvs.empty()) {
+    uint64_t len = 0;
+    for (const auto& [f, v] : fvs) len += f.size() + (with_values ? v.size() + 8 : 0);
+    if (!RepeatedPicksFit(call, static_cast<uint64_t>(-count), len / fvs.size())) return;
+    picked.reserve(static_cast<size_t>(-count));
     for (int64_t i = 0; i < -count; i++) picked.push_back(rng() % fvs.size());
   }
   if (with_values && call.resp == 3) {

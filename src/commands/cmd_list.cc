@@ -2,6 +2,7 @@
 #include "commands/cmd_list.h"
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
 
 #include "commands/helpers.h"
@@ -295,17 +296,15 @@ bool ParseTimeout(CommandCall& call, const std::string& arg, uint64_t* ms) {
     ReplyError(call, "ERR timeout is not a float or out of range");
     return false;
   }
-  if (v < 0) {
+  // As Redis 7.0: the ms rounded up (so -0.0001 is 0, no timeout), converted to a
+  // long long unchecked: past its range (inf too) x86 yields LLONG_MIN, negative.
+  long double m = ceill(v * 1000);
+  if (m < 0 || m >= 9223372036854775808.0L) {
     ReplyError(call, "ERR timeout is negative");
     return false;
   }
-  long double m = v * 1000;
-  if (m > static_cast<long double>(INT64_MAX / 2)) {
-    ReplyError(call, "ERR timeout is out of range");
-    return false;
-  }
-  *ms = static_cast<uint64_t>(m);
-  if (*ms == 0 && v > 0) *ms = 1;
+  // Redis adds now to it, wrapping past LLONG_MAX: either way the wait never ends (0).
+  *ms = m > static_cast<long double>(INT64_MAX / 2) ? 0 : static_cast<uint64_t>(m);
   return true;
 }
 

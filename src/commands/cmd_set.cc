@@ -79,7 +79,11 @@ void SRandMember(CommandCall& call) {
   Database db = CurrentDb(call);
   std::vector<std::string> picked;
   // A negative count: |count| independent picks, repetitions allowed.
-  Status s = RedisSet(&db).RandomMembers(a[1], static_cast<uint64_t>(count < 0 ? -count : count), count < 0, &picked);
+  const auto n = static_cast<uint64_t>(count < 0 ? -count : count);
+  bool refused = false;
+  auto fits = [&](uint64_t avg_len) { return !(refused = !RepeatedPicksFit(call, n, avg_len)); };
+  Status s = RedisSet(&db).RandomMembers(a[1], n, count < 0, &picked, fits);
+  if (refused) return;
   if (!s.ok()) return ReplyStatusError(call, s);
   if (a.size() == 2) {
     if (picked.empty()) return reply::Null(call.out, call.resp);

@@ -525,6 +525,10 @@ void ZRandMember(CommandCall& call) {
     all.resize(std::min<size_t>(all.size(), static_cast<size_t>(count)));
     picked = std::move(all);
   } else if (!all.empty()) {
+    uint64_t len = 0;
+    for (const auto& m : all) len += m.member.size() + (with_scores ? 24 : 0);
+    if (!RepeatedPicksFit(call, static_cast<uint64_t>(-count), len / all.size())) return;
+    picked.reserve(static_cast<size_t>(-count));
     for (int64_t i = 0; i < -count; i++) picked.push_back(all[rng() % all.size()]);
   }
   ReplyMembers(call, picked, with_scores);

@@ -1,6 +1,10 @@
 // Small helpers shared by the command files.
 #pragma once
 
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,6 +44,30 @@ inline bool RandomCountArg(CommandCall& call, size_t i, int64_t* v) {
   if (!IntArg(call, i, v)) return false;
   if (*v != INT64_MIN) return true;
   ReplyError(call, "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+  return false;
+}
+
+// Repeated random picks (SRANDMEMBER, HRANDFIELD, ZRANDMEMBER with a negative
+// count) are the one reply a small command builds without bound: |count| copies
+// of the key's elements. Redis builds any of them, and past the memory it has it
+// is killed. kvrocks makes the picks only while they fit: their reply (at least
+// avg_len + 6 bytes a pick) within the client's hard output buffer limit, if it
+// has one, and their memory (the copy and the reply, about 2 * avg_len + 48 bytes
+// a pick) within a quarter of the machine's. Otherwise the call answers an error and the
+// client is closed after the reply, as one over its output buffer limit is (a
+// script's caller only gets the error), and false is returned.
+inline bool RepeatedPicksFit(CommandCall& call, uint64_t picks, uint64_t avg_len) {
+  static const uint64_t kQuarterOfMemory =
+      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) / 4;
+  const int64_t hard = call.server->config()->obl_normal.hard;
+  bool fit = picks <= kQuarterOfMemory / (2 * avg_len + 48);
+  if (hard > 0) fit = fit && picks <= static_cast<uint64_t>(hard) / (avg_len + 6);
+  if (fit) return true;
+  ReplyError(call, "ERR the reply of " + std::to_string(picks) + " random picks would not fit in memory");
+  if (call.from_script || call.conn == nullptr) return false;
+  LOG(WARNING) << "Client id=" << call.conn->id() << " closed: the reply of " << picks
+               << " random picks would not fit in its output buffer limit or memory.";
+  call.conn->CloseAfterReply();
   return false;
 }
 

@@ -215,7 +215,8 @@ Status RedisSet::Pop(std::string_view key, uint64_t count, std::vector<std::stri
   return Status::OK();
 }
 
-Status RedisSet::RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<std::string>* out) {
+Status RedisSet::RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<std::string>* out,
+                               const std::function<bool(uint64_t)>& fits) {
   out->clear();
   LoadedKey lk;
   Metadata meta;
@@ -228,6 +229,10 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, bool repeat
     s = Members(key, &all);
     if (!s.ok() || all.empty()) return s;
     if (repeat) {
+      uint64_t len = 0;
+      for (const auto& m : all) len += m.size();
+      if (fits && !fits(len / all.size())) return Status::Aborted();
+      out->reserve(count);
       for (uint64_t i = 0; i < count; i++) out->push_back(all[rng() % all.size()]);
     } else {
       std::shuffle(all.begin(), all.end(), rng);

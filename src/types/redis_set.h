@@ -2,6 +2,7 @@
 // member, `prefix(version) | member -> ""`. Membership tests are point reads.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,8 +45,11 @@ class RedisSet {
   // and sampled uniformly. Otherwise each pick seeks to a random point of the hash
   // order and takes one of the next kRandomWindow members (wrapping around): as
   // Redis' fair random key samples a few buckets, this evens out the unequal hash
-  // gaps a single seek would favour, without reading the set.
-  Status RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<std::string>* out);
+  // gaps a single seek would favour, without reading the set. With repeat and a
+  // set read whole, fits(average member length) is asked first: if it says no,
+  // nothing is picked and Aborted is returned.
+  Status RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<std::string>* out,
+                       const std::function<bool(uint64_t)>& fits = nullptr);
   static constexpr uint64_t kRandomReadWhole = 128;
   static constexpr uint64_t kRandomWindow = 32;
   static void SortIntset(std::vector<std::string>* members);

@@ -5,7 +5,7 @@ import time
 import pytest
 import redis
 
-from conftest import RawClient
+from conftest import RawClient, encode
 
 
 def test_list_push_pop_range(diff):
@@ -310,6 +310,34 @@ def test_blocking_timeouts_and_errors(kvrocks_server, redis_ref):
             b"*2\r\n$5\r\nready\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n"
         assert c.call("BRPOPLPUSH", "ready", "dst", "0") == b"$1\r\n1\r\n"
         c.close()
+
+
+def test_timeouts_past_the_range_redis_converts(kvrocks_server, redis_ref):
+    """Redis 7.0 rounds the ms up and converts them to a long long unchecked:
+    past its range (inf included) that is LLONG_MIN on x86, "negative"; a tiny
+    negative timeout rounds to 0 (no timeout), and a huge one never ends."""
+    out = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        got = [c.call(cmd, *args) for cmd, *args in (
+            ["BLPOP", "none", "inf"], ["BLPOP", "none", "1e100"], ["BLPOP", "none", "9223372036854775807"],
+            ["BLPOP", "none", "9223372036854775.808"], ["BZPOPMIN", "none", "-inf"],
+            ["BLMOVE", "none", "d", "LEFT", "RIGHT", "1e30"])]
+        for timeout in ("-0.0001", "9223372036854", "9223372036854775.807"):
+            waiter = RawClient(port)
+            wid = waiter.call("CLIENT", "ID")
+            waiter.send_raw(encode(["BLPOP", "none", timeout]))
+            for _ in range(500):
+                if b"blocked_clients:1\r\n" in c.call("INFO", "clients"):
+                    break
+                time.sleep(0.01)
+            time.sleep(0.05)  # still blocked: no timeout of a millisecond or so
+            got.append(c.call("CLIENT", "UNBLOCK", wid[1:-2], "TIMEOUT"))
+            got.append(waiter.read_reply())
+            waiter.close()
+        out.append(got)
+        c.close()
+    assert out[0] == out[1]
 
 
 def test_blocked_clients_are_served_in_order(kvrocks_server):

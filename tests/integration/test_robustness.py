@@ -94,3 +94,36 @@ def test_out_of_descriptors_pauses_accepting_and_recovers():
         for s in socks:
             s.close()
         srv.cleanup()
+
+
+def test_unbounded_random_picks_close_the_client_not_the_server(kvrocks_server):
+    """SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a huge negative count ask for
+    a reply no memory holds (Redis builds it and is killed): the caller gets an
+    error and is closed, the server goes on; a reply that fits is still made."""
+    c = RawClient(kvrocks_server.port)
+    c.call("SADD", "s", "a", "b")
+    c.call("HSET", "h", "f", "v")
+    c.call("ZADD", "z", "1", "a")
+    c.close()
+    for cmd in (["SRANDMEMBER", "s", "-9223372036854775807"], ["HRANDFIELD", "h", "-9223372036854775807"],
+                ["ZRANDMEMBER", "z", "-4611686018427387903", "WITHSCORES"]):
+        c = RawClient(kvrocks_server.port)
+        assert c.call(*cmd).startswith(b"-ERR the reply of ")
+        c.sock.settimeout(5)
+        assert c.sock.recv(1) == b""  # closed
+        c.close()
+    c = RawClient(kvrocks_server.port)
+    assert c.call("EVAL", "return redis.pcall('SRANDMEMBER', 's', '-9223372036854775807')", "0").startswith(
+        b"-ERR the reply of ")
+    assert c.call("PING") == b"+PONG\r\n"  # a script's caller stays
+    # Within the client's output buffer hard limit, or past it.
+    assert c.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0") == b"+OK\r\n"
+    try:
+        assert c.call("SRANDMEMBER", "s", "-100000").startswith(b"*100000\r\n")
+        assert c.call("SRANDMEMBER", "s", "-200000").startswith(b"-ERR the reply of 200000 random picks")
+    finally:
+        d = RawClient(kvrocks_server.port)
+        assert d.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0") == b"+OK\r\n"
+        assert d.call("SCARD", "s") == b":2\r\n"
+        d.close()
+        c.close()
