@@ -1,4 +1,6 @@
 // Connection commands: PING ECHO QUIT AUTH HELLO SELECT CLIENT.
+#include <unordered_map>
+
 #include "commands/cmd_client.h"
 #include "commands/helpers.h"
 
@@ -151,34 +153,48 @@ bool ValidClientName(const std::string& name) {
   return true;
 }
 
+// Redis' client types: kvrocks' own clients are normal, or pubsub while subscribed
+// (it has no replicas, and its link to a master is not a client).
+bool ParseClientType(CommandCall& call, const std::string& name, bool* pubsub, bool* none) {
+  bool normal = EqualsIgnoreCase(name, "normal");
+  *pubsub = EqualsIgnoreCase(name, "pubsub");
+  if (!normal && !*pubsub && !EqualsIgnoreCase(name, "master") && !EqualsIgnoreCase(name, "replica") &&
+      !EqualsIgnoreCase(name, "slave")) {
+    ReplyError(call, "ERR Unknown client type '" + name + "'");
+    return false;
+  }
+  *none = !normal && !*pubsub;
+  return true;
+}
+
+bool IsClientType(Connection* c, bool pubsub, bool none) { return !none && c->subscribed() == pubsub; }
+
+// CLIENT LIST [TYPE type | ID id [id ...]]: clients with IDs in the order given.
 void ClientList(CommandCall& call) {
   const auto& a = call.args;
-  std::vector<uint64_t> ids;
-  bool only_ids = false;
-  for (size_t i = 2; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "type") && i + 1 < a.size()) {
-      const std::string& t = a[++i];
-      if (!EqualsIgnoreCase(t, "normal") && !EqualsIgnoreCase(t, "master") && !EqualsIgnoreCase(t, "replica") &&
-          !EqualsIgnoreCase(t, "slave") && !EqualsIgnoreCase(t, "pubsub")) {
-        return ReplyError(call, "ERR Unknown client type '" + t + "'");
-      }
-      // Every client of this server is a normal client for now.
-      if (!EqualsIgnoreCase(t, "normal")) only_ids = true;
-    } else if (EqualsIgnoreCase(a[i], "id") && i + 1 < a.size()) {
-      only_ids = true;
-      for (i++; i < a.size(); i++) {
-        int64_t id;
-        if (!ParseInt64(a[i], &id) || id <= 0) return ReplyError(call, "ERR Invalid client ID");
-        ids.push_back(static_cast<uint64_t>(id));
-      }
-    } else {
-      return ReplyError(call, kSyntaxError);
-    }
-  }
   std::string text;
+  if (a.size() > 3 && EqualsIgnoreCase(a[2], "id")) {
+    std::vector<uint64_t> ids;
+    for (size_t i = 3; i < a.size(); i++) {
+      int64_t id;
+      if (!ParseInt64(a[i], &id)) return ReplyError(call, "ERR Invalid client ID");
+      ids.push_back(static_cast<uint64_t>(id));
+    }
+    std::unordered_map<uint64_t, std::string> lines;
+    call.server->ForEachClient([&](Connection* c) {
+      if (std::find(ids.begin(), ids.end(), c->id()) != ids.end()) lines[c->id()] = c->InfoLine() + "\n";
+    });
+    for (uint64_t id : ids) {
+      auto it = lines.find(id);
+      if (it != lines.end()) text += it->second;
+    }
+    return reply::Verbatim(call.out, text, call.resp);
+  }
+  bool pubsub = false, none = false, typed = a.size() == 4 && EqualsIgnoreCase(a[2], "type");
+  if (a.size() != 2 && !typed) return ReplyError(call, kSyntaxError);
+  if (typed && !ParseClientType(call, a[3], &pubsub, &none)) return;
   call.server->ForEachClient([&](Connection* c) {
-    if (only_ids && std::find(ids.begin(), ids.end(), c->id()) == ids.end()) return;
-    text += c->InfoLine() + "\n";
+    if (!typed || IsClientType(c, pubsub, none)) text += c->InfoLine() + "\n";
   });
   reply::Verbatim(call.out, text, call.resp);
 }
@@ -198,12 +214,12 @@ void ClientKill(CommandCall& call) {
     }
     return reply::Ok(call.out);
   }
-  if ((a.size() - 2) % 2 != 0) return ReplyError(call, kSyntaxError);
   uint64_t id = 0;
-  std::string addr, laddr;
-  bool skipme = true, has_type = false, normal_type = true;
-  for (size_t i = 2; i + 1 < a.size(); i += 2) {
+  std::string addr, laddr, user;
+  bool skipme = true, has_type = false, pubsub = false, none = false;
+  for (size_t i = 2; i < a.size(); i += 2) {
     const std::string& k = a[i];
+    if (i + 1 == a.size()) return ReplyError(call, kSyntaxError);  // an option without its value
     const std::string& v = a[i + 1];
     if (EqualsIgnoreCase(k, "id")) {
       int64_t n;
@@ -214,14 +230,11 @@ void ClientKill(CommandCall& call) {
     } else if (EqualsIgnoreCase(k, "laddr")) {
       laddr = v;
     } else if (EqualsIgnoreCase(k, "type")) {
-      if (!EqualsIgnoreCase(v, "normal") && !EqualsIgnoreCase(v, "master") && !EqualsIgnoreCase(v, "replica") &&
-          !EqualsIgnoreCase(v, "slave") && !EqualsIgnoreCase(v, "pubsub")) {
-        return ReplyError(call, "ERR Unknown client type '" + v + "'");
-      }
+      if (!ParseClientType(call, v, &pubsub, &none)) return;
       has_type = true;
-      normal_type = EqualsIgnoreCase(v, "normal");
     } else if (EqualsIgnoreCase(k, "user")) {
-      if (v != "default") return ReplyError(call, "ERR No such user '" + v + "'");
+      if (call.server->acl().Find(v) == nullptr) return ReplyError(call, "ERR No such user '" + v + "'");
+      user = v;
     } else if (EqualsIgnoreCase(k, "skipme")) {
       if (EqualsIgnoreCase(v, "yes")) {
         skipme = true;
@@ -239,7 +252,11 @@ void ClientKill(CommandCall& call) {
     if (id != 0 && c->id() != id) return;
     if (!addr.empty() && c->peer() != addr) return;
     if (!laddr.empty() && c->local() != laddr) return;
-    if (has_type && !normal_type) return;
+    if (has_type && !IsClientType(c, pubsub, none)) return;
+    if (!user.empty()) {
+      std::lock_guard<std::mutex> g(c->info_mu);
+      if (c->username != user) return;
+    }
     if (skipme && c == call.conn) return;
     victims.push_back(c->id());
   });

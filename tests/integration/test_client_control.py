@@ -1,6 +1,7 @@
 """CLIENT PAUSE/UNPAUSE/REPLY/UNBLOCK/NO-EVICT, WAIT, LATENCY, MEMORY USAGE and
 DEBUG: replies compared with redis-server 7.0 where they are deterministic,
 behaviour checked on kvrocks where timing is involved."""
+import re
 import threading
 import time
 
@@ -332,3 +333,43 @@ def test_memory_usage_of_a_big_string_is_its_size(kvrocks_server):
     usage = int(c.call("MEMORY", "USAGE", "big")[1:-2])
     assert 33000 < usage < 42000
     c.close()
+
+
+def test_client_list_and_kill_by_type_id_and_user_diff(kvrocks_server, redis_ref):
+    """A subscribed client is of type pubsub (not normal) for CLIENT LIST and CLIENT
+    KILL; CLIENT LIST ID lists in the order given, repeats included, and takes any
+    integer; CLIENT KILL USER takes any ACL user; compared by client name."""
+    def names(reply):
+        return re.findall(rb" name=(\S*) ", reply)
+
+    out = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.call("CLIENT", "SETNAME", "ctl")
+        c.call("ACL", "SETUSER", "ku", "on", "nopass", "+@all", "~*", "&*")
+        sub, plain, user = RawClient(port), RawClient(port), RawClient(port)
+        sub.call("CLIENT", "SETNAME", "sub")
+        sub.call("SUBSCRIBE", "ch")
+        plain.call("CLIENT", "SETNAME", "plain")
+        user.call("AUTH", "ku", "x")
+        user.call("CLIENT", "SETNAME", "user")
+        ids = {n: int(x.call("CLIENT", "ID")[1:-2]) for n, x in (("ctl", c), ("plain", plain), ("user", user))}
+        got = [sorted(names(c.call("CLIENT", "LIST", "TYPE", "pubsub"))),
+               sorted(names(c.call("CLIENT", "LIST", "TYPE", "normal"))),
+               names(c.call("CLIENT", "LIST", "TYPE", "master")),
+               names(c.call("CLIENT", "LIST", "ID", str(ids["user"]), str(ids["ctl"]), str(ids["user"]))),
+               c.call("CLIENT", "LIST", "ID", "0", "-1"),
+               c.call("CLIENT", "LIST", "TYPE", "normal", "ID", "1"),
+               c.call("CLIENT", "LIST", "ID", "1", "x"),
+               c.call("CLIENT", "KILL", "ID", "x", "SKIPME"),
+               c.call("CLIENT", "KILL", "USER", "nouser"),
+               c.call("CLIENT", "KILL", "TYPE", "replica"),
+               c.call("CLIENT", "KILL", "USER", "ku"),
+               c.call("CLIENT", "KILL", "TYPE", "pubsub"),
+               sorted(names(c.call("CLIENT", "LIST")))]
+        out.append(got)
+        c.call("ACL", "DELUSER", "ku")
+        for x in (c, sub, plain, user):
+            x.close()
+    assert out[0] == out[1]
+    assert out[0][0] == [b"sub"] and out[0][-1] == [b"ctl", b"plain"]
