@@ -15,7 +15,6 @@
 #include "commands/debug_reload.h"
 #include "commands/helpers.h"
 #include "common/sha1.h"
-#include "common/time_util.h"
 #include "replication/rdb_object.h"
 #include "replication/rdb_reader.h"
 #include "storage/key_encoding.h"
@@ -77,7 +76,7 @@ uint32_t RedisTypeNumber(RedisType t) {
 
 // Mixes the digest of key's value into digest (Redis' xorObjectDigest); nothing
 // if the key is missing. The caller decides whether expired keys are seen
-// (ExpiryTimeIgnore).
+// (DictLookup).
 Status ValueDigest(Database& db, const std::string& key, Digest digest) {
   LoadedKey lk;
   Status s = db.Load(key, &lk);
@@ -169,7 +168,7 @@ std::string Hex(const Digest d) {
 }
 
 void DebugObject(CommandCall& call) {
-  ExpiryTimeIgnore see_expired;  // Redis looks in its dict: a stored key is there, expired or not
+  DictLookup dict_lookup(call.ctx);
   Database db = CurrentDb(call);
   LoadedKey lk;
   Status s = db.Load(call.args[2], &lk);
@@ -428,7 +427,7 @@ void Debug(CommandCall& call) {
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "digest-value") && a.size() >= 2) {
-    ExpiryTimeIgnore see_expired;  // as DEBUG OBJECT
+    DictLookup dict_lookup(call.ctx);
     reply::ArrayHeader(call.out, a.size() - 2);
     Database db = CurrentDb(call);
     for (size_t i = 2; i < a.size(); i++) {
@@ -439,7 +438,7 @@ void Debug(CommandCall& call) {
     return;
   }
   if (EqualsIgnoreCase(sub, "digest") && a.size() == 2) {
-    ExpiryTimeIgnore see_expired;  // as DEBUG OBJECT
+    DictLookup dict_lookup(call.ctx);
     Digest d;
     Status s = DatasetDigest(call, d);
     if (!s.ok()) return ReplyStatusError(call, s);
@@ -550,7 +549,7 @@ void Memory(CommandCall& call) {
     if (!IntArg(call, j + 1, &samples)) return;
     if (samples < 0) return ReplyError(call, kSyntaxError);
   }
-  ExpiryTimeIgnore see_expired;  // as DEBUG OBJECT
+  DictLookup dict_lookup(call.ctx);
   Database db = CurrentDb(call);
   LoadedKey lk;
   Status s = db.Load(a[2], &lk);

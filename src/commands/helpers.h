@@ -10,6 +10,7 @@
 
 #include "commands/command.h"
 #include "common/string_util.h"
+#include "common/time_util.h"
 #include "common/version.h"
 #include "server/connection.h"
 #include "server/reply.h"
@@ -70,6 +71,25 @@ inline bool RepeatedPicksFit(CommandCall& call, uint64_t picks, uint64_t avg_len
   call.conn->CloseAfterReply();
   return false;
 }
+
+// For its lifetime, reads look as Redis' debug commands (DEBUG OBJECT, DEBUG
+// DIGEST, MEMORY USAGE) do, in its dict rather than through lookupKey: a logically
+// expired key that is still stored is there (and stays: nothing is found expired),
+// and the lookups count no keyspace hit or miss and send no "keymiss" event.
+class DictLookup {
+ public:
+  explicit DictLookup(Context* ctx) : ctx_(ctx), recording_(ctx->record_lookups()) {
+    ctx_->set_record_lookups(false);
+  }
+  ~DictLookup() { ctx_->set_record_lookups(recording_); }
+  DictLookup(const DictLookup&) = delete;
+  DictLookup& operator=(const DictLookup&) = delete;
+
+ private:
+  ExpiryTimeIgnore see_expired_;
+  Context* ctx_;
+  bool recording_;
+};
 
 // "ERR unknown subcommand 'x'. Try NAME HELP."
 inline void ReplyUnknownSubcommand(CommandCall& call, const std::string& cmd) {

@@ -156,6 +156,7 @@ class Context {
     bool found;
   };
   void set_record_lookups(bool v) { record_lookups_ = v; }
+  bool record_lookups() const { return record_lookups_; }
   void RecordLookup(uint8_t db, std::string_view key, bool found) {
     if (record_lookups_) lookups_.push_back(Lookup{db, std::string(key), found});
   }

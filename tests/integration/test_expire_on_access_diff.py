@@ -157,16 +157,20 @@ def test_debug_commands_see_stale_keys_and_keep_them(pair):
     time.sleep(PASSED)
     out = []
     for c, sub in pair:
-        before = stats(c)["expired_keys"]
+        before = stats(c)
         got = [c.call("DEBUG", "DIGEST-VALUE", "e", "l", "h", "z", "s", "x", "f", "nokey"), c.call("DEBUG", "DIGEST")]
         obj = c.call("DEBUG", "OBJECT", "l").decode()
         got.append(re.search(r"encoding:\S+", obj).group(0))  # addresses and sizes are the server's own
         got.append(c.call("MEMORY", "USAGE", "z") != b"$-1\r\n")
-        got += [events(sub), c.call("DBSIZE"), stats(c)["expired_keys"] - before, c.call("TYPE", "l"),
-                stats(c)["expired_keys"] - before]
+        got.append(c.call("MEMORY", "USAGE", "nokey"))
+        # no keyspace hit or miss, no keymiss event, nothing expired
+        stats_now = stats(c)
+        got += [events(sub), c.call("DBSIZE"), {k: stats_now[k] - before[k] for k in before}, c.call("TYPE", "l"),
+                stats(c)["expired_keys"] - before["expired_keys"]]
         out.append(got)
     assert out[0] == out[1]
-    assert out[0][-4] == b":7\r\n" and out[0][-3] == 0 and out[0][-1] == 1  # TYPE then deletes it
+    assert out[0][-4] == b":7\r\n" and out[0][-1] == 1  # TYPE then deletes it
+    assert out[0][-3] == {"expired_keys": 0, "keyspace_hits": 0, "keyspace_misses": 0}
 
 
 @pytest.fixture
