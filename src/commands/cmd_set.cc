@@ -81,7 +81,10 @@ void SRandMember(CommandCall& call) {
   // A negative count: |count| independent picks, repetitions allowed.
   const auto n = static_cast<uint64_t>(count < 0 ? -count : count);
   bool refused = false;
-  auto fits = [&](uint64_t avg_len) { return !(refused = !RepeatedPicksFit(call, n, avg_len)); };
+  auto fits = [&](uint64_t avg_len) {
+    refused = !RepeatedPicksFit(call, n, avg_len);
+    return !refused;
+  };
   Status s = RedisSet(&db).RandomMembers(a[1], n, count < 0, &picked, fits);
   if (refused) return;
   if (!s.ok()) return ReplyStatusError(call, s);

@@ -52,15 +52,17 @@ inline bool RandomCountArg(CommandCall& call, size_t i, int64_t* v) {
 // count) are the one reply a small command builds without bound: |count| copies
 // of the key's elements. Redis builds any of them, and past the memory it has it
 // is killed. kvrocks makes the picks only while they fit: their reply (at least
-// avg_len + 6 bytes a pick) within the client's hard output buffer limit, if it
-// has one, and their memory (the copy and the reply, about 2 * avg_len + 48 bytes
+// avg_len + 6 bytes a pick) within the hard output buffer limit of the client's
+// class, if it has one, and their memory (the copy and the reply, about 2 * avg_len + 48 bytes
 // a pick) within a quarter of the machine's. Otherwise the call answers an error and the
 // client is closed after the reply, as one over its output buffer limit is (a
 // script's caller only gets the error), and false is returned.
 inline bool RepeatedPicksFit(CommandCall& call, uint64_t picks, uint64_t avg_len) {
   static const uint64_t kQuarterOfMemory =
       static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) / 4;
-  const int64_t hard = call.server->config()->obl_normal.hard;
+  // The client's class, as Connection::OverOutputLimit picks it.
+  const Config* cfg = call.server->config();
+  const int64_t hard = (call.conn != nullptr && call.conn->subscribed() ? cfg->obl_pubsub : cfg->obl_normal).hard;
   bool fit = picks <= kQuarterOfMemory / (2 * avg_len + 48);
   if (hard > 0) fit = fit && picks <= static_cast<uint64_t>(hard) / (avg_len + 6);
   if (fit) return true;

@@ -616,6 +616,7 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
       // the client's watches, and says why (its own messages without the "ERR "
       // that replies give them), in or out of MULTI.
       conn->in_multi = false;
+      conn->multi_error = false;
       conn->queued.clear();
       srv->UnwatchAll(conn);
       if (err.compare(0, 4, "ERR ") == 0) err.erase(0, 4);

@@ -121,9 +121,18 @@ def test_unbounded_random_picks_close_the_client_not_the_server(kvrocks_server):
     try:
         assert c.call("SRANDMEMBER", "s", "-100000").startswith(b"*100000\r\n")
         assert c.call("SRANDMEMBER", "s", "-200000").startswith(b"-ERR the reply of 200000 random picks")
+        # (c is closed now) a subscribed (RESP3) client is held to the pubsub class's limit
+        sub, admin = RawClient(kvrocks_server.port), RawClient(kvrocks_server.port)
+        sub.call("HELLO", "3")
+        sub.call("SUBSCRIBE", "ch")
+        assert admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 pubsub 1mb 0 0") == b"+OK\r\n"
+        assert sub.call("SRANDMEMBER", "s", "-200000").startswith(b"-ERR the reply of 200000 random picks")
+        assert admin.call("SRANDMEMBER", "s", "-200000").startswith(b"*200000\r\n")  # normal: no limit now
+        sub.close()
+        admin.close()
     finally:
         d = RawClient(kvrocks_server.port)
-        assert d.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0") == b"+OK\r\n"
+        assert d.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 pubsub 32mb 8mb 60") == b"+OK\r\n"
         assert d.call("SCARD", "s") == b":2\r\n"
         d.close()
         c.close()
