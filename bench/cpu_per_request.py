@@ -9,7 +9,8 @@ each round prints req/s, the whole machine's busy CPU per request (all of
 /proc/stat: the benchmark and kernel threads included) and the server's CPU per
 request by thread name, read right before and right after the round (background
 work after the round does not count, unless --drain waits for the compactions the
-round caused and counts them too).
+round caused and counts them too), and the server's minor page faults per request
+(a new page costs 0-8 us on these VMs, bench/RESULTS.md session 34).
 
   bench/cpu_per_request.py                       # rounds of 25k 8 KiB SETs after a 400k fill
   bench/cpu_per_request.py --kvrocks-args "--rocksdb.wal-compression no"
@@ -47,6 +48,12 @@ def thread_cpu(pid):
             continue  # the thread ended
         ticks[name] += int(fields[11]) + int(fields[12])
     return ticks
+
+
+def minor_faults(pid):
+    """Minor page faults of process pid so far (field 10 of /proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
 
 
 def machine_busy():
@@ -109,16 +116,17 @@ def main():
             benchmark(port, "set", args.fill_size, args.fill_requests, args.keyspace, 16, args.clients)
         for r in range(1, args.rounds + 1):
             time.sleep(args.settle)
-            before, busy0 = thread_cpu(server.pid), machine_busy()
+            before, busy0, faults0 = thread_cpu(server.pid), machine_busy(), minor_faults(server.pid)
             rps = benchmark(port, args.test, args.size, args.requests, args.keyspace, args.pipeline, args.clients)
-            busy1 = machine_busy()
+            busy1, faults1 = machine_busy(), minor_faults(server.pid)
             if args.drain and not args.redis:
                 wait_compactions(port)
             after = thread_cpu(server.pid)
             per_req = {k: (after[k] - before[k]) * 1e6 / TICK / args.requests for k in after}
             threads = " ".join(f"{k} {v:.1f}" for k, v in sorted(per_req.items()) if v > 0)
             print(f"round {r}: {rps:.0f} req/s, machine {(busy1 - busy0) * 1e6 / TICK / args.requests:.1f} us/req, "
-                  f"server {sum(per_req.values()):.1f} us/req ({threads})", flush=True)
+                  f"server {sum(per_req.values()):.1f} us/req ({threads}), "
+                  f"{(faults1 - faults0) / args.requests:.2f} page faults/req", flush=True)
     finally:
         server.terminate()
         server.wait()
