@@ -255,7 +255,9 @@ void Connection::ProcessInput() {
     if (r == RespParser::Result::kNeedMore) break;
     if (r == RespParser::Result::kError) {
       LOG(INFO) << "Protocol error from client " << peer_ << ": " << error;
-      Write("-" + error + "\r\n");
+      // As Redis' addReplyError: counted in errorstats, no CR or LF in the line.
+      server()->stats().RecordError(error);
+      reply::Error(&out_, error);
       close_after_reply_ = true;
       break;
     }

@@ -30,10 +30,20 @@ RespParser::Result RespParser::Parse(std::string_view buf, size_t* pos, const Li
   return Result::kNeedMore;
 }
 
+// Where the line at the start of s ends (the first c), as Redis finds it with
+// strchr on its NUL-terminated query buffer: a line with a NUL byte before its
+// end has none yet (npos), so Redis waits for more input until the buffer passes
+// the inline limit.
+static size_t FindLineEnd(std::string_view s, char c) {
+  size_t at = s.find(c);
+  if (at != std::string_view::npos && std::memchr(s.data(), '\0', at) != nullptr) return std::string_view::npos;
+  return at;
+}
+
 RespParser::Result RespParser::ParseInline(std::string_view buf, size_t* pos, std::vector<std::string>* args,
                                            std::string* error) {
   std::string_view rest = buf.substr(*pos);
-  size_t nl = rest.find('\n');
+  size_t nl = FindLineEnd(rest, '\n');
   if (nl == std::string_view::npos) {
     if (rest.size() > kInlineMax) {
       *error = "ERR Protocol error: too big inline request";
@@ -51,14 +61,15 @@ RespParser::Result RespParser::ParseInline(std::string_view buf, size_t* pos, st
   return Result::kCommand;
 }
 
-// Reads a "<prefix><integer>\r\n" line at buf[*pos]. Returns 1 on success, 0 if
-// incomplete, -1 if the line is too long without a CR.
+// Reads a "<prefix><integer>\r\n" line at buf[pos] (any byte after the CR ends
+// it, as in Redis). Returns 1 on success, 0 if incomplete, -1 if the line is too
+// long without a CR.
 static int ReadLine(std::string_view buf, size_t pos, std::string_view* line, size_t* next) {
   std::string_view rest = buf.substr(pos);
-  size_t cr = rest.find('\r');
+  size_t cr = FindLineEnd(rest, '\r');
   if (cr == std::string_view::npos) return rest.size() > kInlineMax ? -1 : 0;
   if (cr + 1 >= rest.size()) return 0;  // need the '\n'
-  *line = rest.substr(1, cr - 1);
+  *line = cr == 0 ? std::string_view() : rest.substr(1, cr - 1);
   *next = pos + cr + 2;
   return 1;
 }
@@ -79,7 +90,7 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* pos,
       *error = "ERR Protocol error: invalid multibulk length";
       return Result::kError;
     }
-    if (n > 1024 * 1024 && !limits.authenticated) {
+    if (n > 10 && !limits.authenticated) {
       *error = "ERR Protocol error: unauthenticated multibulk length";
       return Result::kError;
     }
@@ -101,11 +112,6 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* pos,
   }
   while (multibulk_left_ > 0) {
     if (bulk_len_ < 0) {
-      if (*pos >= buf.size()) return Result::kNeedMore;
-      if (buf[*pos] != '$') {
-        *error = std::string("ERR Protocol error: expected '$', got '") + buf[*pos] + "'";
-        return Result::kError;
-      }
       std::string_view line;
       size_t next;
       int r = ReadLine(buf, *pos, &line, &next);
@@ -114,6 +120,11 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* pos,
         return Result::kError;
       }
       if (r == 0) return Result::kNeedMore;
+      // Redis looks at the first byte only once the whole line is in.
+      if (buf[*pos] != '$') {
+        *error = std::string("ERR Protocol error: expected '$', got '") + buf[*pos] + "'";
+        return Result::kError;
+      }
       int64_t n;
       if (!ParseInt64(line, &n) || n < 0 || n > limits.max_bulk_len) {
         *error = "ERR Protocol error: invalid bulk length";

@@ -5,7 +5,7 @@ import time
 import pytest
 import redis
 
-from conftest import Kvrocks, RawClient, encode
+from conftest import Kvrocks, RawClient, RealRedis, encode
 
 
 def test_pipelining_many_commands(kvrocks_server):
@@ -43,6 +43,14 @@ def test_split_packets(kvrocks_server):
     (b"*1\r\n$-3\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
     (b"SET a \"unbalanced\r\n", b"-ERR Protocol error: unbalanced quotes in request\r\n"),
     (b"*3000000000\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+    # Redis' formatted errors carry no CR or LF: the byte found shows as a space.
+    (b"*1\r\n\r\n", b"-ERR Protocol error: expected '$', got ' '\r\n"),
+    (b"*2\r\n$4\r\nECHO\r\n\nx\r\n", b"-ERR Protocol error: expected '$', got ' '\r\n"),
+    # Redis finds line ends with strchr, which stops at a NUL: such a line never
+    # ends, and the request grows past the inline limit.
+    (b"PING\x00\r\nPING\r\n" + b"a" * (70 * 1024), b"-ERR Protocol error: too big inline request\r\n"),
+    (b"*1\x00\r\n" + b"a" * (70 * 1024), b"-ERR Protocol error: too big mbulk count string\r\n"),
+    (b"*1\r\n$4\x00\r\nPING\r\n" + b"a" * (70 * 1024), b"-ERR Protocol error: too big bulk count string\r\n"),
 ])
 def test_protocol_errors_close_connection(kvrocks_server, redis_ref, payload, error):
     for port in (kvrocks_server.port, redis_ref.port):
@@ -52,6 +60,43 @@ def test_protocol_errors_close_connection(kvrocks_server, redis_ref, payload, er
         assert c.closed()
         c.close()
     assert kvrocks_server.client().ping()
+
+
+def test_protocol_errors_are_counted_as_error_replies(kvrocks_server, redis_ref):
+    """Redis' addReplyError counts a protocol error in errorstats and total_error_replies."""
+    for port in (kvrocks_server.port, redis_ref.port):
+        admin = RawClient(port)
+        assert admin.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+        c = RawClient(port)
+        c.send_raw(b"*1\r\n+x\r\n")
+        assert c.read_reply() == b"-ERR Protocol error: expected '$', got '+'\r\n"
+        assert c.closed()
+        info = admin.call("INFO", "errorstats")
+        assert b"errorstat_ERR:count=1\r\n" in info, port
+        assert b"total_error_replies:1\r\n" in admin.call("INFO", "stats"), port
+        admin.close()
+
+
+def test_unauthenticated_multibulk_of_more_than_ten(fresh_server):
+    """Redis 7.0 refuses a request of more than ten arguments before AUTH."""
+    fresh_server.extra = ["--requirepass", "pw"]
+    fresh_server.start()
+    ref = RealRedis(["--requirepass", "pw"])
+    try:
+        replies = []
+        for port in (fresh_server.port, ref.port):
+            c = RawClient(port)
+            c.send_raw(b"*11\r\n")
+            assert c.read_reply() == b"-ERR Protocol error: unauthenticated multibulk length\r\n", port
+            assert c.closed()
+            c = RawClient(port)
+            replies.append(c.call("AUTH", "a", "b", "c", "d", "e", "f", "g", "h", "i"))  # ten: parsed
+            assert c.call("AUTH", "pw") == b"+OK\r\n"
+            assert c.call("MSET", *("k%d" % i for i in range(20))) == b"+OK\r\n"  # 21 arguments
+            c.close()
+        assert replies[0] == replies[1] == b"-ERR syntax error\r\n"
+    finally:
+        ref.cleanup()
 
 
 def test_too_big_inline_request(kvrocks_server):

@@ -123,6 +123,54 @@ TEST(RespParser, UnauthenticatedLimits) {
   EXPECT_EQ(err, "ERR Protocol error: unauthenticated bulk length");
 }
 
+TEST(RespParser, UnauthenticatedMultibulkOfMoreThanTenArguments) {
+  RespParser::Limits limits;
+  limits.authenticated = false;
+  std::vector<std::string> args;
+  std::string err;
+  RespParser p;
+  std::string ten = "*10\r\n";
+  size_t pos = 0;
+  EXPECT_EQ(p.Parse(ten, &pos, limits, &args, &err), RespParser::Result::kNeedMore);
+  RespParser q;
+  std::string eleven = "*11\r\n";
+  pos = 0;
+  EXPECT_EQ(q.Parse(eleven, &pos, limits, &args, &err), RespParser::Result::kError);
+  EXPECT_EQ(err, "ERR Protocol error: unauthenticated multibulk length");
+}
+
+// Redis finds line ends with strchr: a NUL before the end of an inline line or
+// of a "*n"/"$n" line leaves the line incomplete (binary bulk data is not lines).
+TEST(RespParser, NulBeforeTheLineEndLeavesTheLineIncomplete) {
+  for (const std::string in : {std::string("PING\0\r\nPING\r\n", 12), std::string("\0\r\n", 3),
+                               std::string("*1\0\r\n$4\r\nPING\r\n", 17),
+                               std::string("*1\r\n$4\0\r\nPING\r\n", 17)}) {
+    RespParser p;
+    auto r = ParseOnce(&p, in);
+    EXPECT_EQ(r.result, RespParser::Result::kNeedMore) << testing::PrintToString(in);
+  }
+  // Past the inline limit without a line end: Redis' errors.
+  RespParser p;
+  auto r = ParseOnce(&p, std::string("PING\0", 5) + std::string(70 * 1024, 'a') + "\r\n");
+  EXPECT_EQ(r.result, RespParser::Result::kError);
+  EXPECT_EQ(r.error, "ERR Protocol error: too big inline request");
+  RespParser q;
+  r = ParseOnce(&q, std::string("*1\r\n$4\0", 7) + std::string(70 * 1024, 'a') + "\r\n");
+  EXPECT_EQ(r.result, RespParser::Result::kError);
+  EXPECT_EQ(r.error, "ERR Protocol error: too big bulk count string");
+}
+
+// Redis reads the first byte of an argument's line only once the line is complete.
+TEST(RespParser, ExpectedDollarOnlyOnceTheLineIsComplete) {
+  RespParser p;
+  auto r = ParseOnce(&p, "*1\r\nX");
+  EXPECT_EQ(r.result, RespParser::Result::kNeedMore);
+  RespParser q;
+  r = ParseOnce(&q, "*1\r\n\r\n");
+  EXPECT_EQ(r.result, RespParser::Result::kError);
+  EXPECT_EQ(r.error, "ERR Protocol error: expected '$', got '\r'");  // the reply writes it as a space
+}
+
 TEST(RespParser, EmptyMultibulkIsSkipped) {
   RespParser p;
   auto r = ParseOnce(&p, "*0\r\n*-1\r\n\r\n*1\r\n$4\r\nPING\r\n");
