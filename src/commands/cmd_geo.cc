@@ -34,12 +34,19 @@ bool DoubleArg(CommandCall& call, size_t i, double* v, const char* error = kNotF
   return false;
 }
 
+// v as printf's %f writes it, however long (1e308 has 309 digits before the point).
+std::string FixedPoint(double v) {
+  int n = std::snprintf(nullptr, 0, "%f", v);
+  std::string s(static_cast<size_t>(n), '\0');
+  std::snprintf(s.data(), s.size() + 1, "%f", v);
+  return s;
+}
+
 bool LonLatArgs(CommandCall& call, size_t i, double* lon, double* lat) {
   if (!DoubleArg(call, i, lon) || !DoubleArg(call, i + 1, lat)) return false;
   if (*lon < geo::kLonMin || *lon > geo::kLonMax || *lat < geo::kLatMin || *lat > geo::kLatMax) {
-    char buf[256];
-    std::snprintf(buf, sizeof(buf), "ERR invalid longitude,latitude pair %f,%f", *lon, *lat);
-    ReplyError(call, buf);
+    // Redis' addReplyErrorFormat builds the whole text, whatever its length.
+    ReplyError(call, "ERR invalid longitude,latitude pair " + FixedPoint(*lon) + "," + FixedPoint(*lat));
     return false;
   }
   return true;
