@@ -236,10 +236,7 @@ void Copy(CommandCall& call) {
     if (EqualsIgnoreCase(call.args[i], "replace")) {
       replace = true;
     } else if (EqualsIgnoreCase(call.args[i], "db") && i + 1 < call.args.size()) {
-      int64_t v;
-      if (!IntArg(call, i + 1, &v)) return;
-      if (v < 0 || v >= call.server->config()->databases) return ReplyError(call, "ERR DB index is out of range");
-      dst_db = static_cast<int>(v);
+      if (!DbIndexArg(call, i + 1, &dst_db)) return;
       i++;
     } else {
       return ReplyError(call, kSyntaxError);
@@ -263,12 +260,11 @@ std::vector<std::pair<int, std::string>> MoveLockKeys(const CommandCall& call) {
 }
 
 void Move(CommandCall& call) {
-  int64_t v;
-  if (!ParseInt64(call.args[2], &v) || v < INT_MIN || v > INT_MAX) return ReplyError(call, kNotIntegerError);
-  if (v < 0 || v >= call.server->config()->databases) return ReplyError(call, "ERR DB index is out of range");
+  int v;
+  if (!DbIndexArg(call, 2, &v)) return;
   if (v == call.conn->db) return ReplyError(call, "ERR source and destination objects are the same");
   Database src = CurrentDb(call);
-  Database dst(call.ctx, call.server->storage()->PhysicalDb(static_cast<int>(v)));
+  Database dst(call.ctx, call.server->storage()->PhysicalDb(v));
   bool copied;
   Status s = src.Copy(call.args[1], &dst, call.args[1], false, Database::CopyKind::kMove, &copied);
   if (!s.ok()) return ReplyStatusError(call, s);
@@ -281,25 +277,25 @@ void Move(CommandCall& call) {
 }
 
 void SwapDb(CommandCall& call) {
-  int64_t a, b;
-  if (!ParseInt64(call.args[1], &a)) return ReplyError(call, "ERR invalid first DB index");
-  if (!ParseInt64(call.args[2], &b)) return ReplyError(call, "ERR invalid second DB index");
+  int a, b;
+  if (!IntArgOfInt(call, 1, &a, "ERR invalid first DB index")) return;
+  if (!IntArgOfInt(call, 2, &b, "ERR invalid second DB index")) return;
   int dbs = call.server->config()->databases;
   if (a < 0 || a >= dbs || b < 0 || b >= dbs) return ReplyError(call, "ERR DB index is out of range");
   // Pending writes of an EXEC go first so that they land in the right database.
   Status s = call.ctx->Commit();
   if (s.ok() && a != b) {
-    uint8_t pa = call.server->storage()->PhysicalDb(static_cast<int>(a));
-    uint8_t pb = call.server->storage()->PhysicalDb(static_cast<int>(b));
+    uint8_t pa = call.server->storage()->PhysicalDb(a);
+    uint8_t pb = call.server->storage()->PhysicalDb(b);
     std::vector<WatchedChange> changes;
     AddWatchedChanges(call, pa, &pb, &changes);
     AddWatchedChanges(call, pb, &pa, &changes);
-    s = call.server->storage()->SwapDb(static_cast<int>(a), static_cast<int>(b));
+    s = call.server->storage()->SwapDb(a, b);
     if (s.ok()) {
       ApplyWatchedChanges(call, changes);
       call.server->SwapWatchedDbs(pa, pb);
       // Blocked clients stay in their database, which now holds the other's keys.
-      call.server->SignalBlockedInDbs({static_cast<int>(a), static_cast<int>(b)});
+      call.server->SignalBlockedInDbs({a, b});
     }
   }
   if (!s.ok()) return ReplyStatusError(call, s);

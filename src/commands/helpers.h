@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -113,18 +114,32 @@ inline void ReplyHelp(CommandCall& call, const std::vector<std::string>& lines) 
   for (const auto& l : lines) reply::Simple(call.out, l);
 }
 
-// Parses a database index argument; replies the Redis error on failure.
-inline bool DbIndexArg(CommandCall& call, size_t i, int* db) {
-  int64_t v;
-  if (!ParseInt64(call.args[i], &v)) {
-    ReplyError(call, kNotIntegerError);
+// Reads an int argument as Redis' getIntFromObjectOrReply does: a string that
+// is no long long gets error (or the usual "not an integer"), one outside int
+// gets error (or Redis' range error naming int's bounds).
+inline bool IntArgOfInt(CommandCall& call, size_t i, int* v, const char* error = nullptr) {
+  int64_t x;
+  if (!ParseInt64(call.args[i], &x)) {
+    ReplyError(call, error != nullptr ? error : kNotIntegerError);
     return false;
   }
-  if (v < 0 || v >= call.server->config()->databases) {
+  if (x < INT_MIN || x > INT_MAX) {
+    ReplyError(call, error != nullptr ? error
+                                      : "ERR value is out of range, value must between -2147483648 and 2147483647");
+    return false;
+  }
+  *v = static_cast<int>(x);
+  return true;
+}
+
+// Parses a database index argument (SELECT, MOVE, COPY ... DB); replies the
+// Redis error on failure.
+inline bool DbIndexArg(CommandCall& call, size_t i, int* db) {
+  if (!IntArgOfInt(call, i, db)) return false;
+  if (*db < 0 || *db >= call.server->config()->databases) {
     ReplyError(call, "ERR DB index is out of range");
     return false;
   }
-  *db = static_cast<int>(v);
   return true;
 }
 

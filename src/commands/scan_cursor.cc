@@ -33,7 +33,9 @@ CursorTable& ScanCursors() {
 }
 
 bool ParseCursor(const std::string& s, uint64_t* out) {
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  // s[0] of "" is its terminator: strtoul reads "" as 0 with nothing left over, so
+  // Redis takes an empty cursor as 0.
+  if (std::isspace(static_cast<unsigned char>(s[0]))) return false;
   char* end = nullptr;
   errno = 0;
   unsigned long long v = std::strtoull(s.c_str(), &end, 10);

@@ -30,7 +30,8 @@ class CursorTable {
 
 CursorTable& ScanCursors();
 
-// Parses a cursor as Redis' strtoul-based parser does (so "-1" is a valid, unknown cursor).
+// Parses a cursor as Redis' strtoul-based parser does (so "-1" is a valid, unknown
+// cursor, "" is 0, and a leading space, trailing bytes or overflow are invalid).
 bool ParseCursor(const std::string& s, uint64_t* out);
 
 }  // namespace kvrocks

@@ -212,6 +212,39 @@ def test_scan_errors(diff):
     SCAN 0 FOO bar
     SCAN 0 MATCH
     SCAN 0
+    SCAN ""
+    SCAN "" COUNT 5
+    SET str v
+    SSCAN nokey ""
+    HSCAN str ""
+    ZSCAN str " 0"
+    SSCAN str x
+    """)
+
+
+def test_db_index_arguments(diff):
+    """Redis reads a database index with getIntFromObjectOrReply: outside int it is
+    a range error (SWAPDB names the argument), inside int but past the databases
+    "DB index is out of range"."""
+    diff.run("""
+    SELECT 3000000000
+    SELECT -2147483649
+    SELECT 2147483647
+    SELECT 9223372036854775808
+    SELECT x
+    SET k v
+    MOVE k 3000000000
+    MOVE k 2147483647
+    MOVE k x
+    COPY k k2 DB 3000000000
+    COPY k k2 DB 16
+    COPY k k2 DB x
+    SWAPDB 3000000000 0
+    SWAPDB 0 -3000000000
+    SWAPDB x 0
+    SWAPDB 0 x
+    SWAPDB 0 16
+    SWAPDB 2147483647 0
     """)
 
 
