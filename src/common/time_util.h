@@ -12,6 +12,8 @@ inline uint64_t NowMs() {
 
 namespace internal {
 inline thread_local uint64_t frozen_expiry_ms = 0;  // 0: not frozen
+// frozen_expiry_ms while expiry is ignored (ExpiryTimeIgnore): the clock reads 0.
+constexpr uint64_t kExpiryIgnored = UINT64_MAX;
 }  // namespace internal
 
 // The clock a key's (or a hash field's) expiry is judged by when it is read. As
@@ -21,7 +23,8 @@ inline thread_local uint64_t frozen_expiry_ms = 0;  // 0: not frozen
 // active-expire cycle, TTL replies, new expiry times) the real clock counts.
 inline uint64_t ExpiryNowMs() {
   uint64_t frozen = internal::frozen_expiry_ms;
-  return frozen != 0 ? frozen : NowMs();
+  if (frozen == 0) return NowMs();
+  return frozen == internal::kExpiryIgnored ? 0 : frozen;
 }
 
 // Fixes ExpiryNowMs() for its lifetime, unless an enclosing one already did.
@@ -38,14 +41,14 @@ class ExpiryTimeFreeze {
   uint64_t outer_;
 };
 
-// Judges expiry as at the start of time for its lifetime, on this thread: every
-// stored key and hash field reads as live, and so none is found expired (and
-// deleted) by a read. Redis' debug commands (DEBUG OBJECT, DEBUG DIGEST,
+// Judges expiry as at time 0 for its lifetime, on this thread: every stored key
+// and hash field reads as live (an expiry of 1 ms, PXAT 1, included), and so
+// none is found expired (and deleted) by a read. Redis' debug commands (DEBUG OBJECT, DEBUG DIGEST,
 // MEMORY USAGE) look in its dict directly and so see logically expired keys
 // that are still stored, and leave them there.
 class ExpiryTimeIgnore {
  public:
-  ExpiryTimeIgnore() : outer_(internal::frozen_expiry_ms) { internal::frozen_expiry_ms = 1; }
+  ExpiryTimeIgnore() : outer_(internal::frozen_expiry_ms) { internal::frozen_expiry_ms = internal::kExpiryIgnored; }
   ~ExpiryTimeIgnore() { internal::frozen_expiry_ms = outer_; }
   ExpiryTimeIgnore(const ExpiryTimeIgnore&) = delete;
   ExpiryTimeIgnore& operator=(const ExpiryTimeIgnore&) = delete;

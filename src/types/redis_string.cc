@@ -203,11 +203,9 @@ Status RedisString::Set(std::string_view key, std::string_view value, const SetO
   if (opts.cond == SetOptions::kXX && !lk.live) return Status::OK();
   uint64_t expire = opts.keep_ttl && lk.live ? lk.expire_ms : opts.expire_ms;
   *done = true;
-  if (expire != 0 && expire <= now && db_->AlreadyExpired(expire)) {
-    // An absolute time in the past: the new value is expired at once, as in Redis.
-    db_->Remove(key, &lk);
-    return Status::OK();
-  }
+  // An absolute time in the past (EXAT/PXAT) is stored as given: as in Redis 7.0,
+  // whose SET does not delete such a key, it is counted (DBSIZE, INFO keyspace)
+  // until a lookup or the active expiry cycle finds it expired.
   WriteValue(key, &lk, value, expire);
   return Status::OK();
 }

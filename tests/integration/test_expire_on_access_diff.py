@@ -127,6 +127,23 @@ def test_a_command_deletes_what_it_finds_expired(pair, setup, command):
     assert sizes[0] == sizes[1], f"{command}: kvrocks {sizes[0]!r} redis {sizes[1]!r}"
 
 
+def test_set_with_a_time_already_past_stores_the_key(pair):
+    """Redis 7.0's SET with an EXAT/PXAT already past stores the key (events "set"
+    and "expire"), unlike EXPIREAT or GETEX: it is counted (DBSIZE, INFO keyspace,
+    DEBUG DIGEST) until a lookup finds it expired."""
+    out = []
+    for c, sub in pair:
+        got = [c.call("SET", "p", "v", "PXAT", "1"), c.call("SET", "e", "v", "EXAT", "1000000000", "GET"),
+               c.call("SET", "k", "v"), c.call("SET", "k", "w", "XX", "PXAT", "1000"), events(sub),
+               c.call("DBSIZE"), c.call("INFO", "keyspace"), c.call("DEBUG", "DIGEST"), c.call("KEYS", "*")]
+        before = stats(c)
+        got += [c.call("GET", "p"), events(sub), c.call("DBSIZE")]
+        got.append({k: v - before[k] for k, v in stats(c).items()})
+        out.append(got)
+    assert out[0] == out[1]
+    assert out[1][5] == b":3\r\n" and out[1][-2] == b":2\r\n"
+
+
 def test_inside_multi_exec(pair):
     for c, sub in pair:
         c.call("SET", "k", "v", "PX", TTL_MS)
