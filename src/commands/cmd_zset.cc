@@ -249,13 +249,19 @@ bool RunRange(CommandCall& call, const std::string& key, const std::string& lo, 
 // Parses ZRANGE-style options from args[first...].
 bool ParseRangeOptions(CommandCall& call, size_t first, bool allow_by, bool allow_withscores, RangeSpec* r) {
   const auto& a = call.args;
+  // As Redis' zrangeGenericCommand: REV, and BYSCORE or BYLEX, once each (a
+  // second is a syntax error).
+  bool by_given = false, rev_given = false;
   for (size_t i = first; i < a.size(); i++) {
-    if (allow_by && EqualsIgnoreCase(a[i], "byscore")) {
+    if (allow_by && !by_given && EqualsIgnoreCase(a[i], "byscore")) {
       r->type = RangeType::kScore;
-    } else if (allow_by && EqualsIgnoreCase(a[i], "bylex")) {
+      by_given = true;
+    } else if (allow_by && !by_given && EqualsIgnoreCase(a[i], "bylex")) {
       r->type = RangeType::kLex;
-    } else if (allow_by && EqualsIgnoreCase(a[i], "rev")) {
+      by_given = true;
+    } else if (allow_by && !rev_given && EqualsIgnoreCase(a[i], "rev")) {
       r->rev = true;
+      rev_given = true;
     } else if (allow_withscores && EqualsIgnoreCase(a[i], "withscores")) {
       r->with_scores = true;
     } else if (EqualsIgnoreCase(a[i], "limit") && i + 2 < a.size()) {
