@@ -332,9 +332,9 @@ void ReadGeneric(CommandCall& call, bool group_read) {
       streams_at = i + 1;
       nstreams = a.size() - streams_at;
       if (nstreams % 2 != 0) {
-        return ReplyError(call, std::string("ERR Unbalanced ") + (group_read ? "XREADGROUP" : "XREAD") +
-                                    " list of streams: for each stream key an ID or '" + (group_read ? ">" : "$") +
-                                    "' must be specified.");
+        // Redis 7.0 says this of XREADGROUP too (the command name and '>' came in 7.2).
+        return ReplyError(call,
+                          "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.");
       }
       nstreams /= 2;
       break;
