@@ -1,0 +1,219 @@
+"""Random commands drawn from Redis' own COMMAND DOCS, for differential testing.
+
+Every command (and subcommand) that both servers have gets arguments that follow
+its documented structure (tokens, oneof, blocks, optional and repeated
+arguments), with values from small pools over a handful of keys of every type,
+and now and then an argument dropped, added or an option repeated, so that
+option parsing and its error order are exercised as well as the happy paths.
+After each command the data sets are compared with DEBUG DIGEST (active expiry
+is off on both servers), so a write that replies the same but changes a
+different thing shows at once.
+
+Left out: what changes the connection or the server (SUBSCRIBE, HELLO, CONFIG,
+REPLICAOF ...), what blocks, what is random or time-dependent by definition
+(RANDOMKEY, SPOP, TIME, INFO, LATENCY ...), what reports the server's own
+internals (MEMORY, COMMAND, DEBUG, OBJECT FREQ/IDLETIME) and DUMP (a hashtable's
+dump follows Redis' per-process hash seed). random_commands.py covers scripts,
+functions, transactions and RESTORE with generators of their own.
+
+  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3]
+"""
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from conftest import KVROCKS_BIN, REDIS_BIN, RawClient
+import random_commands as rc
+
+SKIP = {
+    # connection or server state
+    "shutdown", "monitor", "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe",
+    "sunsubscribe", "quit", "reset", "hello", "auth", "client", "config", "acl", "slaveof", "replicaof",
+    "failover", "sync", "psync", "replconf", "save", "bgsave", "bgrewriteaof", "flushall", "module",
+    "cluster", "readonly", "readwrite", "asking", "migrate", "script", "function", "pubsub", "publish",
+    "spublish",
+    # blocking
+    "blpop", "brpop", "brpoplpush", "blmove", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "wait", "waitaof",
+    # random or time-dependent by definition, or the server's own internals
+    "randomkey", "spop", "srandmember", "hrandfield", "zrandmember", "time", "info", "lastsave", "lolwut",
+    "command", "memory", "latency", "slowlog", "debug", "pfdebug", "pfselftest", "dump", "keys", "scan",
+    # generators of their own in random_commands.py
+    "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "restore", "restore-asking",
+}
+KEYS = ["s1", "s2", "h1", "l1", "z1", "set1", "x1", "g1", "none"]
+STRINGS = ["v", "", "10", "-1", "3.5", "a b", "x" * 70, "m1", "m2", "f1", "a", "z", "0", "1"]
+INTS = ["0", "1", "-1", "2", "5", "-5", "100", "x", "9223372036854775807", "-9223372036854775808", "1.5", ""]
+DOUBLES = ["0", "1.5", "-2", "inf", "-inf", "x", "1e3", "3", "nan", ""]
+# A relative time of a few milliseconds would expire between the two servers' turns.
+TIMES = ["0", "-1", "100000", "9999999", "x", "9223372036854775807", "-9223372036854775808"]
+OPTIONS = ["NX", "XX", "GT", "LT", "CH", "WITHSCORES", "LIMIT", "COUNT", "REV", "BYSCORE", "BYLEX"]
+
+SETUP = (["FLUSHALL"], ["DEBUG", "SET-ACTIVE-EXPIRE", "0"], ["SELECT", "0"], ["SET", "s1", "10"],
+         ["SET", "s2", "hello"], ["HSET", "h1", "f1", "v1", "f2", "2"], ["RPUSH", "l1", "a", "b", "c", "a"],
+         ["ZADD", "z1", "1", "m1", "2", "m2", "2", "m3"], ["SADD", "set1", "a", "b", "1"],
+         ["XADD", "x1", "1-1", "f", "v"], ["XADD", "x1", "2-1", "g", "w"], ["XGROUP", "CREATE", "x1", "grp", "0"],
+         ["GEOADD", "g1", "13.36", "38.11", "m1", "15.08", "37.5", "m2"])
+
+
+def _text(x):
+    if isinstance(x, bytes):
+        return x.decode()
+    if isinstance(x, rc.Map):  # RESP3
+        return {_text(k): _text(v) for k, v in x}
+    if isinstance(x, list):
+        return [_text(v) for v in x]
+    return x
+
+
+def _fields(x):
+    """A RESP2 flat list of name, value pairs (or a RESP3 map) as a dict."""
+    if isinstance(x, dict):
+        return x
+    return dict(zip(x[::2], x[1::2]))
+
+
+def command_specs(ref, kv):
+    """(name, docs) of every command and subcommand of ref's COMMAND DOCS that kv
+    has too, names lower case ("xgroup|create"), in name order."""
+    docs = _fields(_text(rc.parse(ref.call("COMMAND", "DOCS"))))
+    have = {n.lower() for n in _text(rc.parse(kv.call("COMMAND", "LIST")))}
+    specs = []
+    for name, doc in docs.items():
+        doc = _fields(doc)
+        subs = doc.get("subcommands")
+        for sub, sub_doc in (_fields(subs).items() if subs else [(name, doc)]):
+            base = sub.split("|")[0].lower()
+            if base in have and base not in SKIP:
+                specs.append((sub.lower(), _fields(sub_doc)))
+    return sorted(specs, key=lambda s: s[0])
+
+
+class DocsGen:
+    def __init__(self, specs, seed):
+        self.specs = specs
+        self.rnd = random.Random(seed)
+
+    def value(self, arg):
+        kind, name = arg.get("type", ""), arg.get("name", "")
+        r = self.rnd
+        if kind == "key":
+            return r.choice(KEYS)
+        if kind == "integer" and "second" in name:
+            return r.choice(TIMES)
+        if kind == "integer":
+            return r.choice(INTS) if r.random() < 0.3 else str(r.randint(-2, 5))
+        if kind == "double":
+            return r.choice(DOUBLES)
+        if kind == "unix-time":
+            return r.choice(["0", "4102444800", "-1", "1000000000", "x"])
+        if kind == "pattern":
+            return r.choice(["*", "h*", "?1", "[a-z]*", "\\"])
+        return r.choice(STRINGS)
+
+    def add(self, arg, out):
+        """Appends arguments for one documented argument spec."""
+        arg = _fields(arg)
+        flags = arg.get("flags", [])
+        if "optional" in flags and self.rnd.random() < 0.5:
+            return
+        kind = arg.get("type", "")
+        for _ in range(self.rnd.randint(1, 3) if "multiple" in flags else 1):
+            token = arg.get("token")
+            if token is not None:
+                out.append(token if self.rnd.random() < 0.9 else token.lower())
+            if kind == "pure-token":
+                continue
+            if kind == "oneof":
+                subs = arg.get("arguments", [])
+                if subs:
+                    self.add(self.rnd.choice(subs), out)
+            elif kind == "block":
+                for sub in arg.get("arguments", []):
+                    self.add(sub, out)
+            elif arg.get("name") == "cursor":
+                out.append("0")  # any other cursor is a position of the server's own
+            else:
+                out.append(self.value(arg))
+
+    def command(self):
+        name, doc = self.rnd.choice(self.specs)
+        args = name.split("|")
+        for arg in doc.get("arguments", []):
+            self.add(arg, args)
+        r = self.rnd
+        if args[0] in ("xread", "xreadgroup") and "BLOCK" in [a.upper() for a in args]:
+            i = [a.upper() for a in args].index("BLOCK")
+            del args[i:i + 2]
+        if args[0] == "object" and len(args) > 1 and args[1].lower() in ("freq", "idletime"):
+            args[1] = "encoding"
+        if args[0] == "xadd":  # an id from the clock differs between the servers
+            args = [r.choice(["1-1", "3-0", "9-9", "0-0", "x", "5-*"]) if a == "*" else a for a in args]
+        mangle = r.random()
+        if mangle < 0.1 and len(args) > 1:
+            args.pop(r.randrange(1, len(args)))
+        elif mangle < 0.2:
+            args.insert(r.randint(1, len(args)), r.choice(STRINGS + INTS + KEYS))
+        elif mangle < 0.25:
+            args.append(r.choice(OPTIONS))
+        return args
+
+
+def normalize(args, reply):
+    """What of a reply must match: random_commands' rules, and of a SCAN-family
+    cursor only whether the scan is complete (cursors are each server's own)."""
+    reply = rc.parse(reply)
+    if args[0].lower() in ("sscan", "hscan", "zscan") and isinstance(reply, list) and len(reply) == 2:
+        reply = [reply[0] == b"0", reply[1]]
+    return rc.normalize(args, reply)
+
+
+def run(kv, ref, seed, count):
+    """Sends count commands of seed to both servers (RawClients, data flushed);
+    returns the first mismatch, of a reply or of the data set, or None."""
+    for c in (kv, ref):
+        for setup in SETUP:
+            c.call(*setup)
+    gen = DocsGen(command_specs(ref, kv), seed)
+    for i in range(count):
+        args = gen.command()
+        a, b = kv.call(*args), ref.call(*args)
+        if a != b and normalize(args, a) != normalize(args, b):
+            return f"seed {seed} #{i}: {args!r}\n  kvrocks {a[:300]!r}\n  redis   {b[:300]!r}"
+        da, db = kv.call("DEBUG", "DIGEST"), ref.call("DEBUG", "DIGEST")
+        if da != db:
+            return f"seed {seed} #{i}: {args!r} replied {a[:100]!r} on both, but the data sets differ after it"
+    return None
+
+
+def main():
+    first, seeds, count = (int(x) for x in sys.argv[1:4])
+    resp3 = "resp3" in sys.argv[4:]
+    d = tempfile.mkdtemp(prefix="docs-hunt-")
+    kv_port, ref_port = 7161, 7162
+    procs = [subprocess.Popen([KVROCKS_BIN, "--port", str(kv_port), "--dir", d + "/kv", "--bind", "127.0.0.1",
+                               "--enable-debug-command", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+             subprocess.Popen([REDIS_BIN, "--port", str(ref_port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no", "--dir", d, "--enable-debug-command", "yes"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        time.sleep(1)
+        kv, ref = RawClient(kv_port), RawClient(ref_port)
+        if resp3:
+            kv.call("HELLO", "3")
+            ref.call("HELLO", "3")
+        for seed in range(first, first + seeds):
+            mismatch = run(kv, ref, seed, count)
+            if mismatch:
+                print(mismatch, flush=True)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Random commands drawn from Redis' COMMAND DOCS (docs_commands.py), sent to
+kvrocks and to redis-server: replies and data sets must match after every
+command. Bounded here; `python3 tests/integration/docs_commands.py 0 100 2000
+[resp3]` hunts longer."""
+import pytest
+
+from conftest import RawClient
+from docs_commands import run
+
+COMMANDS = 2000
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"], scope="module")
+def clients(request, kvrocks_server, redis_ref):
+    kv, ref = RawClient(kvrocks_server.port), RawClient(redis_ref.port)
+    if request.param == 3:
+        kv.call("HELLO", "3")
+        ref.call("HELLO", "3")
+    yield kv, ref
+    for c in (kv, ref):
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        c.call("FLUSHALL")
+        c.close()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_documented_commands_match_redis(clients, seed):
+    mismatch = run(*clients, seed, COMMANDS)
+    assert mismatch is None, mismatch
