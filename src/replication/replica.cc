@@ -102,12 +102,15 @@ void Replica::Follow(const std::string& host, int port) {
     last_error_.clear();
   }
   following_ = true;
+  // As a Redis replica: expired keys stay whole until the master deletes them.
+  server_->storage()->KeepExpiredSubkeys(true);
   state_ = kConnect;
   Request(true, host, port);
 }
 
 void Replica::Unfollow() {
   following_ = false;
+  server_->storage()->KeepExpiredSubkeys(false);
   state_ = kNone;
   {
     // A promoted replica starts its own history: a later PSYNC with the old id

@@ -79,7 +79,9 @@ class MetadataCursor {
 
 class SubkeyFilter : public rocksdb::CompactionFilter {
  public:
-  SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) : cursor_(db, metadata) {}
+  // keep_expired: keep the elements of expired keys whatever their age.
+  SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata, bool keep_expired)
+      : cursor_(db, metadata), keep_expired_(keep_expired) {}
 
   bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
     return Stale(key);
@@ -111,15 +113,22 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
         return false;  // unknown: keep
       } else {
         Metadata meta;
-        cached_alive_ = meta.Decode(raw).ok() && meta.HasSubkeys() && !meta.Expired(NowMs());
+        cached_alive_ = meta.Decode(raw).ok() && meta.HasSubkeys() && !ExpiredLongAgo(meta);
         cached_version_ = meta.version;
       }
     }
     return !cached_alive_ || cached_version_ != version;
   }
 
+  bool ExpiredLongAgo(const Metadata& meta) const {
+    if (keep_expired_ || meta.expire_ms == 0) return false;
+    const uint64_t now = NowMs();
+    return now > SubkeyFilterFactory::kExpiredGraceMs && meta.Expired(now - SubkeyFilterFactory::kExpiredGraceMs);
+  }
+
   // Filter() is const in RocksDB's interface; one filter serves one thread.
   mutable MetadataCursor cursor_;
+  const bool keep_expired_;
   mutable std::string cached_key_;
   mutable bool cached_alive_ = false;
   mutable uint64_t cached_version_ = 0;
@@ -137,7 +146,7 @@ std::unique_ptr<rocksdb::CompactionFilter> SubkeyFilterFactory::CreateCompaction
     const rocksdb::CompactionFilter::Context&) {
   rocksdb::DB* db = db_.load();
   if (db == nullptr) return std::make_unique<KeepAll>();
-  return std::make_unique<SubkeyFilter>(db, metadata_.load());
+  return std::make_unique<SubkeyFilter>(db, metadata_.load(), keep_expired_.load());
 }
 
 }  // namespace kvrocks

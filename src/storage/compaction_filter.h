@@ -1,7 +1,14 @@
 // Compaction filter of the subkey column families: drops elements whose key
-// no longer exists, was re-created (another version), or has expired. This is
-// what makes DEL of a huge collection O(1): only the metadata is deleted, and
-// compaction reclaims the elements later.
+// no longer exists, was re-created (another version), or has been expired for
+// kExpiredGraceMs. This is what makes DEL of a huge collection O(1): only the
+// metadata is deleted, and compaction reclaims the elements later.
+//
+// An expired key's elements are kept for a while, and on a replica until its
+// master deletes the key, because they can still be seen: a transaction or a
+// script judges expiry by the time it started (so a key expiring meanwhile is
+// live to it), and a replica, like Redis', holds expired keys until the
+// master's DEL, since the master may still change or PERSIST a key the
+// replica's clock (or its lag behind the stream) already shows expired.
 #pragma once
 
 #include <rocksdb/compaction_filter.h>
@@ -13,12 +20,19 @@ namespace kvrocks {
 
 class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
  public:
+  // How long a key must have been expired before its elements are dropped.
+  static constexpr uint64_t kExpiredGraceMs = 60 * 1000;
+
   // Until Attach is called (the DB is open) nothing is dropped.
   void Attach(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) {
     metadata_.store(metadata);
     db_.store(db);
   }
   void Detach() { db_.store(nullptr); }
+  // Whether the elements of expired keys are kept whatever their age (a
+  // replica: the master's DEL decides). Applies to compactions started after it.
+  void set_keep_expired(bool keep) { keep_expired_.store(keep); }
+  bool keep_expired() const { return keep_expired_.load(); }
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context& context) override;
   const char* Name() const override { return "kvrocks.SubkeyFilterFactory"; }
@@ -26,6 +40,7 @@ class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
  private:
   std::atomic<rocksdb::DB*> db_{nullptr};
   std::atomic<rocksdb::ColumnFamilyHandle*> metadata_{nullptr};
+  std::atomic<bool> keep_expired_{false};
 };
 
 }  // namespace kvrocks

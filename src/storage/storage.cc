@@ -248,6 +248,8 @@ Status Storage::Open() {
   blob_compression_on_ = config_->rocksdb_enable_blob_files && blob_compression_ != rocksdb::kNoCompression;
   if (blob_compression_on_) blob_sample_min_size_ = static_cast<size_t>(config_->rocksdb_min_blob_size);
   blob_sampling_ = blob_compression_on_ && config_->rocksdb_blob_compression_min_saving > 0;
+  // A server that starts as a replica keeps expired keys' elements from its first compaction on.
+  g_subkey_filter->set_keep_expired(!config_->replicaof.empty());
   g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata));
   return LoadState();
 }
@@ -329,6 +331,8 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool without_wal) {
   rocksdb::Status s = db_->Write(wo, batch);
   return s.ok() ? Status::OK() : Status::IOError(s.ToString());
 }
+
+void Storage::KeepExpiredSubkeys(bool keep) { g_subkey_filter->set_keep_expired(keep); }
 
 Status Storage::FlushMemTables() {
   rocksdb::FlushOptions fo;

@@ -62,6 +62,10 @@ class Storage {
   Status Write(rocksdb::WriteBatch* batch, bool without_wal = false);
   // Flushes every memtable to SST files (makes writes done without WAL durable).
   Status FlushMemTables();
+  // Whether compactions keep the elements of expired keys however long expired
+  // (a replica, until its master's DEL), or drop them after a grace period
+  // (compaction_filter.h). Starts as the config's replicaof says.
+  void KeepExpiredSubkeys(bool keep);
   // Pauses (or resumes) automatic compactions while a bulk load ingests files;
   // the files are compacted after the load instead of competing with it.
   Status PauseCompactions(bool pause);

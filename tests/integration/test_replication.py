@@ -484,6 +484,35 @@ def test_replica_reads_of_expired_keys_leave_deletion_to_the_master():
         m.cleanup()
 
 
+def test_replica_keeps_an_expired_value_until_the_master_deletes_it():
+    """A Redis replica keeps an expired key whole until its master's DEL: the master,
+    whose clock or stream may lag, can still change or PERSIST a key the replica
+    already shows expired. kvrocks' compactions on a replica keep the out-of-line
+    value of such a key however long ago it expired (a master drops it after a
+    grace period). Redis 7.0 stores SET ... PXAT in the past, and so sends it."""
+    m = Master(args=["--enable-debug-command", "yes"])
+    kv = Kvrocks()
+    kv.start()
+    try:
+        mc, r = m.client(), kv.client()
+        mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        r.execute_command("REPLICAOF", "127.0.0.1", str(m.port))
+        wait_synced(mc, kv)
+        two_minutes_ago = int(time.time() * 1000) - 120000
+        mc.execute_command("SET", "big", "x" * 8192, "PXAT", str(two_minutes_ago))
+        wait_synced(mc, kv)
+        r.execute_command("COMPACT")
+        digest = mc.execute_command("DEBUG", "DIGEST-VALUE", "big")
+        assert r.execute_command("DEBUG", "DIGEST-VALUE", "big") == digest
+        assert r.dbsize() == 1 and r.get("big") is None
+        assert mc.get("big") is None  # the master deletes it and sends DEL
+        wait_synced(mc, kv)
+        assert r.dbsize() == 0
+    finally:
+        kv.cleanup()
+        m.cleanup()
+
+
 SCHED_OTHER, SCHED_IDLE = 0, 5
 
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/time_util.h"
+#include "storage/compaction_filter.h"
 #include "storage/key_encoding.h"
 #include "storage/storage.h"
 #include "temp_storage.h"
@@ -53,12 +54,17 @@ class CompactionFilterTest : public TempStorageTest {
 TEST_F(CompactionFilterTest, KeepsExactlyTheLiveVersions) {
   // {t} puts every key in one slot; names of several lengths interleave.
   std::vector<std::string> live, other_version, deleted, expired, inline_string;
+  const uint64_t long_ago = NowMs() - SubkeyFilterFactory::kExpiredGraceMs - 1000;
   for (int i = 0; i < 300; i++) {
     std::string key = "{t}" + std::string(1 + i % 7, static_cast<char>('a' + i % 26)) + std::to_string(i);
-    switch (i % 5) {
+    switch (i % 6) {
       case 0:
         live.push_back(key);
         PutMeta(key, HashMeta(100 + i));
+        break;
+      case 5:
+        live.push_back(key);  // expired a moment ago: a script or EXEC may still see it
+        PutMeta(key, HashMeta(100 + i, NowMs() - 1000));
         break;
       case 1:
         other_version.push_back(key);
@@ -69,7 +75,7 @@ TEST_F(CompactionFilterTest, KeepsExactlyTheLiveVersions) {
         break;
       case 3:
         expired.push_back(key);
-        PutMeta(key, HashMeta(100 + i, NowMs() - 1000));
+        PutMeta(key, HashMeta(100 + i, long_ago));
         break;
       case 4:
         inline_string.push_back(key);
@@ -96,6 +102,26 @@ TEST_F(CompactionFilterTest, KeepsExactlyTheLiveVersions) {
   }
   EXPECT_TRUE(HasSubkey("other", 7, "x"));
   EXPECT_FALSE(HasSubkey("zzzz-no-metadata", 9, "x"));
+}
+
+// A replica keeps expired keys whole until its master deletes them: the master
+// may still PERSIST or change a key the replica's clock shows expired.
+TEST_F(CompactionFilterTest, AReplicaKeepsTheElementsOfExpiredKeys) {
+  storage_->KeepExpiredSubkeys(true);
+  PutMeta("{r}expired", HashMeta(10, NowMs() - SubkeyFilterFactory::kExpiredGraceMs - 1000));
+  PutSubkey("{r}expired", 10, "f");
+  PutMeta("{r}old-version", HashMeta(12));
+  PutSubkey("{r}old-version", 11, "f");
+  PutSubkey("{r}deleted", 13, "f");
+  ASSERT_TRUE(storage_->db()->Flush(rocksdb::FlushOptions(), storage_->cf(ColumnFamily::kSubkey)).ok());
+  CompactSubkeys();
+  storage_->KeepExpiredSubkeys(false);
+  EXPECT_TRUE(HasSubkey("{r}expired", 10, "f"));
+  EXPECT_FALSE(HasSubkey("{r}old-version", 11, "f"));  // what the master's writes made garbage still goes
+  EXPECT_FALSE(HasSubkey("{r}deleted", 13, "f"));
+  // Back to a master: the same compaction drops them.
+  CompactSubkeys();
+  EXPECT_FALSE(HasSubkey("{r}expired", 10, "f"));
 }
 
 // Few keys with subkeys among many without (the lookups then Seek instead of
