@@ -304,11 +304,13 @@ Status RedisSet::Move(std::string_view src, std::string_view dst, std::string_vi
   LoadedKey slk, dlk;
   Metadata smeta, dmeta;
   bool sexists, dexists;
+  // As Redis' smoveCommand: both keys are looked up first (so an expired one is
+  // deleted whatever the answer), then a missing source answers 0 before either
+  // type is checked.
   Status s = LoadSet(src, &slk, &smeta, &sexists);
-  // As Redis: a missing source answers 0 before the destination's type is checked.
+  Status d = LoadSet(dst, &dlk, &dmeta, &dexists);
   if (!s.ok() || !sexists) return s;
-  s = LoadSet(dst, &dlk, &dmeta, &dexists);
-  if (!s.ok()) return s;
+  if (!d.ok()) return d;
   std::vector<bool> in_src;
   s = IsMember(src, {member}, &in_src);
   if (!s.ok() || !in_src[0]) return s;

@@ -63,6 +63,9 @@ CASES = [
     (["SADD s a"], "SMEMBERS s"),
     (["SADD s a", "SADD s2 b"], "SUNIONSTORE d s s2"),
     (["SADD s a"], "SADD s b"),
+    (["SADD s a"], "SMOVE nosrc s a"),
+    (["XADD x 1-1 f v"], "XAUTOCLAIM x g c x 0"),
+    (["XADD x 1-1 f v"], "XAUTOCLAIM x g c 0 bad"),
     (["ZADD z 1 a"], "ZRANGE z 0 -1"),
     (["ZADD z 1 a"], "ZADD z 2 b"),
     (["XADD x 1-1 f v"], "XLEN x"),
@@ -125,6 +128,20 @@ def test_a_command_deletes_what_it_finds_expired(pair, setup, command):
     deltas = [{k: a[k] - b[k] for k in b} for a, b in zip(after, before)]
     assert deltas[0] == deltas[1], f"{command}: kvrocks {deltas[0]} redis {deltas[1]}"
     assert sizes[0] == sizes[1], f"{command}: kvrocks {sizes[0]!r} redis {sizes[1]!r}"
+
+
+def test_smove_looks_both_keys_up_before_the_types(pair):
+    """Redis' SMOVE looks up the source and the destination (deleting an expired
+    one) before it checks either type."""
+    for c, sub in pair:
+        c.call("SET", "src", "v")
+        c.call("SADD", "dst", "a")
+        c.call("PEXPIRE", "dst", TTL_MS)
+        events(sub)
+    time.sleep(PASSED)
+    out = [(c.call("SMOVE", "src", "dst", "a"), events(sub), c.call("DBSIZE")) for c, sub in pair]
+    assert out[0] == out[1]
+    assert out[1][2] == b":1\r\n"
 
 
 def test_set_with_a_time_already_past_stores_the_key(pair):
