@@ -92,6 +92,7 @@ void SortGeneric(CommandCall& call, bool read_only) {
   std::vector<std::string> elems;
   bool natural_order = false;  // the source's own order is meaningful (lists, sorted sets)
   if (lk.live) {
+    UnrecordedLookups elements_of_the_key_just_looked_up(call.ctx);
     if (lk.type == RedisType::kList) {
       s = RedisList(&db).Range(a[1], 0, -1, &elems);
       natural_order = true;
@@ -164,6 +165,9 @@ void SortGeneric(CommandCall& call, bool read_only) {
   }
   if (has_store) {
     // The result replaces the destination as a list (missing values become "").
+    // Writing it looks the destination up as Redis' setKey does (lookupKeyWrite:
+    // an expired one is deleted), not as a read.
+    UnrecordedLookups destination_is_written(call.ctx);
     bool deleted;
     s = db.Delete(store, &deleted);
     if (!s.ok()) return ReplyStatusError(call, s);

@@ -416,6 +416,9 @@ void ReadGeneric(CommandCall& call, bool group_read) {
     }
   }
 
+  // Redis looks every key up again to serve it (a hit or miss each: notify.cc's ReadKeys).
+  for (size_t k = 0; k < nstreams; k++) call.ctx->RecordLookup(db.id(), a[streams_at + k], exists[k]);
+
   std::string body;
   size_t served = 0;
   std::string* saved_out = call.out;
@@ -430,7 +433,7 @@ void ReadGeneric(CommandCall& call, bool group_read) {
       s = rs.ReadGroup(key, *group, *consumer, ids[k], static_cast<uint64_t>(count), noack, &serve, &entries);
     } else if (metas[k].length > 0 && metas[k].last_id > *ids[k]) {
       StreamID from = *ids[k];
-      if (from.Incr()) s = rs.Range(key, from, StreamID::Max(), static_cast<uint64_t>(count), false, &entries);
+      if (from.Incr()) s = rs.Range(key, metas[k], from, StreamID::Max(), static_cast<uint64_t>(count), false, &entries);
       serve = !entries.empty();
     }
     if (!s.ok()) {
@@ -771,6 +774,14 @@ void XClaim(CommandCall& call) {
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 void XAutoClaim(CommandCall& call) {
   const auto& a = call.args;
+  Database db = CurrentDb(call);
+  {
+    // Redis looks the key up before it parses the arguments: an expired key is
+    // deleted even when they are wrong.
+    LoadedKey lk;
+    Status s = db.Load(a[1], &lk);
+    if (!s.ok()) return ReplyStatusError(call, s);
+  }
   int64_t min_idle;
   if (!ParseInt64(a[4], &min_idle)) return ReplyError(call, "ERR Invalid min-idle-time argument for XAUTOCLAIM");
   StreamID start;
@@ -789,7 +800,6 @@ void XAutoClaim(CommandCall& call) {
       return ReplyError(call, kSyntaxError);
     }
   }
-  Database db = CurrentDb(call);
   RedisStream rs = Streams(call, &db);
   StreamMeta meta;
   StreamGroupInfo group;
@@ -860,8 +870,8 @@ void XInfoStream(CommandCall& call, RedisStream* rs, const StreamMeta& meta) {
     reply::Bulk(call.out, "groups");
     reply::Integer(call.out, static_cast<int64_t>(groups.size()));
     std::vector<StreamEntry> first, last;
-    s = rs->Range(key, StreamID::Min(), StreamID::Max(), 1, false, &first);
-    if (s.ok()) s = rs->Range(key, StreamID::Min(), StreamID::Max(), 1, true, &last);
+    s = rs->Range(key, meta, StreamID::Min(), StreamID::Max(), 1, false, &first);
+    if (s.ok()) s = rs->Range(key, meta, StreamID::Min(), StreamID::Max(), 1, true, &last);
     if (!s.ok()) return ReplyStatusError(call, s);
     reply::Bulk(call.out, "first-entry");
     if (first.empty()) {
@@ -879,7 +889,7 @@ void XInfoStream(CommandCall& call, RedisStream* rs, const StreamMeta& meta) {
   }
   const uint64_t limit = static_cast<uint64_t>(count);
   std::vector<StreamEntry> entries;
-  s = rs->Range(key, StreamID::Min(), StreamID::Max(), limit, false, &entries);
+  s = rs->Range(key, meta, StreamID::Min(), StreamID::Max(), limit, false, &entries);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Bulk(call.out, "entries");
   ReplyEntries(call, entries);

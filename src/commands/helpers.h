@@ -79,19 +79,29 @@ inline bool RepeatedPicksFit(CommandCall& call, uint64_t picks, uint64_t avg_len
 // DIGEST, MEMORY USAGE) do, in its dict rather than through lookupKey: a logically
 // expired key that is still stored is there (and stays: nothing is found expired),
 // and the lookups count no keyspace hit or miss and send no "keymiss" event.
-class DictLookup {
+// Reads done in its lifetime are not lookups of Redis' (no hit, miss or
+// keymiss): a second read of a key the command has already looked up.
+class UnrecordedLookups {
  public:
-  explicit DictLookup(Context* ctx) : ctx_(ctx), recording_(ctx->record_lookups()) {
+  explicit UnrecordedLookups(Context* ctx) : ctx_(ctx), recording_(ctx->record_lookups()) {
     ctx_->set_record_lookups(false);
   }
-  ~DictLookup() { ctx_->set_record_lookups(recording_); }
-  DictLookup(const DictLookup&) = delete;
-  DictLookup& operator=(const DictLookup&) = delete;
+  ~UnrecordedLookups() { ctx_->set_record_lookups(recording_); }
+  UnrecordedLookups(const UnrecordedLookups&) = delete;
+  UnrecordedLookups& operator=(const UnrecordedLookups&) = delete;
+
+ private:
+  Context* ctx_;
+  bool recording_;
+};
+
+class DictLookup {
+ public:
+  explicit DictLookup(Context* ctx) : unrecorded_(ctx) {}
 
  private:
   ExpiryTimeIgnore see_expired_;
-  Context* ctx_;
-  bool recording_;
+  UnrecordedLookups unrecorded_;
 };
 
 // "ERR unknown subcommand 'x'. Try NAME HELP."

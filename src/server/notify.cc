@@ -283,8 +283,34 @@ std::vector<size_t> ReadKeys(const CommandSpec& spec, const std::string& name, c
   auto range = [&](size_t from, size_t to) {
     for (size_t i = from; i < to && i < args.size(); i++) out.push_back(i);
   };
+  // XREAD and XREADGROUP look every stream key up twice (to check it, then to
+  // serve it), each a lookupKeyRead with its own hit or miss and keymiss.
+  auto stream_keys_twice = [&]() {
+    for (size_t i = 1; i < args.size(); i++) {
+      if (!EqualsIgnoreCase(args[i], "streams")) continue;
+      size_t n = (args.size() - i - 1) / 2;
+      range(i + 1, i + 1 + n);
+      range(i + 1, i + 1 + n);
+      break;
+    }
+  };
   if (spec.flags & kCmdReadOnly) {
-    if (name != "object") out = CommandTable::KeyIndexes(spec, args.size());
+    if (name == "xread") {
+      stream_keys_twice();
+    } else if (name != "object") {
+      out = CommandTable::KeyIndexes(spec, args.size());
+    }
+  } else if (name == "xreadgroup") {
+    stream_keys_twice();
+  } else if (name == "xack" || name == "xclaim" || name == "xautoclaim") {
+    range(1, 2);
+  } else if (name == "bitfield") {
+    // Only GETs: Redis reads the key (lookupKeyRead); any SET or INCRBY writes it.
+    for (size_t i = 2; i < args.size();) {
+      if (EqualsIgnoreCase(args[i], "set") || EqualsIgnoreCase(args[i], "incrby")) return out;
+      i += EqualsIgnoreCase(args[i], "get") ? 3 : EqualsIgnoreCase(args[i], "overflow") ? 2 : 1;
+    }
+    range(1, 2);
   } else if (name == "sinterstore" || name == "sunionstore" || name == "sdiffstore") {
     range(2, args.size());
   } else if (name == "pfmerge") {
@@ -390,6 +416,11 @@ static void CollectEvents(Server* srv, int db, const CommandSpec& spec, const st
         reads.push_back(&lookups[j]);
         break;
       }
+    }
+    if (name == "sort" || name == "sort_ro") {
+      // Each is Redis' lookupKeyRead: the key, then each BY and GET pattern's key.
+      reads.clear();
+      for (const auto& l : lookups) reads.push_back(&l);
     }
     // (A read-only command's lookups that were not counted above: a keymiss is wanted.)
     if (read_only) {

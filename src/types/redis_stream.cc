@@ -469,7 +469,14 @@ Status RedisStream::Range(std::string_view key, const StreamID& start, const Str
   StreamMeta meta;
   bool exists;
   Status s = Load(key, &lk, &meta, &exists);
-  if (!s.ok() || !exists || end < start || meta.length == 0) return s;
+  if (!s.ok() || !exists) return s;
+  return Range(key, meta, start, end, count, rev, out);
+}
+
+Status RedisStream::Range(std::string_view key, const StreamMeta& meta, const StreamID& start, const StreamID& end,
+                          uint64_t count, bool rev, std::vector<StreamEntry>* out) {
+  out->clear();
+  if (end < start || meta.length == 0) return Status::OK();
   Keys keys = KeysOf(db_, key, meta.version);
   // Nothing lives below the first entry: starting there skips trimmed entries' tombstones.
   std::string lower = keys.Entry(std::max(start, meta.first_id)), upper = keys.Entry(end);

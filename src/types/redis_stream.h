@@ -168,6 +168,10 @@ class RedisStream {
   // Entries with start <= id <= end, at most count (0 = all), reversed if rev.
   Status Range(std::string_view key, const StreamID& start, const StreamID& end, uint64_t count, bool rev,
                std::vector<StreamEntry>* out);
+  // The same of a stream whose metadata the caller has loaded (no second lookup
+  // of the key: Redis looks a key up once per command).
+  Status Range(std::string_view key, const StreamMeta& meta, const StreamID& start, const StreamID& end,
+               uint64_t count, bool rev, std::vector<StreamEntry>* out);
   // XSETID (arguments validated by the caller except those needing the stream).
   Status SetId(std::string_view key, const StreamID& id, int64_t entries_added, const StreamID& max_deleted);
 

@@ -1,6 +1,7 @@
 """Keyspace notifications (notify-keyspace-events) against Debian's
 redis-server 7.0: for every command below, both servers must publish the same
 events in the same order, for several class selections."""
+import re
 import time
 
 import pytest
@@ -202,3 +203,69 @@ def test_event_follows_committed_write(kvrocks_server):
     c.call("CONFIG", "SET", "notify-keyspace-events", "")
     for x in (c, sub, reader):
         x.close()
+
+
+# Commands whose reads Redis counts in its own way: the stream commands that read
+# their key with lookupKeyRead though they write (XREADGROUP, XACK, XCLAIM,
+# XAUTOCLAIM), XREAD and XREADGROUP looking every key up twice, BITFIELD reading
+# when it only GETs, SORT reading each BY and GET pattern's key.
+LOOKUPS = """
+XREAD COUNT 1 STREAMS x 0
+XREAD COUNT 1 STREAMS nox 0
+XREAD COUNT 1 STREAMS x nox 0 0
+XREADGROUP GROUP g c COUNT 1 STREAMS x >
+XREADGROUP GROUP g c COUNT 1 STREAMS nox >
+XACK x g 1-1
+XACK nox g 1-1
+XCLAIM x g c 0 1-1
+XCLAIM nox g c 0 1-1
+XAUTOCLAIM x g c 0 0
+XAUTOCLAIM nox g c 0 0
+XINFO STREAM x
+XINFO STREAM nox
+BITFIELD s GET u8 0
+BITFIELD nos GET u8 0 OVERFLOW SAT GET i4 0
+BITFIELD nos2 GET u8 0 SET u8 0 1
+RPUSH l 1 2
+SET w_1 5
+SORT l BY w_*
+SORT_RO l BY w_*
+SORT l BY w_* GET v_* GET #
+SORT_RO l BY nosort GET v_*
+SORT l BY w_*->f
+SORT l BY w_* GET v_* STORE dst
+"""
+
+
+def keyspace_stats(c):
+    text = c.call("INFO", "stats").decode()
+    return tuple(int(v) for v in re.findall(r"^keyspace_(?:hits|misses):(\d+)", text, re.M))
+
+
+def test_reads_are_counted_and_notified_as_redis_lookups(kvrocks_server, redis_ref):
+    servers = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.call("FLUSHALL")
+        assert c.call("CONFIG", "SET", "notify-keyspace-events", "KEAm") == b"+OK\r\n"
+        sub = RawClient(port)
+        sub.call("PSUBSCRIBE", "__key*@*__:*")
+        for setup in (["XADD", "x", "1-1", "f", "v"], ["XGROUP", "CREATE", "x", "g", "0"], ["SET", "s", "v"]):
+            c.call(*setup)
+        events(sub)
+        servers.append((c, sub))
+    try:
+        for line in LOOKUPS.strip().splitlines():
+            got = []
+            for c, sub in servers:
+                before = keyspace_stats(c)
+                reply = c.call(*line.split())
+                after = keyspace_stats(c)
+                got.append((reply, (after[0] - before[0], after[1] - before[1]), events(sub)))
+            assert got[0] == got[1], f"{line}: kvrocks {got[0]} redis {got[1]}"
+    finally:
+        for c, sub in servers:
+            c.call("CONFIG", "SET", "notify-keyspace-events", "")
+            c.close()
+            sub.close()
+
