@@ -1,6 +1,7 @@
 """Keyspace notifications (notify-keyspace-events) against Debian's
 redis-server 7.0: for every command below, both servers must publish the same
 events in the same order, for several class selections."""
+import contextlib
 import re
 import time
 
@@ -137,10 +138,12 @@ def split(line):
     return head.split() + [quoted] + tail.split()
 
 
-@pytest.mark.parametrize("flags", ["KEA", "KEAn", "KEm", "Kl", "Eg$", "Kszht", "KEd"])
-def test_events_match_redis(kvrocks_server, redis_ref, flags):
+@contextlib.contextmanager
+def subscribed(ports, flags):
+    """(client, subscriber to every keyspace event) for each server, flushed, with
+    notify-keyspace-events flags; events off again at the end."""
     servers = []
-    for port in (kvrocks_server.port, redis_ref.port):
+    for port in ports:
         c = RawClient(port)
         c.call("FLUSHALL")
         assert c.call("CONFIG", "SET", "notify-keyspace-events", flags) == b"+OK\r\n"
@@ -148,6 +151,17 @@ def test_events_match_redis(kvrocks_server, redis_ref, flags):
         sub.call("PSUBSCRIBE", "__key*@*__:*")
         servers.append((c, sub))
     try:
+        yield servers
+    finally:
+        for c, sub in servers:
+            c.call("CONFIG", "SET", "notify-keyspace-events", "")
+            c.close()
+            sub.close()
+
+
+@pytest.mark.parametrize("flags", ["KEA", "KEAn", "KEm", "Kl", "Eg$", "Kszht", "KEd"])
+def test_events_match_redis(kvrocks_server, redis_ref, flags):
+    with subscribed((kvrocks_server.port, redis_ref.port), flags) as servers:
         for line in COMMANDS.strip().splitlines():
             args = split(line)
             replies, got = [], []
@@ -156,11 +170,6 @@ def test_events_match_redis(kvrocks_server, redis_ref, flags):
                 got.append(events(sub))
             assert replies[0] == replies[1], f"{line}: {replies}"
             assert got[0] == got[1], f"{line}: kvrocks {got[0]} redis {got[1]}"
-    finally:
-        for c, sub in servers:
-            c.call("CONFIG", "SET", "notify-keyspace-events", "")
-            c.close()
-            sub.close()
 
 
 def test_config_parsing(diff):
@@ -243,18 +252,11 @@ def keyspace_stats(c):
 
 
 def test_reads_are_counted_and_notified_as_redis_lookups(kvrocks_server, redis_ref):
-    servers = []
-    for port in (kvrocks_server.port, redis_ref.port):
-        c = RawClient(port)
-        c.call("FLUSHALL")
-        assert c.call("CONFIG", "SET", "notify-keyspace-events", "KEAm") == b"+OK\r\n"
-        sub = RawClient(port)
-        sub.call("PSUBSCRIBE", "__key*@*__:*")
-        for setup in (["XADD", "x", "1-1", "f", "v"], ["XGROUP", "CREATE", "x", "g", "0"], ["SET", "s", "v"]):
-            c.call(*setup)
-        events(sub)
-        servers.append((c, sub))
-    try:
+    with subscribed((kvrocks_server.port, redis_ref.port), "KEAm") as servers:
+        for c, sub in servers:
+            for setup in (["XADD", "x", "1-1", "f", "v"], ["XGROUP", "CREATE", "x", "g", "0"], ["SET", "s", "v"]):
+                c.call(*setup)
+            events(sub)
         for line in LOOKUPS.strip().splitlines():
             got = []
             for c, sub in servers:
@@ -263,9 +265,4 @@ def test_reads_are_counted_and_notified_as_redis_lookups(kvrocks_server, redis_r
                 after = keyspace_stats(c)
                 got.append((reply, (after[0] - before[0], after[1] - before[1]), events(sub)))
             assert got[0] == got[1], f"{line}: kvrocks {got[0]} redis {got[1]}"
-    finally:
-        for c, sub in servers:
-            c.call("CONFIG", "SET", "notify-keyspace-events", "")
-            c.close()
-            sub.close()
 
