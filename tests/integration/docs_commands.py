@@ -48,8 +48,10 @@ KEYS = ["s1", "s2", "h1", "l1", "z1", "set1", "x1", "g1", "none"]
 STRINGS = ["v", "", "10", "-1", "3.5", "a b", "x" * 70, "m1", "m2", "f1", "a", "z", "0", "1"]
 INTS = ["0", "1", "-1", "2", "5", "-5", "100", "x", "9223372036854775807", "-9223372036854775808", "1.5", ""]
 DOUBLES = ["0", "1.5", "-2", "inf", "-inf", "x", "1e3", "3", "nan", ""]
-# A relative time of a few milliseconds would expire between the two servers' turns.
-TIMES = ["0", "-1", "100000", "9999999", "x", "9223372036854775807", "-9223372036854775808"]
+# A relative time of a few milliseconds would expire between the two servers'
+# turns; a long one is drawn new each time (DocsGen.value), because the same one
+# twice compares (EXPIRE ... GT) by the milliseconds that passed in between.
+TIMES = ["0", "-1", "long", "long", "x", "9223372036854775807", "-9223372036854775808"]
 OPTIONS = ["NX", "XX", "GT", "LT", "CH", "WITHSCORES", "LIMIT", "COUNT", "REV", "BYSCORE", "BYLEX"]
 
 SETUP = (["FLUSHALL"], ["DEBUG", "SET-ACTIVE-EXPIRE", "0"], ["SELECT", "0"], ["SET", "s1", "10"],
@@ -96,6 +98,7 @@ class DocsGen:
     def __init__(self, specs, seed):
         self.specs = specs
         self.rnd = random.Random(seed)
+        self.long_times = 0
 
     def value(self, arg):
         kind, name = arg.get("type", ""), arg.get("name", "")
@@ -103,7 +106,11 @@ class DocsGen:
         if kind == "key":
             return r.choice(KEYS)
         if kind == "integer" and "second" in name:
-            return r.choice(TIMES)
+            t = r.choice(TIMES)
+            if t == "long":  # a second later than the last one drawn
+                self.long_times += 1
+                t = str(100000 + 1000 * self.long_times)
+            return t
         if kind == "integer":
             return r.choice(INTS) if r.random() < 0.3 else str(r.randint(-2, 5))
         if kind == "double":
