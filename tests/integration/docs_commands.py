@@ -16,7 +16,7 @@ internals (MEMORY, COMMAND, DEBUG, OBJECT FREQ/IDLETIME) and DUMP (a hashtable's
 dump follows Redis' per-process hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
-  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3]
+  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire]
 """
 import random
 import shutil
@@ -188,14 +188,23 @@ def same(args, a, b):
     return rc.normalize(args, a) == rc.normalize(args, b)
 
 
-def run(kv, ref, seed, count):
+def run(kv, ref, seed, count, expire_share=0.0):
     """Sends count commands of seed to both servers (RawClients, data flushed);
-    returns the first mismatch, of a reply or of the data set, or None."""
+    returns the first mismatch, of a reply or of the data set, or None. With
+    expire_share, that share of the commands first has one to three keys expire
+    on both servers (their time passed, active expiry off: still stored), so
+    that commands meet keys only a lookup deletes, and whether each command
+    looks its keys up (Redis' expireIfNeeded) shows in the data sets."""
     for c in (kv, ref):
         for setup in SETUP:
             c.call(*setup)
     gen = DocsGen(command_specs(ref, kv), seed)
     for i in range(count):
+        if gen.rnd.random() < expire_share:
+            for key in gen.rnd.sample(KEYS, gen.rnd.randint(1, 3)):
+                for c in (kv, ref):
+                    c.call("PEXPIRE", key, "30")
+            time.sleep(0.06)
         args = gen.command()
         a, b = kv.call(*args), ref.call(*args)
         if not same(args, a, b):
@@ -222,8 +231,9 @@ def main():
         if resp3:
             kv.call("HELLO", "3")
             ref.call("HELLO", "3")
+        expire_share = 0.07 if "expire" in sys.argv[4:] else 0.0
         for seed in range(first, first + seeds):
-            mismatch = run(kv, ref, seed, count)
+            mismatch = run(kv, ref, seed, count, expire_share)
             if mismatch:
                 print(mismatch, flush=True)
     finally:

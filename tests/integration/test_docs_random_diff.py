@@ -27,3 +27,12 @@ def clients(request, kvrocks_server, redis_ref):
 def test_documented_commands_match_redis(clients, seed):
     mismatch = run(*clients, seed, COMMANDS)
     assert mismatch is None, mismatch
+
+
+@pytest.mark.parametrize("seed", range(100, 102))
+def test_documented_commands_over_expired_keys_match_redis(clients, seed):
+    """Now and then keys expire (still stored: only a lookup deletes them): each
+    command must look its keys up, and so delete them, as Redis' does."""
+    mismatch = run(*clients, seed, 1000, expire_share=0.07)
+    assert mismatch is None, mismatch
+
