@@ -75,10 +75,6 @@ inline bool RepeatedPicksFit(CommandCall& call, uint64_t picks, uint64_t avg_len
   return false;
 }
 
-// For its lifetime, reads look as Redis' debug commands (DEBUG OBJECT, DEBUG
-// DIGEST, MEMORY USAGE) do, in its dict rather than through lookupKey: a logically
-// expired key that is still stored is there (and stays: nothing is found expired),
-// and the lookups count no keyspace hit or miss and send no "keymiss" event.
 // Reads done in its lifetime are not lookups of Redis' (no hit, miss or
 // keymiss): a second read of a key the command has already looked up.
 class UnrecordedLookups {
@@ -95,6 +91,10 @@ class UnrecordedLookups {
   bool recording_;
 };
 
+// For its lifetime, reads look as Redis' debug commands (DEBUG OBJECT, DEBUG
+// DIGEST, MEMORY USAGE) do, in its dict rather than through lookupKey: a logically
+// expired key that is still stored is there (and stays: nothing is found expired),
+// and the lookups count no keyspace hit or miss and send no "keymiss" event.
 class DictLookup {
  public:
   explicit DictLookup(Context* ctx) : unrecorded_(ctx) {}

@@ -32,7 +32,6 @@ class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
   // Whether the elements of expired keys are kept whatever their age (a
   // replica: the master's DEL decides). Applies to compactions started after it.
   void set_keep_expired(bool keep) { keep_expired_.store(keep); }
-  bool keep_expired() const { return keep_expired_.load(); }
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context& context) override;
   const char* Name() const override { return "kvrocks.SubkeyFilterFactory"; }
