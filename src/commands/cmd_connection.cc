@@ -41,7 +41,9 @@ void Reset(CommandCall& call) {
   c->in_multi = false;
   c->multi_error = false;
   c->queued.clear();
-  c->reply_off = c->reply_skip = c->reply_skip_next = false;
+  // As Redis' clearClientConnectionState: OFF and a SKIP still to come end, but a
+  // SKIP that applies to this very command (CLIENT REPLY SKIP; RESET) drops its reply.
+  c->reply_off = c->reply_skip_next = false;
   srv->UnwatchAll(c);
   srv->UnsubscribeAll(c);
   srv->tracking().Disable(c);

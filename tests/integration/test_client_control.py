@@ -112,6 +112,18 @@ def test_client_reply_on_answers_after_skip_as_redis(kvrocks_server, redis_ref):
     assert got[0] == got[1] == (b"+OK\r\n", b"+PONG\r\n")
 
 
+def test_reset_right_after_client_reply_skip_is_not_answered(kvrocks_server, redis_ref):
+    # RESET ends OFF and a SKIP still to come, but the SKIP that applies to RESET
+    # itself drops its reply (Redis' clearClientConnectionState keeps CLIENT_REPLY_SKIP).
+    got = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.send_raw(b"CLIENT REPLY SKIP\r\nRESET\r\nPING\r\nCLIENT REPLY OFF\r\nRESET\r\nPING\r\n")
+        got.append((c.read_reply(), c.read_reply(), c.read_reply()))
+        c.close()
+    assert got[0] == got[1] == (b"+PONG\r\n", b"+RESET\r\n", b"+PONG\r\n")
+
+
 def test_qbuf_counts_the_running_command_as_redis(kvrocks_server, redis_ref):
     fields = []
     for port in (kvrocks_server.port, redis_ref.port):
