@@ -15,6 +15,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -145,6 +146,15 @@ class Context {
     if (expired_counter_ != nullptr) expired_found_.emplace_back(db, std::string(key));
   }
   bool HasExpiredFound() const { return !expired_found_.empty(); }
+  // The command has since written key: its expired value is accounted for by the
+  // write (Database::Store), and what it wrote, possibly already expired itself
+  // (SET ... PXAT in the past), is not to be deleted in its place.
+  void ForgetExpiredFound(uint8_t db, std::string_view key) {
+    if (expired_found_.empty()) return;
+    expired_found_.erase(std::remove_if(expired_found_.begin(), expired_found_.end(),
+                                        [&](const auto& f) { return f.first == db && f.second == key; }),
+                         expired_found_.end());
+  }
   // The keys noted since the last call, without duplicates (and forgets them).
   std::vector<std::pair<uint8_t, std::string>> TakeExpiredFound();
   // The key lookups of the running command (Database::Load, string reads)

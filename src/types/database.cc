@@ -60,6 +60,7 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
   bool created = !lk->on_disk || !lk->live;
   // As Redis, which deletes an expired key when a write looks it up, then creates it anew.
   if (lk->on_disk && !lk->live && ctx_->expires_on_access()) ctx_->TouchExpired(db_, key);
+  ctx_->ForgetExpiredFound(db_, key);
   if (lk->unread) {
     // The previous state is settled at commit; for the events the key is modified.
     ctx_->PutUnread(db_, key, lk->meta_key, encoded, new_expire_ms);

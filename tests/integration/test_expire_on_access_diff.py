@@ -161,6 +161,27 @@ def test_set_with_a_time_already_past_stores_the_key(pair):
     assert out[1][5] == b":3\r\n" and out[1][-2] == b":2\r\n"
 
 
+def test_set_with_a_past_time_over_a_key_it_finds_expired(pair):
+    """The SET's lookup deletes the expired key ("expired"), then the new value is
+    stored, itself already expired: it stays stored until found, as in Redis."""
+    for c, sub in pair:
+        c.call("SET", "k", "old")
+        c.call("PEXPIRE", "k", TTL_MS)
+        c.call("SET", "k2", "old")
+        c.call("PEXPIRE", "k2", TTL_MS)
+        events(sub)
+    time.sleep(PASSED)
+    out = []
+    for c, sub in pair:
+        before = stats(c)
+        got = [c.call("SET", "k", "new", "NX", "GET", "PXAT", "1"), c.call("SET", "k2", "new", "PXAT", "1"),
+               events(sub), c.call("DBSIZE"), c.call("DEBUG", "DIGEST")]
+        got.append({k: v - before[k] for k, v in stats(c).items()})
+        out.append(got)
+    assert out[0] == out[1]
+    assert out[1][3] == b":2\r\n"
+
+
 def test_inside_multi_exec(pair):
     for c, sub in pair:
         c.call("SET", "k", "v", "PX", TTL_MS)
