@@ -54,7 +54,12 @@ void UnsubscribeAll(CommandCall& call, PubSubKind kind, const char* type) {
 
 void Subscribe(CommandCall& call) { SubscribeAll(call, PubSubKind::kChannel, "subscribe"); }
 void PSubscribe(CommandCall& call) { SubscribeAll(call, PubSubKind::kPattern, "psubscribe"); }
-void SSubscribe(CommandCall& call) { SubscribeAll(call, PubSubKind::kShard, "ssubscribe"); }
+void SSubscribe(CommandCall& call) {
+  // Redis refuses it to a client that must get a reply per command (EXEC sets
+  // CLIENT_DENY_BLOCKING); SUBSCRIBE and PSUBSCRIBE keep an old exception for MULTI.
+  if (call.in_exec) return ReplyError(call, "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+  SubscribeAll(call, PubSubKind::kShard, "ssubscribe");
+}
 void Unsubscribe(CommandCall& call) { UnsubscribeAll(call, PubSubKind::kChannel, "unsubscribe"); }
 void PUnsubscribe(CommandCall& call) { UnsubscribeAll(call, PubSubKind::kPattern, "punsubscribe"); }
 void SUnsubscribe(CommandCall& call) { UnsubscribeAll(call, PubSubKind::kShard, "sunsubscribe"); }

@@ -127,6 +127,18 @@ def test_reset(pair):
     sub("RESET", "extra")
 
 
+def test_subscribe_commands_in_a_transaction(pair):
+    # SUBSCRIBE and PSUBSCRIBE run in EXEC (an old exception); SSUBSCRIBE is refused
+    # to the client EXEC denies blocking.
+    sub, _ = pair
+    sub("MULTI")
+    sub("SSUBSCRIBE", "s1")
+    sub("SUBSCRIBE", "c1")
+    sub("PSUBSCRIBE", "p*")
+    sub("EXEC")
+    sub("RESET")
+
+
 def test_unsubscribe_all_lists_each_channel(kvrocks_server):
     c = RawClient(kvrocks_server.port)
     c.call("SUBSCRIBE", "a", "b", "c")
