@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from conftest import KVROCKS_BIN, REDIS_BIN, RawClient
+from conftest import KVROCKS_BIN, REDIS_BIN, RawClient, free_port
 import random_commands as rc
 
 SKIP = {
@@ -219,7 +219,7 @@ def main():
     first, seeds, count = (int(x) for x in sys.argv[1:4])
     resp3 = "resp3" in sys.argv[4:]
     d = tempfile.mkdtemp(prefix="docs-hunt-")
-    kv_port, ref_port = 7161, 7162
+    kv_port, ref_port = free_port(), free_port()
     procs = [subprocess.Popen([KVROCKS_BIN, "--port", str(kv_port), "--dir", d + "/kv", "--bind", "127.0.0.1",
                                "--enable-debug-command", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
              subprocess.Popen([REDIS_BIN, "--port", str(ref_port), "--bind", "127.0.0.1", "--save", "",
