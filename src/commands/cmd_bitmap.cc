@@ -102,8 +102,9 @@ void BitCount(CommandCall& call) {
   bool in_bits = false;
   if (argc == 4 || argc == 5) {
     if (!IntArg(call, 2, &start) || !IntArg(call, 3, &end)) return;
-    if (argc == 5 && !UnitArg(call, 4, &in_bits)) return;
+    // As Redis' bitcountCommand: an empty negative range answers before the unit is read.
     if (start < 0 && end < 0 && start > end) return reply::Integer(call.out, 0);
+    if (argc == 5 && !UnitArg(call, 4, &in_bits)) return;
     if (!NormalizeRange(static_cast<int64_t>(in_bits ? len * 8 : len), &start, &end)) {
       return reply::Integer(call.out, 0);
     }

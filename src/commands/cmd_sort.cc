@@ -150,11 +150,11 @@ void SortGeneric(CommandCall& call, bool read_only) {
   } else if (desc && natural_order && lk.type == RedisType::kZSet) {
     std::reverse(items.begin(), items.end());
   }
-  // LIMIT, clamped as Redis clamps it.
+  // LIMIT, clamped as Redis clamps it: to the number of elements first, so that
+  // offset + count cannot overflow.
   auto n = static_cast<int64_t>(items.size());
-  int64_t start = has_limit ? std::max<int64_t>(0, offset) : 0;
-  int64_t end = has_limit && count >= 0 ? std::min(n, start + count) : n;
-  if (start > n) start = n;
+  int64_t start = has_limit ? std::min(std::max<int64_t>(0, offset), n) : 0;
+  int64_t end = has_limit && count >= 0 ? std::min(n, start + std::min(count, n)) : n;
   std::vector<std::optional<std::string>> out;
   for (int64_t i = start; i < end; i++) {
     if (gets.empty()) {

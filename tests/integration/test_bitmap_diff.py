@@ -138,6 +138,8 @@ def test_bitcount(diff):
     BITCOUNT s 0 -1 BIT
     BITCOUNT s 7 7 bit
     BITCOUNT s 1 2 foo
+    BITCOUNT s -2 -5 foo
+    BITCOUNT s -2 -5 x1
     BITCOUNT s 1
     BITCOUNT s 1 2 bit extra
     BITCOUNT s a b
