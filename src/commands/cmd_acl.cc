@@ -24,11 +24,11 @@ void GetUser(CommandCall& call) {
   reply::Bulk(out, "flags");
   std::vector<std::string> flags = {u->enabled ? "on" : "off"};
   if (u->nopass) flags.emplace_back("nopass");
-  if (u->sanitize_payload) flags.emplace_back("sanitize-payload");
   if (u->skip_sanitize_payload) flags.emplace_back("skip-sanitize-payload");
+  if (u->sanitize_payload) flags.emplace_back("sanitize-payload");
   reply::BulkArray(out, flags);
   reply::Bulk(out, "passwords");
-  reply::BulkArray(out, std::vector<std::string>(u->passwords.begin(), u->passwords.end()));
+  reply::BulkArray(out, u->passwords);
   auto rules = [&](const AclSelector& sel) {
     reply::Bulk(out, "commands");
     reply::Bulk(out, sel.DescribeCommands());
@@ -243,7 +243,7 @@ void AclCmd(CommandCall& call) {
     if (!arity(2, 3)) return;
     if (a.size() == 2) return reply::BulkArray(call.out, Acl::Categories());
     std::vector<std::string> names;
-    if (!Acl::CategoryCommands(a[2], &names)) return ReplyError(call, "ERR Unknown category '" + a[2] + "'");
+    if (!Acl::CategoryCommands(a[2], &names)) return ReplyError(call, "ERR Unknown category '" + a[2].substr(0, 128) + "'");
     return reply::BulkArray(call.out, names);
   }
   if (EqualsIgnoreCase(sub, "log")) return Log(call);

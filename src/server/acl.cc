@@ -13,60 +13,8 @@ namespace kvrocks {
 
 namespace {
 
-const char* const kCategories[] = {"keyspace", "read",      "write",     "set",        "sortedset",   "list",
-                                   "hash",     "string",    "bitmap",    "hyperloglog", "geo",         "stream",
-                                   "pubsub",   "admin",     "fast",      "slow",        "blocking",    "dangerous",
-                                   "connection", "transaction", "scripting"};
-
-bool HasCategory(const std::vector<std::string>& cats, const std::string& cat) {
-  return std::find(cats.begin(), cats.end(), cat) != cats.end();
-}
-
-// Allows or denies a command with all its subcommands.
-void SetWholeCommand(AclSelector* u, const std::string& name, bool allow) {
-  for (auto it = u->commands.begin(); it != u->commands.end();) {
-    it = it->rfind(name + "|", 0) == 0 ? u->commands.erase(it) : std::next(it);
-  }
-  if (allow) {
-    u->commands.insert(name);
-  } else {
-    u->commands.erase(name);
-  }
-}
-
-// Denies one subcommand ("config|get") of container; a container allowed whole
-// until now keeps all its other subcommands.
-void DenySubcommand(AclSelector* u, const std::string& container, const std::string& full) {
-  if (u->commands.erase(container)) {
-    if (const CommandSpec* spec = CommandTable::Instance().Find(container)) {
-      for (const auto& sub : ListedSubcommandNames(*spec)) u->commands.insert(sub);
-    }
-  }
-  u->commands.erase(full);
-}
-
-bool IsCategory(const std::string& c) {
-  for (const char* k : kCategories) {
-    if (c == k) return true;
-  }
-  return false;
-}
-
 std::string ModifierError(const std::string& rule, const std::string& why) {
   return "ERR Error in ACL SETUSER modifier '" + rule + "': " + why;
-}
-
-// A rule about a command replaces an earlier rule about the same command in
-// its place, else it goes last (Redis' ACLUpdateCommandRules).
-void ReplaceCommandRule(AclSelector* u, const std::string& rule) {
-  std::string target = rule.substr(1);
-  for (auto& r : u->command_rules) {
-    if (r.substr(1) == target) {
-      r = rule;
-      return;
-    }
-  }
-  u->command_rules.push_back(rule);
 }
 
 // Redis' ACLMergeSelectorArguments: a selector's rules given as several
@@ -91,11 +39,6 @@ bool MergeSelectorArgs(const std::vector<std::string>& in, std::vector<std::stri
 }
 
 }  // namespace
-
-bool AclSelector::AllowsCommand(const std::string& name, const std::string& sub) const {
-  if (commands.count(name)) return true;
-  return !sub.empty() && commands.count(name + "|" + sub) > 0;
-}
 
 bool AclSelector::AllowsKey(const std::string& key, bool read, bool write) const {
   if (all_keys) return true;
@@ -122,10 +65,10 @@ bool AclSelector::AllowsChannel(const std::string& channel, bool is_pattern) con
   return false;
 }
 
-AclSelector::Verdict AclSelector::Check(const CommandSpec& spec, const std::vector<std::string>& args,
-                                        const std::string& name, const std::string& sub, size_t* pos) const {
+AclSelector::Verdict AclSelector::Check(const CommandSpec& spec, const std::vector<std::string>& args, int id,
+                                        size_t* pos) const {
   *pos = 0;
-  if (!AllowsCommand(name, sub)) return kDeniedCommand;
+  if (!commands.Allows(id, (spec.flags & kCmdNoAuth) != 0, args)) return kDeniedCommand;
   if (!all_keys) {
     // Each key needs what its flags imply (Redis' ACLSelectorCheckKey): read to
     // access it, write to insert, delete or update.
@@ -142,6 +85,7 @@ AclSelector::Verdict AclSelector::Check(const CommandSpec& spec, const std::vect
     }
   }
   if (!all_channels) {
+    std::string name = ToLower(spec.name);
     bool publish = name == "publish" || name == "spublish";
     bool subscribe = name == "subscribe" || name == "ssubscribe" || name == "psubscribe";
     if (publish || subscribe) {
@@ -160,17 +104,20 @@ AclSelector::Verdict AclSelector::Check(const CommandSpec& spec, const std::vect
 bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& args, std::string* reason,
                      std::string* object) const {
   // The common case (the default user): nothing to look up on the hot path.
-  if (all_commands && command_rules.empty() && all_keys && all_channels) return true;
-  std::string name = ToLower(spec.name);
-  std::string sub = !spec.subcommands.empty() && args.size() > 1 ? ToLower(args[1]) : "";
+  if (commands.allows_all() && all_keys && all_channels) return true;
+  // The subcommand's own id for a container call (DEBUG's subcommands are first arguments).
+  const AclCommandTable& table = AclCommandTable::Instance();
+  int id = -1;
+  if (!spec.subcommands.empty() && args.size() > 1) id = table.Find(std::string(spec.name) + "|" + args[1]);
+  if (id < 0) id = table.Find(spec.name);
   size_t pos;
-  Verdict verdict = Check(spec, args, name, sub, &pos);
+  Verdict verdict = Check(spec, args, id, &pos);
   if (verdict == kAllowed) return true;
   // Redis' ACLCheckAllUserCommandPerm: of the selectors' denials, the one with
   // the highest code, then the latest argument.
   for (const AclSelector& s : selectors) {
     size_t p;
-    Verdict v = s.Check(spec, args, name, sub, &p);
+    Verdict v = s.Check(spec, args, id, &p);
     if (v == kAllowed) return true;
     if (v > verdict || (v == verdict && p > pos)) {
       verdict = v;
@@ -182,7 +129,11 @@ bool AclUser::Allows(const CommandSpec& spec, const std::vector<std::string>& ar
     case kDeniedChannel: *reason = "channel"; break;
     default: *reason = "command"; break;
   }
-  *object = verdict == kDeniedCommand ? (sub.empty() ? name : name + "|" + sub) : args[pos];
+  if (verdict != kDeniedCommand) {
+    *object = args[pos];
+  } else {
+    *object = id >= 0 ? table.entry(id).name : ToLower(spec.name);
+  }
   return false;
 }
 
@@ -194,11 +145,7 @@ bool AclUser::AnyAllowsEveryKey(bool read, bool write) const {
   return false;
 }
 
-std::string AclSelector::DescribeCommands() const {
-  std::string s = all_commands ? "+@all" : "-@all";
-  for (const auto& r : command_rules) s += " " + r;
-  return s;
-}
+std::string AclSelector::DescribeCommands() const { return commands.Describe(); }
 
 std::string AclSelector::DescribeKeys() const {
   std::string s;
@@ -232,8 +179,8 @@ std::string AclSelector::DescribeRules() const {
 std::string AclUser::Describe() const {
   std::string s = "user " + name + (enabled ? " on" : " off");
   if (nopass) s += " nopass";
-  if (sanitize_payload) s += " sanitize-payload";
   if (skip_sanitize_payload) s += " skip-sanitize-payload";
+  if (sanitize_payload) s += " sanitize-payload";
   for (const auto& p : passwords) s += " #" + p;
   s += " " + DescribeRules();
   for (const AclSelector& sel : selectors) s += " (" + sel.DescribeRules() + ")";
@@ -249,7 +196,9 @@ Acl::Acl() {
 
 std::string Acl::Apply(AclUser* u, const std::string& rule) const {
   std::string r = ToLower(rule);
-  if (r == "on") {
+  if (r.empty()) {
+    return "";  // as Redis: an empty rule changes nothing
+  } else if (r == "on") {
     u->enabled = true;
   } else if (r == "off") {
     u->enabled = false;
@@ -275,32 +224,34 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
     }
   } else if (rule.size() >= 2 && rule.front() == '(' && rule.back() == ')') {
     // A selector: its rules separated by spaces, on a selector that allows nothing.
+    // (Unbalanced quotes inside add a selector that allows nothing, as Redis'
+    // sdssplitargs failure leaves it.)
     AclSelector sel;
     std::vector<std::string> inner;
-    if (!SplitArgs(rule.substr(1, rule.size() - 2), &inner)) return ModifierError(rule, "Syntax error");
+    if (!SplitArgs(rule.substr(1, rule.size() - 2), &inner)) inner.clear();
     for (const auto& x : inner) {
       std::string why = ApplySelector(&sel, x);
       if (!why.empty()) return ModifierError(rule, why);
     }
     u->selectors.push_back(std::move(sel));
-  } else if (!rule.empty() && (rule[0] == '>' || rule[0] == '<')) {
-    std::string hash = Sha256Hex(std::string_view(rule).substr(1));
-    if (rule[0] == '>') {
-      u->passwords.insert(hash);
-      u->nopass = false;
-    } else if (u->passwords.erase(hash) == 0) {
-      return ModifierError(rule, "The password you are trying to remove from the user does not exist");
+  } else if (rule[0] == '>' || rule[0] == '<' || rule[0] == '#' || rule[0] == '!') {
+    std::string hash;
+    if (rule[0] == '>' || rule[0] == '<') {
+      hash = Sha256Hex(std::string_view(rule).substr(1));
+    } else {
+      hash = rule.substr(1);
+      bool hex = hash.size() == 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      });
+      if (!hex) return ModifierError(rule, "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters");
     }
-  } else if (!rule.empty() && (rule[0] == '#' || rule[0] == '!')) {
-    std::string hash = ToLower(rule.substr(1));
-    bool hex = hash.size() == 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
-      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-    });
-    if (!hex) return ModifierError(rule, "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters");
-    if (rule[0] == '#') {
-      u->passwords.insert(hash);
+    auto it = std::find(u->passwords.begin(), u->passwords.end(), hash);
+    if (rule[0] == '>' || rule[0] == '#') {
+      if (it == u->passwords.end()) u->passwords.push_back(hash);
       u->nopass = false;
-    } else if (u->passwords.erase(hash) == 0) {
+    } else if (it != u->passwords.end()) {
+      u->passwords.erase(it);
+    } else {
       return ModifierError(rule, "The password you are trying to remove from the user does not exist");
     }
   } else {
@@ -312,93 +263,62 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
 
 std::string Acl::ApplySelector(AclSelector* u, const std::string& rule) const {
   std::string r = ToLower(rule);
-  if (r == "allkeys" || rule == "~*") {
+  auto has_space = [](std::string_view s) { return s.find_first_of(" \t\r\n\v\f") != std::string_view::npos; };
+  if (r == "allkeys" || r == "~*") {
     u->all_keys = true;
     u->keys.clear();
   } else if (r == "resetkeys") {
     u->all_keys = false;
     u->keys.clear();
-  } else if (r == "allchannels" || rule == "&*") {
+  } else if (r == "allchannels" || r == "&*") {
     u->all_channels = true;
     u->channels.clear();
   } else if (r == "resetchannels") {
     u->all_channels = false;
     u->channels.clear();
-  } else if (r == "allcommands" || r == "+@all") {
-    u->all_commands = true;
-    u->command_rules.clear();
-    u->commands.clear();
-    for (const auto& [key, spec] : CommandTable::Instance().all()) u->commands.insert(ToLower(spec.name));
-  } else if (r == "nocommands" || r == "-@all") {
-    u->all_commands = false;
-    u->command_rules.clear();
-    u->commands.clear();
   } else if (!rule.empty() && (rule[0] == '~' || rule[0] == '%')) {
-    AclSelector::KeyPattern k{"", true, true};
-    if (rule[0] == '%') {
-      size_t tilde = rule.find('~');
-      std::string perms = tilde == std::string::npos ? "" : ToLower(rule.substr(1, tilde - 1));
-      if (tilde == std::string::npos || perms.empty() ||
-          perms.find_first_not_of("rw") != std::string::npos) {
-        return "Syntax error";
-      }
-      k.read = perms.find('r') != std::string::npos;
-      k.write = perms.find('w') != std::string::npos;
-      k.pattern = rule.substr(tilde + 1);
-    } else {
-      k.pattern = rule.substr(1);
-    }
     if (u->all_keys) return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
-    if (k.read && k.write && k.pattern == "*") return ApplySelector(u, "allkeys");
+    // As Redis' ACLSetSelector: "%" then each of R and W at most once, up to a
+    // '~' or the end ("%R" is read access to the empty pattern).
+    AclSelector::KeyPattern k{"", true, true};
+    size_t offset = 1;
+    if (rule[0] == '%') {
+      k.read = k.write = false;
+      for (; offset < rule.size(); offset++) {
+        char c = static_cast<char>(toupper(static_cast<unsigned char>(rule[offset])));
+        if (c == 'R' && !k.read) {
+          k.read = true;
+        } else if (c == 'W' && !k.write) {
+          k.write = true;
+        } else if (rule[offset] == '~') {
+          offset++;
+          break;
+        } else {
+          return "Syntax error";
+        }
+      }
+      // Redis would take "%~x" (no access at all) and then fail to describe it.
+      if (!k.read && !k.write) return "Syntax error";
+    }
+    k.pattern = rule.substr(std::min(offset, rule.size()));
+    if (has_space(k.pattern)) return "Syntax error";
+    for (auto& old : u->keys) {
+      if (old.pattern == k.pattern) {
+        old.read = old.read || k.read;
+        old.write = old.write || k.write;
+        return "";
+      }
+    }
     u->keys.push_back(k);
   } else if (!rule.empty() && rule[0] == '&') {
     if (u->all_channels) return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels";
-    u->channels.push_back(rule.substr(1));
-  } else if (!rule.empty() && (rule[0] == '+' || rule[0] == '-')) {
-    bool add = rule[0] == '+';
-    std::string what = ToLower(rule.substr(1));
-    if (!what.empty() && what[0] == '@') {
-      std::vector<std::string> names;
-      if (!CategoryCommands(what.substr(1), &names)) return "Unknown command or category name in ACL";
-      for (const auto& n : names) {
-        size_t nbar = n.find('|');
-        if (nbar == std::string::npos) {
-          SetWholeCommand(u, n, add);  // subcommands included (Redis' ACLChangeSelectorPerm)
-          continue;
-        }
-        std::string container = n.substr(0, nbar);
-        if (add) {
-          if (!u->commands.count(container)) u->commands.insert(n);
-          continue;
-        }
-        DenySubcommand(u, container, n);
-      }
-      u->command_rules.push_back(std::string(1, rule[0]) + what);
-      return "";
+    std::string channel = rule.substr(1);
+    if (has_space(channel)) return "Syntax error";
+    if (std::find(u->channels.begin(), u->channels.end(), channel) == u->channels.end()) {
+      u->channels.push_back(channel);
     }
-    size_t bar = what.find('|');
-    std::string cmd = what.substr(0, bar);
-    const CommandSpec* spec = CommandTable::Instance().Find(cmd);
-    if (spec == nullptr) return "Unknown command or category name in ACL";
-    std::string name = ToLower(spec->name);
-    if (bar == std::string::npos) {
-      SetWholeCommand(u, name, add);
-    } else {
-      std::string full = name + "|" + what.substr(bar + 1);
-      if (!add) {
-        // Only a real subcommand: Redis looks "cmd|sub" up as a command.
-        std::vector<std::string> subs = ListedSubcommandNames(*spec);
-        if (std::find(subs.begin(), subs.end(), full) == subs.end()) {
-          return "Unknown command or category name in ACL";
-        }
-        DenySubcommand(u, name, full);
-      } else {
-        if (spec->subcommands.empty()) return "Unknown command or category name in ACL";
-        if (u->commands.count(name)) return "";  // the whole command is allowed already
-        u->commands.insert(full);
-      }
-    }
-    ReplaceCommandRule(u, std::string(1, rule[0]) + what);
+  } else if (r == "allcommands" || r == "nocommands" || (!rule.empty() && (rule[0] == '+' || rule[0] == '-'))) {
+    return u->commands.Apply(rule);
   } else {
     return "Syntax error";
   }
@@ -494,7 +414,9 @@ std::string Acl::LoadLines(const std::vector<std::string>& lines) {
 std::shared_ptr<const AclUser> Acl::Authenticate(const std::string& name, const std::string& password) const {
   auto u = Find(name);
   if (u == nullptr || !u->enabled) return nullptr;
-  if (u->nopass || u->passwords.count(Sha256Hex(password))) return u;
+  if (u->nopass) return u;
+  std::string hash = Sha256Hex(password);
+  if (std::find(u->passwords.begin(), u->passwords.end(), hash) != u->passwords.end()) return u;
   return nullptr;
 }
 
@@ -547,24 +469,16 @@ void Acl::ResetLog() {
   log_.clear();
 }
 
-std::vector<std::string> Acl::Categories() { return std::vector<std::string>(std::begin(kCategories), std::end(kCategories)); }
+std::vector<std::string> Acl::Categories() { return AclCommandTable::CategoryNames(); }
 
 bool Acl::CategoryCommands(const std::string& category, std::vector<std::string>* names) {
-  std::string cat = ToLower(category);
-  if (cat == "all") {
-    for (const auto& [key, spec] : CommandTable::Instance().all()) names->push_back(ToLower(spec.name));
-    return true;
-  }
-  if (!IsCategory(cat)) return false;
-  // As Redis does: a command of the category with all its subcommands, then
-  // each subcommand of the category (a container's own category is usually
-  // just "slow").
-  for (const auto& [key, spec] : CommandTable::Instance().all()) {
-    if (HasCategory(CommandAclCategories(spec), cat)) names->push_back(ToLower(spec.name));
-    for (const auto& sub : ListedSubcommandNames(spec)) {
-      const RedisCommandMeta* m = FindRedisCommandMeta(sub);
-      if (m != nullptr && HasCategory(RecordedAclCategories(*m), cat)) names->push_back(sub);
-    }
+  int cat = AclCommandTable::CategoryIndex(category);
+  if (cat < 0) return false;
+  // As Redis' ACL CAT: every command and subcommand of its original table in the category.
+  const AclCommandTable& table = AclCommandTable::Instance();
+  for (size_t id = 0; id < table.size(); id++) {
+    const AclCommandTable::Entry& e = table.entry(static_cast<int>(id));
+    if (e.categories >> cat & 1) names->push_back(e.name);
   }
   return true;
 }

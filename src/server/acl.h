@@ -13,9 +13,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
+
+#include "server/acl_commands.h"
 
 namespace kvrocks {
 
@@ -26,26 +27,22 @@ class Connection;
 // selector and any number of others ("(...)" rules, Redis 7.0's selectors); a
 // call is allowed if one of them allows it whole.
 struct AclSelector {
-  // Commands ("get") and subcommands ("config|get") the selector allows.
-  std::set<std::string> commands;
-  std::vector<std::string> command_rules;  // as ACL LIST shows them, after "+@all"/"-@all"
-  bool all_commands = false;               // the rules start with +@all (else -@all)
+  AclCommandRules commands;
+  // Key patterns in the order first given; a pattern given again gains the new access.
   struct KeyPattern {
     std::string pattern;
     bool read, write;
   };
   std::vector<KeyPattern> keys;
   bool all_keys = false;
-  std::vector<std::string> channels;
+  std::vector<std::string> channels;  // each once, in the order given
   bool all_channels = false;
 
   // Redis' ACLSelectorCheckCmd: kAllowed, or why not (Redis' ACL_DENIED_*
   // codes, whose order picks the error among several selectors) with *pos the
   // argument at fault (0 for the command). name and sub are lower case.
   enum Verdict { kAllowed = 0, kDeniedCommand = 1, kDeniedKey = 2, kDeniedChannel = 4 };
-  Verdict Check(const CommandSpec& spec, const std::vector<std::string>& args, const std::string& name,
-                const std::string& sub, size_t* pos) const;
-  bool AllowsCommand(const std::string& name, const std::string& sub) const;
+  Verdict Check(const CommandSpec& spec, const std::vector<std::string>& args, int id, size_t* pos) const;
   // Whether a pattern grants every access asked for (none asked: any pattern matching the key).
   bool AllowsKey(const std::string& key, bool read, bool write) const;
   bool AllowsChannel(const std::string& channel, bool is_pattern) const;
@@ -63,7 +60,7 @@ struct AclUser : AclSelector {  // the root selector
   std::string name;
   bool enabled = false;
   bool nopass = false;
-  std::set<std::string> passwords;  // SHA-256 hex
+  std::vector<std::string> passwords;  // SHA-256 hex, each once, in the order given
   bool sanitize_payload = false, skip_sanitize_payload = false;
   std::vector<AclSelector> selectors;  // beyond the root, in the order they were added
 

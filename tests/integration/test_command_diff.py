@@ -118,12 +118,14 @@ def test_getkeys(pair):
 
 
 def test_acl_categories(pair):
+    """ACL CAT <category> names Redis' whole command table, commands kvrocks does
+    not serve (SYNC, BGREWRITEAOF ...) included, as ACL rules can name them; the
+    commands only kvrocks has come on top."""
     k, r = pair
-    ours = names(k)
     assert raw(k, "ACL", "CAT") == raw(r, "ACL", "CAT")
     for cat in raw(r, "ACL", "CAT"):
         a = {n.decode() for n in raw(k, "ACL", "CAT", cat)} & names(r)
-        b = {n.decode() for n in raw(r, "ACL", "CAT", cat)} & ours
+        b = {n.decode() for n in raw(r, "ACL", "CAT", cat)}
         assert a == b, cat
 
 
