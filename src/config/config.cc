@@ -587,6 +587,8 @@ Config::Config() {
   Add(BoolOption("disable-thp", &disable_thp, false));
   Add(StringOption("enable-debug-command", &enable_debug_command, false, {"yes", "no", "local"}));
   Add(StringOption("aclfile", &aclfile, false));
+  Add(StringOption("acl-pubsub-default", &acl_pubsub_default, true, {"allchannels", "resetchannels"}));
+  Add(RedisNumeric("acllog-max-len", &acllog_max_len, Signed(0, kLongMax), true));
 
   Add(Int64Option("rocksdb.block-cache-size", &rocksdb_block_cache_size, 0, true, true));
   Add(Int64Option("rocksdb.write-buffer-size", &rocksdb_write_buffer_size, 1024 * 1024, true, false));

@@ -137,6 +137,8 @@ struct Config {
   // ACL users: "user ..." lines of the config file, or a separate aclfile.
   std::vector<std::string> acl_user_lines;
   std::string aclfile;
+  std::string acl_pubsub_default = "resetchannels";  // or allchannels: a new user's or selector's channels
+  int64_t acllog_max_len = 128;
 
   // RocksDB
   int64_t rocksdb_block_cache_size = 512LL * 1024 * 1024;

@@ -222,11 +222,13 @@ std::string Acl::Apply(AclUser* u, const std::string& rule) const {
                           "-@all"}) {
       Apply(u, x);
     }
+    u->all_channels = pubsub_default_all_.load();
   } else if (rule.size() >= 2 && rule.front() == '(' && rule.back() == ')') {
     // A selector: its rules separated by spaces, on a selector that allows nothing.
     // (Unbalanced quotes inside add a selector that allows nothing, as Redis'
     // sdssplitargs failure leaves it.)
     AclSelector sel;
+    sel.all_channels = pubsub_default_all_.load();
     std::vector<std::string> inner;
     if (!SplitArgs(rule.substr(1, rule.size() - 2), &inner)) inner.clear();
     for (const auto& x : inner) {
@@ -343,6 +345,7 @@ std::string Acl::SetUser(const std::string& name, const std::vector<std::string>
     *u = *it->second;
   } else {
     u->name = name;  // off, no password, nothing allowed (not "reset": no sanitize-payload)
+    u->all_channels = pubsub_default_all_.load();
   }
   for (const auto& r : merged) {
     std::string err = Apply(u.get(), r);
@@ -392,6 +395,7 @@ std::string Acl::LoadLines(const std::vector<std::string>& lines) {
     }
     auto u = std::make_shared<AclUser>();
     u->name = args[1];
+    u->all_channels = pubsub_default_all_.load();
     std::vector<std::string> merged, rules(args.begin() + 2, args.end());
     std::string unmatched;
     if (!MergeSelectorArgs(rules, &merged, &unmatched)) {
@@ -451,7 +455,7 @@ void Acl::Log(const std::string& reason, const std::string& context, const std::
     }
   }
   log_.push_front(LogEntry{1, reason, context, object, username, client_info, now, now});
-  if (log_.size() > 128) log_.pop_back();
+  while (!log_.empty() && static_cast<int64_t>(log_.size()) > log_max_len_.load()) log_.pop_back();
 }
 
 std::vector<Acl::LogEntry> Acl::LogEntries(size_t count) const {

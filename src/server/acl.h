@@ -94,6 +94,11 @@ class Acl {
   std::shared_ptr<const AclUser> Authenticate(const std::string& name, const std::string& password) const;
   // requirepass: the default user's only password ("" = nopass).
   void SetDefaultPassword(const std::string& password);
+  // acl-pubsub-default: whether a new user or selector, and a user after
+  // "reset", starts with every channel (else none). Users already made keep theirs.
+  void SetPubsubDefault(bool all_channels) { pubsub_default_all_.store(all_channels); }
+  // acllog-max-len: the log is trimmed to it as the next new entry comes.
+  void SetLogMaxLen(int64_t n) { log_max_len_.store(n); }
   // The user a new connection starts as authenticated: default, if it is on
   // and needs no password; else nullptr.
   std::shared_ptr<const AclUser> AutoUser() const;
@@ -125,6 +130,8 @@ class Acl {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const AclUser>> users_;
   std::atomic<uint64_t> generation_{1};
+  std::atomic<bool> pubsub_default_all_{false};
+  std::atomic<int64_t> log_max_len_{128};
   std::deque<LogEntry> log_;
 };
 

@@ -60,6 +60,16 @@ Status Server::LoadAcl() {
                                    "errors and security holes, please define either an ACL file or declare users "
                                    "directly in your redis.conf, but not both.");
   }
+  acl_.SetPubsubDefault(config_->acl_pubsub_default == "allchannels");
+  acl_.SetLogMaxLen(config_->acllog_max_len);
+  config_->OnSet("acl-pubsub-default", [this](const Config& c) {
+    acl_.SetPubsubDefault(c.acl_pubsub_default == "allchannels");
+    return Status::OK();
+  });
+  config_->OnSet("acllog-max-len", [this](const Config& c) {
+    acl_.SetLogMaxLen(c.acllog_max_len);
+    return Status::OK();
+  });
   std::vector<std::string> lines = config_->acl_user_lines;
   if (!config_->aclfile.empty()) {
     std::ifstream in(config_->aclfile);

@@ -268,6 +268,51 @@ def test_random_rules(acl, seed):
             acl.same("ACL", "DRYRUN", "u", *probe)
 
 
+def test_acl_pubsub_default(d):
+    """acl-pubsub-default allchannels: new users, new selectors and "reset" start
+    with &*; users made before keep their channels."""
+    d("ACL", "SETUSER", "alice", "on")
+    d("CONFIG", "GET", "acl-pubsub-default")
+    d("CONFIG", "SET", "acl-pubsub-default", "bogus")
+    try:
+        d("CONFIG", "SET", "acl-pubsub-default", "AllChannels")
+        d("CONFIG", "GET", "acl-pubsub-default")
+        d("ACL", "SETUSER", "bob", "on", "(+get)")
+        d("ACL", "SETUSER", "carol", "&x", "reset")
+        d("ACL", "SETUSER", "dave", "resetchannels", "&y")
+        d("ACL", "LIST")
+        d("ACL", "GETUSER", "bob")
+    finally:
+        d("CONFIG", "SET", "acl-pubsub-default", "resetchannels")
+    d("ACL", "SETUSER", "eve", "reset")
+    d("ACL", "GETUSER", "eve")
+
+
+def test_acllog_max_len(d, kvrocks_server, redis_ref):
+    """ACL LOG keeps acllog-max-len entries, trimmed when the next new one comes."""
+    d("ACL", "SETUSER", "alice", "on", ">pw", "+acl|whoami")
+    d("CONFIG", "GET", "acllog-max-len")
+    d("CONFIG", "SET", "acllog-max-len", "-1")
+    x = as_user(kvrocks_server, redis_ref, "alice", "pw")
+    try:
+        for cmd in ("GET", "STRLEN", "INCR"):
+            x(cmd, "k")
+        d("CONFIG", "SET", "acllog-max-len", "2")
+        assert log_entries(kvrocks_server.port) == log_entries(redis_ref.port)
+        assert len(log_entries(redis_ref.port)) == 3
+        x("GET", "k")  # an update of an entry: nothing trimmed
+        assert log_entries(kvrocks_server.port) == log_entries(redis_ref.port)
+        x("DEL", "k")
+        assert log_entries(kvrocks_server.port) == log_entries(redis_ref.port)
+        assert len(log_entries(redis_ref.port)) == 2
+        d("CONFIG", "SET", "acllog-max-len", "0")
+        x("TYPE", "k")
+        d("ACL", "LOG")
+    finally:
+        x.close()
+        d("CONFIG", "SET", "acllog-max-len", "128")
+
+
 def test_reset_sanitizes_payloads(d):
     d("ACL", "SETUSER", "alice", "reset")
     d("ACL", "GETUSER", "alice")
