@@ -357,6 +357,20 @@ std::unique_ptr<Config::Option> SaveOption(Config* cfg) {
   return o;
 }
 
+// The words of a multi-argument config's value as Redis' CONFIG SET splits them:
+// at each single space (a word may come out empty: an address that fails to
+// bind, a percentile that is no number), "" is no word.
+std::vector<std::string> MultiArgWords(const std::string& s) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  size_t start = 0;
+  for (size_t sp; (sp = s.find(' ', start)) != std::string::npos; start = sp + 1) {
+    out.push_back(s.substr(start, sp - start));
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
 std::unique_ptr<Config::Option> PercentilesOption(Config* cfg) {
   auto o = std::make_unique<Config::Option>();
   o->name = "latency-tracking-info-percentiles";
@@ -371,18 +385,14 @@ std::unique_ptr<Config::Option> PercentilesOption(Config* cfg) {
     return s.empty() ? std::string("\"\"") : s;  // an empty list, not the defaults
   };
   o->set = [cfg](const std::string& v) {
-    std::vector<std::string> words;
-    if (!SplitArgs(v, &words)) return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
     std::vector<double> p;
-    if (!(words.size() == 1 && words[0].empty())) {
-      for (const auto& w : words) {
-        double d;
-        if (!ParseDouble(w, &d)) return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
-        if (d > 100.0 || d < 0.0) {
-          return Status::InvalidArgument("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
-        }
-        p.push_back(d);
+    for (const auto& w : MultiArgWords(v)) {
+      double d;
+      if (!ParseDouble(w, &d)) return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
+      if (d > 100.0 || d < 0.0) {
+        return Status::InvalidArgument("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
       }
+      p.push_back(d);
     }
     cfg->SetLatencyPercentiles(std::move(p));
     return Status::OK();
@@ -408,24 +418,11 @@ std::unique_ptr<Config::Option> Words(std::unique_ptr<Config::Option> o) {
   return o;
 }
 
-// bind's addresses as Redis splits a multi-argument config: at each single space
-// (an address may come out empty, and then fails to bind), "" is no address.
-std::vector<std::string> BindWords(const std::string& s) {
-  std::vector<std::string> out;
-  if (s.empty()) return out;
-  size_t start = 0;
-  for (size_t sp; (sp = s.find(' ', start)) != std::string::npos; start = sp + 1) {
-    out.push_back(s.substr(start, sp - start));
-  }
-  out.push_back(s.substr(start));
-  return out;
-}
-
 // bind: as Redis' setConfigBindOption, at most 16 addresses.
 std::unique_ptr<Config::Option> BindOption(Config* cfg) {
   auto o = Words(StringOption("bind", &cfg->bind, true));
   o->set = [cfg](const std::string& v) {
-    if (static_cast<int>(BindWords(v).size()) > Config::kMaxBindAddresses) {
+    if (static_cast<int>(MultiArgWords(v).size()) > Config::kMaxBindAddresses) {
       return Status::InvalidArgument("Too many bind addresses specified.");
     }
     cfg->bind = v;
@@ -483,7 +480,7 @@ std::unique_ptr<Config::Option> NotifyEventsOption(Config* cfg) {
 
 }  // namespace
 
-std::vector<std::string> Config::BindAddresses() const { return BindWords(bind); }
+std::vector<std::string> Config::BindAddresses() const { return MultiArgWords(bind); }
 
 Config::Config() {
   Add(BindOption(this));

@@ -16,7 +16,7 @@ UNSAFE = {"port", "bind", "dir", "requirepass", "unixsocket", "unixsocketperm", 
           "latency-tracking-info-percentiles", "maxmemory-clients"}
 
 VALUES = ["-1", "0", "1", "7", "abc", "2147483648", "99999999999999999999", "yes", "no", "1k", "1kb", "10mb",
-          "1gb", "1G", "-5mb", "1.5", "+5", ""]
+          "1gb", "1G", "-5mb", "1.5", "+5", "", " 5", "5 "]
 
 
 def config_map(client):
@@ -59,6 +59,18 @@ def test_maxmemory_clients_values_match_redis(d):
             d("CONFIG", "GET", "maxmemory-clients")
     finally:
         d("CONFIG", "SET", "maxmemory-clients", "0")
+
+
+def test_latency_percentiles_are_split_at_each_space(d):
+    """CONFIG SET splits a multi-argument option at each single space, as Redis
+    does: a second space makes an empty word, which is no number."""
+    before = d("CONFIG", "GET", "latency-tracking-info-percentiles")
+    try:
+        for value in ["50 99", "50  99", " 50", "50 ", "", "0 100", "101", "-1", "nan", "abc", "99.99 1e1", "50\t99"]:
+            d("CONFIG", "SET", "latency-tracking-info-percentiles", value)
+            d("CONFIG", "GET", "latency-tracking-info-percentiles")
+    finally:
+        d("CONFIG", "SET", "latency-tracking-info-percentiles", before.split(b"\r\n")[-2].decode())
 
 
 def test_client_output_buffer_limit_values_match_redis(d):
