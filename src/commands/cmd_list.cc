@@ -308,9 +308,8 @@ bool ParseTimeout(CommandCall& call, const std::string& arg, uint64_t* ms) {
   return true;
 }
 
-// Blocks the caller on keys, or answers a null array when it cannot block (in EXEC).
-void BlockOrNull(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout_ms) {
-  if (call.in_exec) return reply::NullArray(call.out, call.resp);
+void BlockOrNull(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout_ms, bool null_bulk) {
+  if (call.in_exec) return null_bulk ? reply::Null(call.out, call.resp) : reply::NullArray(call.out, call.resp);
   std::vector<std::pair<uint8_t, std::string>> wait;
   for (const auto& k : keys) wait.emplace_back(call.conn->db, k);
   call.conn->RequestBlock(std::move(wait), timeout_ms);
@@ -400,7 +399,7 @@ void BMoveGeneric(CommandCall& call, bool from_left, bool to_left, const std::st
   Status s = MoveElement(call, call.args[1], call.args[2], from_left, to_left, &moved);
   if (!s.ok()) return ReplyStatusError(call, s);
   if (moved) return reply::Bulk(call.out, *moved);
-  BlockOrNull(call, {call.args[1]}, timeout);
+  BlockOrNull(call, {call.args[1]}, timeout, true);
 }
 
 void BRPopLPush(CommandCall& call) { BMoveGeneric(call, false, true, call.args[3]); }

@@ -28,8 +28,11 @@ Status PopFirstNonEmpty(CommandCall& call, const MPopArgs& args, std::string* ke
 void ReplyMPop(CommandCall& call, const std::string& key, const std::vector<std::string>& elems);
 // Parses a blocking timeout in seconds (a float, as since Redis 6) into ms; replies errors.
 bool ParseTimeout(CommandCall& call, const std::string& arg, uint64_t* ms);
-// Blocks the caller on keys, or answers a null array when it cannot block (in EXEC).
-void BlockOrNull(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout_ms);
+// Blocks the caller on keys, or answers a null array when it cannot block (in
+// EXEC): a null bulk if null_bulk (BLMOVE and BRPOPLPUSH, Redis' addReplyNull;
+// their timeout is still a null array, as Redis' replyToBlockedClientTimedOut).
+void BlockOrNull(CommandCall& call, const std::vector<std::string>& keys, uint64_t timeout_ms,
+                 bool null_bulk = false);
 // The keys of a "numkeys key..." command, for locking.
 std::vector<std::pair<int, std::string>> NumkeysLockKeys(const CommandCall& call, size_t numkeys_idx);
 

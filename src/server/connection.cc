@@ -179,7 +179,7 @@ void Connection::RetryBlocked(bool key_removed) {
     worker_->Close(this);
     return;
   }
-  if (!block.active) Resume();
+  if (!block.active && !worker_->server()->HoldForWakes(this)) Resume();
 }
 
 void Connection::Resume() {

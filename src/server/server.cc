@@ -522,21 +522,21 @@ void Server::Unblock(Connection* conn) {
 namespace {
 
 // Held by every retry a client's command posted; the last one to let go
-// resumes that client.
+// resumes that client and the clients the retries served (HoldForWakes).
 struct WakeTicket {
-  WakeTicket(Server* s, Worker* w, uint64_t id) : server(s), worker(w), conn_id(id) {}
+  WakeTicket(Server* s, Worker* w, uint64_t id) : server(s), waiters{{w, id}} {}
   WakeTicket(const WakeTicket&) = delete;
   WakeTicket& operator=(const WakeTicket&) = delete;
   Server* server;
-  Worker* worker;
-  uint64_t conn_id;
+  std::mutex mu;
+  std::vector<std::pair<Worker*, uint64_t>> waiters;
   ~WakeTicket() {
     if (server->stopping()) return;  // workers may be gone
-    Worker* w = worker;
-    uint64_t id = conn_id;
-    w->Post([w, id] {
-      if (Connection* c = w->Find(id)) c->WakesServed();
-    });
+    for (auto [w, id] : waiters) {
+      w->Post([w = w, id = id] {
+        if (Connection* c = w->Find(id)) c->WakesServed();
+      });
+    }
   }
 };
 
@@ -560,6 +560,14 @@ Server::WakeScope::~WakeScope() {
   }
   tl_waiter = outer_;
   tl_ticket = std::static_pointer_cast<WakeTicket>(std::move(outer_ticket_));
+}
+
+bool Server::HoldForWakes(Connection* conn) {
+  if (tl_ticket == nullptr) return false;
+  std::lock_guard<std::mutex> g(tl_ticket->mu);
+  tl_ticket->waiters.emplace_back(conn->worker(), conn->id());
+  conn->awaiting_wakes = true;
+  return true;
 }
 
 void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed) {

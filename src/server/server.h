@@ -168,6 +168,11 @@ class Server {
     Connection* outer_;
     std::shared_ptr<void> outer_ticket_;
   };
+  // Redis serves every client a write unblocks before any of them runs its next
+  // command. Called by a client its retry just served: if that retry belongs
+  // to a WakeScope's ticket, the client waits (awaiting_wakes) with the
+  // ticket's owner for the rest of the ticket's retries; false if there is none.
+  bool HoldForWakes(Connection* conn);
   // Wakes every client blocked on key (stream readers all see a new entry).
   void SignalKeyReadyAll(uint8_t physical_db, const std::string& key);
   // Wakes the first client blocked on every key of these logical databases

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import RawClient, encode
+from conftest import Differ, RawClient, encode
 
 CASES = [
     ([["LPUSH", "src", "a"]], ["BLPOP", "dst", "5"], [["RENAME", "src", "dst"]]),
@@ -131,3 +131,47 @@ def test_woken_clients_are_served_before_the_reply(kvrocks_server, redis_ref, sh
     theirs = served_before_reply(redis_ref.port, shift)
     assert ours == theirs
     assert ours[1] == b"*1\r\n$1\r\ne\r\n" and ours[2] == b"*-1\r\n"
+
+
+def served_in_turn(port, shift):
+    """b1 blocks on a list with a second blocking pop pipelined behind; b2 blocks
+    on the same list; a push of three elements serves b1's first pop, then b2,
+    and only then b1's next command, which finds one element left."""
+    extra = [RawClient(port) for _ in range(shift)]
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    b1, b2 = RawClient(port), RawClient(port)
+    b1.send_raw(encode(["BLPOP", "l", "0"]) + encode(["BLMPOP", "0", "1", "l", "LEFT", "COUNT", "2"]))
+    assert blocked(c)
+    b2.send_raw(encode(["BLPOP", "l", "0"]))
+    for _ in range(1000):
+        if b"blocked_clients:2\r\n" in c.call("INFO", "clients"):
+            break
+        time.sleep(0.01)
+    replies = [c.call("RPUSH", "l", "x", "y", "z"), b1.read_reply(), b1.read_reply(), b2.read_reply()]
+    for x in [b1, b2, c] + extra:
+        x.close()
+    return replies
+
+
+@pytest.mark.parametrize("shift", range(4))
+def test_every_woken_client_is_served_before_their_next_commands(kvrocks_server, redis_ref, shift):
+    ours = served_in_turn(kvrocks_server.port, shift)
+    theirs = served_in_turn(redis_ref.port, shift)
+    assert ours == theirs
+    assert ours[3] == b"*2\r\n$1\r\nl\r\n$1\r\ny\r\n"
+
+
+def test_blocking_commands_in_a_transaction(kvrocks_server, redis_ref):
+    """In MULTI, with nothing to pop, BLMOVE and BRPOPLPUSH answer a null bulk
+    (Redis' addReplyNull), the other blocking commands a null array."""
+    for resp in ("2", "3"):
+        d = Differ(kvrocks_server.port, redis_ref.port)
+        d.both("HELLO", resp)
+        d("MULTI")
+        for cmd in (["BLMOVE", "e1", "e2", "LEFT", "LEFT", "0"], ["BRPOPLPUSH", "e1", "e2", "0"], ["BLPOP", "e1", "0"],
+                    ["BLMPOP", "0", "1", "e1", "LEFT"], ["BZPOPMIN", "e1", "0"], ["BZMPOP", "0", "1", "e1", "MIN"],
+                    ["XREAD", "BLOCK", "0", "STREAMS", "e1", "$"]):
+            d(*cmd)
+        d("EXEC")
+        d.close()
