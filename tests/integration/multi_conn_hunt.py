@@ -1,0 +1,356 @@
+"""Random sequences over several connections, kvrocks against redis-server 7.0,
+comparing every connection's whole reply stream (replies, messages, pushes) after
+each step; each step waits for its effects to arrive before the next.
+
+  python3 tests/integration/multi_conn_hunt.py pubsub FIRST SEEDS STEPS
+  python3 tests/integration/multi_conn_hunt.py blocking FIRST SEEDS STEPS [resp3] [full] [digest]
+  python3 tests/integration/multi_conn_hunt.py tracking FIRST SEEDS STEPS [full]
+
+pubsub: three connections subscribing, publishing, resetting (no-arg
+unsubscribes and pattern messages are compared in any order: Redis' dict order).
+blocking: four connections blocking (BLPOP ... XREADGROUP) while others push,
+rename, swap databases, unblock; `digest` also compares both databases' DEBUG
+DIGEST after each step. tracking: three RESP3 connections with CLIENT TRACKING
+modes. Not part of CI (timing-based); what they find becomes a test.
+"""
+import random
+import re
+import select
+import socket
+import subprocess
+import shutil
+import sys
+import tempfile
+import time
+
+from conftest import KVROCKS_BIN, REDIS_BIN, encode, free_port
+
+def start_servers():
+    """A kvrocks and a redis-server (DEBUG enabled) on free ports in a temp dir."""
+    d = tempfile.mkdtemp()
+    kp, rp = free_port(), free_port()
+    debug = ["--enable-debug-command", "yes"]
+    ps = [subprocess.Popen([KVROCKS_BIN, "--port", str(kp), "--dir", d + "/kv", "--bind", "127.0.0.1"] + debug,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+          subprocess.Popen([REDIS_BIN, "--port", str(rp), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                            "--dir", d] + debug, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    time.sleep(1)
+    return d, kp, rp, ps
+
+
+def report(seed, step, what, a, b, hist):
+    """Prints a mismatch (the whole history with `full`, else its last steps); returns 1."""
+    print(f"seed {seed} step {step} {what}\n kv {a}\n rd {b}\n hist {hist if 'full' in sys.argv else hist[-10:]}",
+          flush=True)
+    return 1
+
+
+def close_all(conns):
+    for port in conns:
+        for c in conns[port]:
+            c.close()
+    time.sleep(0.2)  # the closed connections' subscriptions and blocks go asynchronously
+
+
+def stop_servers(d, ps):
+    for p in ps:
+        p.terminate()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def parse_one(buf, pos):
+    """End of the reply starting at pos, or None if incomplete."""
+    eol = buf.find(b"\r\n", pos)
+    if eol < 0: return None
+    t = buf[pos:pos+1]
+    if t in b"+-:_,#(":
+        return eol + 2
+    if t in b"$=!":
+        n = int(buf[pos+1:eol])
+        if n < 0: return eol + 2
+        end = eol + 2 + n + 2
+        return end if len(buf) >= end else None
+    if t in b"*~>%|":
+        n = int(buf[pos+1:eol])
+        if n < 0: return eol + 2
+        if t in b"%|": n *= 2
+        p = eol + 2
+        for _ in range(n):
+            p = parse_one(buf, p)
+            if p is None: return None
+        return p
+    raise ValueError(buf[pos:pos+20])
+
+def drain(sock, settle=0.03, first_wait=0.3, expect=False):
+    data = b""
+    deadline = time.time() + (first_wait if expect else settle)
+    while True:
+        r, _, _ = select.select([sock], [], [], max(0, deadline - time.time()))
+        if not r:
+            # complete replies only
+            break
+        c = sock.recv(65536)
+        if not c:
+            data += b"<closed>"
+            break
+        data += c
+        deadline = time.time() + settle
+    return data
+
+def split(data):
+    out, p = [], 0
+    while p < len(data):
+        if data[p:].startswith(b"<closed>"):
+            out.append(b"<closed>"); break
+        e = parse_one(data, p)
+        if e is None:
+            out.append(data[p:]); break
+        out.append(data[p:e]); p = e
+    return out
+
+
+CH = ["ch1", "ch2", "x"]
+PAT = ["ch*", "c?2", "*", "x"]
+def pubsub_command(rng):
+    r = rng.random()
+    k = rng.choice
+    opts = [
+        lambda: ["SUBSCRIBE"] + rng.sample(CH, rng.randint(1, 2)),
+        lambda: ["PSUBSCRIBE"] + rng.sample(PAT, rng.randint(1, 2)),
+        lambda: ["SSUBSCRIBE"] + rng.sample(CH, rng.randint(1, 2)),
+        lambda: ["UNSUBSCRIBE"] + rng.sample(CH, rng.randint(0, 2)),
+        lambda: ["PUNSUBSCRIBE"] + rng.sample(PAT, rng.randint(0, 2)),
+        lambda: ["SUNSUBSCRIBE"] + rng.sample(CH, rng.randint(0, 2)),
+        lambda: ["PUBLISH", k(CH), k(["m", "", "hello"])],
+        lambda: ["PUBLISH", k(CH), k(["m", "", "hello"])],
+        lambda: ["SPUBLISH", k(CH), "sm"],
+        lambda: ["PUBSUB", "NUMSUB"] + rng.sample(CH, rng.randint(0, 3)),
+        lambda: ["PUBSUB", "NUMPAT"],
+        lambda: ["PUBSUB", "SHARDNUMSUB"] + rng.sample(CH, rng.randint(0, 2)),
+        lambda: ["PING"] + ([k(["", "p"])] if rng.random() < 0.5 else []),
+        lambda: ["RESET"],
+        lambda: ["HELLO", k(["2", "3"])],
+        lambda: ["GET", "k"],
+        lambda: ["ECHO", "e"],
+        lambda: ["SUBSCRIBE"],
+        lambda: ["CLIENT", "REPLY", k(["ON", "OFF", "SKIP"])],
+        lambda: ["MULTI"], lambda: ["EXEC"], lambda: ["DISCARD"],
+        lambda: ["QUIT"],
+    ]
+    return k(opts)()
+
+
+def pubsub_main(first, seeds, steps):
+    d, kp, rp, ps = start_servers()
+    bad = 0
+    try:
+        for seed in range(first, first + seeds):
+            rng = random.Random(seed)
+            conns = {port: [socket.create_connection(("127.0.0.1", port)) for _ in range(3)] for port in (kp, rp)}
+            hist = []
+            for step in range(steps):
+                i = rng.randrange(3)
+                cmd = pubsub_command(rng)
+                hist.append((i, cmd))
+                outs = {}
+                for port in (kp, rp):
+                    s = conns[port][i]
+                    try:
+                        s.sendall(encode(cmd))
+                    except OSError:
+                        pass
+                    res = []
+                    for j in range(3):
+                        res.append(split(drain(conns[port][j], expect=(j == i))))
+                    outs[port] = res
+                a, b = outs[kp], outs[rp]
+                # HELLO replies carry ids/versions: compare only the first byte
+                for res in (a, b):
+                    if cmd[0] == "HELLO":
+                        res[i] = [x[:1] for x in res[i]]
+                    if cmd[0] in ("UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE", "RESET") and len(cmd) == 1:
+                        # dict order: names as a set, counts as a multiset
+                        names = sorted(re.sub(rb":\d+\r\n$", b"", x) for x in res[i])
+                        counts = sorted(re.findall(rb":(\d+)\r\n$", x)[0] if re.findall(rb":(\d+)\r\n$", x) else b"" for x in res[i])
+                        res[i] = [names, counts]
+                    for j in range(3):
+                        # pmessages of one message come in pattern-dict order
+                        out, run = [], []
+                        for x in res[j]:
+                            if b"pmessage" in x[:20]:
+                                run.append(x)
+                            else:
+                                out += sorted(run) + [x]; run = []
+                        res[j] = out + sorted(run)
+                    if cmd[0] == "QUIT":
+                        res[i] = [x for x in res[i] if x != b"<closed>"]
+                if a != b:
+                    print(f"seed {seed} step {step} conn {i} {cmd}\n kv {a}\n rd {b}\n hist {hist[-8:]}", flush=True)
+                    bad += 1
+                    break
+                if cmd[0] == "QUIT":
+                    for port in (kp, rp):
+                        conns[port][i].close()
+                        conns[port][i] = socket.create_connection(("127.0.0.1", port))
+            close_all(conns)
+    finally:
+        stop_servers(d, ps)
+    print("bad", bad)
+
+
+L = ["l1", "l2", "s1"]
+Z = ["z1", "z2"]
+X = ["x1"]
+def blocking_command(rng):
+    k = rng.choice
+    return k([
+        lambda: ["BLPOP"] + rng.sample(L, rng.randint(1, 2)) + ["0"],
+        lambda: ["BRPOP"] + rng.sample(L, rng.randint(1, 2)) + ["0"],
+        lambda: ["BRPOPLPUSH", k(L), k(L), "0"],
+        lambda: ["BLMOVE", k(L), k(L), k(["LEFT", "RIGHT"]), k(["LEFT", "RIGHT"]), "0"],
+        lambda: ["BLMPOP", "0", "2", "l1", "l2", k(["LEFT", "RIGHT"])] + (["COUNT", "2"] if rng.random() < .5 else []),
+        lambda: ["BZPOPMIN"] + rng.sample(Z, rng.randint(1, 2)) + ["0"],
+        lambda: ["BZPOPMAX", k(Z), "0"],
+        lambda: ["BZMPOP", "0", "2", "z1", "z2", k(["MIN", "MAX"])],
+        lambda: ["XREAD", "BLOCK", "0", "STREAMS", "x1", "$"],
+        lambda: ["LPUSH", k(L)] + [k("abc") for _ in range(rng.randint(1, 3))],
+        lambda: ["RPUSH", k(L)] + [k("abc") for _ in range(rng.randint(1, 3))],
+        lambda: ["LPUSH", k(L), "v"],
+        lambda: ["ZADD", k(Z), str(rng.randint(0, 5)), k("mno")],
+        lambda: ["XADD", "x1", f"{rng.randint(1, 10**6)}-1", "f", "v"],
+        lambda: ["LMOVE", k(L), k(L), "LEFT", "RIGHT"],
+        lambda: ["DEL", k(L + Z)],
+        lambda: ["SET", k(L + Z), "str"],
+        lambda: ["MULTI"], lambda: ["EXEC"],
+        lambda: ["RENAME", k(L), k(L)],
+        lambda: ["SORT", k(L), "ALPHA", "STORE", k(L)],
+        lambda: ["ZUNIONSTORE", k(Z), "1", k(Z)],
+        lambda: ["LRANGE", k(L), "0", "-1"],
+        lambda: ["CLIENT", "UNBLOCK", "ID", k(["TIMEOUT", "ERROR"])],
+        lambda: ["XGROUP", "CREATE", "x1", k(["g1", "g2"]), k(["$", "0"]), "MKSTREAM"],
+        lambda: ["XREADGROUP", "GROUP", k(["g1", "g2"]), k(["c1", "c2"]), "BLOCK", "0", "STREAMS", "x1", ">"],
+        lambda: ["XREADGROUP", "GROUP", k(["g1", "g2"]), "c1", "COUNT", "1", "BLOCK", "0", "NOACK", "STREAMS", "x1", ">"],
+        lambda: ["XGROUP", "DESTROY", "x1", k(["g1", "g2"])],
+        lambda: ["DEL", "x1"],
+        lambda: ["XADD", "x1", f"{rng.randint(1, 10**6)}-1", "f", "v"],
+        lambda: ["BLPOP", k(L), "0"],
+        lambda: ["LPUSH", k(L), "v"],
+        lambda: ["ZADD", k(Z), "1", "m", "2", "n"],
+        lambda: ["EVAL", "redis.call('lpush', KEYS[1], 'e'); return redis.call('rpush', KEYS[1], 'f')", "1", k(L)],
+        lambda: ["SWAPDB", "0", "1"],
+        lambda: ["SELECT", k(["0", "1"])],
+        lambda: ["FLUSHDB"],
+    ])()
+
+
+def blocking_main(first, seeds, steps):
+    d, kp, rp, ps = start_servers()
+    resp3 = "resp3" in sys.argv
+    bad = 0
+    try:
+        for seed in range(first, first + seeds):
+            rng = random.Random(seed)
+            for port in (kp, rp):
+                s = socket.create_connection(("127.0.0.1", port)); s.sendall(b"FLUSHALL\r\n"); s.recv(100); s.close()
+            conns = {port: [socket.create_connection(("127.0.0.1", port)) for _ in range(4)] for port in (kp, rp)}
+            if resp3:
+                for port in conns:
+                    for s in conns[port]:
+                        s.sendall(b"HELLO 3\r\n"); time.sleep(0.01); s.recv(1000)
+            ids = {}
+            for port in (kp, rp):
+                ids[port] = []
+                for s in conns[port]:
+                    s.sendall(b"CLIENT ID\r\n"); ids[port].append(s.recv(100))
+            hist = []
+            for step in range(steps):
+                i = rng.randrange(4)
+                cmd = blocking_command(rng)
+                target = rng.randrange(4)
+                hist.append((i, cmd))
+                outs = {}
+                for port in (kp, rp):
+                    c = list(cmd)
+                    if c[:2] == ["CLIENT", "UNBLOCK"]:
+                        c[2] = ids[port][target][1:-2].decode()
+                    conns[port][i].sendall(encode(c))
+                    time.sleep(0.02)
+                    outs[port] = [split(drain(conns[port][j], settle=0.04)) for j in range(4)]
+                a, b = outs[kp], outs[rp]
+                if "digest" in sys.argv:
+                    for port in (kp, rp):
+                        cc = socket.create_connection(("127.0.0.1", port))
+                        dg = b""
+                        for db in ("0", "1"):
+                            cc.sendall(encode(["SELECT", db])); drain(cc, expect=True)
+                            cc.sendall(encode(["DEBUG", "DIGEST"])); dg += drain(cc, expect=True)
+                            cc.sendall(encode(["XINFO", "GROUPS", "x1"])); dg += drain(cc, expect=True)
+                        cc.close()
+                        outs[port].append(dg)
+                if a != b:
+                    bad += report(seed, step, f"conn {i} {cmd} target {target}", a, b, hist)
+                    break
+            close_all(conns)
+    finally:
+        stop_servers(d, ps)
+    print("bad", bad)
+
+
+K = ["a1", "a2", "b1", "x"]
+def tracking_command(rng, i):
+    k = rng.choice
+    return k([
+        lambda: ["CLIENT", "TRACKING", "ON"] + k([[], ["BCAST"], ["BCAST", "PREFIX", "a"], ["OPTIN"], ["OPTOUT"], ["NOLOOP"],
+                                                 ["BCAST", "PREFIX", "a", "PREFIX", "b", "NOLOOP"], ["PREFIX", "a"], ["OPTIN", "OPTOUT"]]),
+        lambda: ["CLIENT", "TRACKING", "OFF"],
+        lambda: ["CLIENT", "CACHING", k(["YES", "NO"])],
+        lambda: ["GET", k(K)], lambda: ["GET", k(K)], lambda: ["MGET"] + rng.sample(K, 2),
+        lambda: ["SET", k(K), k(["v", "w"])], lambda: ["SET", k(K), "v"], lambda: ["DEL", k(K)],
+        lambda: ["INCR", k(K)], lambda: ["APPEND", k(K), "z"], lambda: ["EXISTS", k(K)], lambda: ["STRLEN", k(K)],
+        lambda: ["EXPIRE", k(K), "100"], lambda: ["PERSIST", k(K)], lambda: ["RENAME", k(K), k(K)],
+        lambda: ["MULTI"], lambda: ["EXEC"], lambda: ["FLUSHALL"], lambda: ["FLUSHDB"],
+        lambda: ["CLIENT", "TRACKINGINFO"], lambda: ["CLIENT", "GETREDIR"],
+        lambda: ["EVAL", "return redis.call('get', KEYS[1])", "1", k(K)],
+        lambda: ["EVAL", "return redis.call('set', KEYS[1], 'e')", "1", k(K)],
+        lambda: ["SELECT", k(["0", "1"])], lambda: ["SWAPDB", "0", "1"],
+        lambda: ["HSET", "h", "f", "v"], lambda: ["HGET", "h", "f"],
+        lambda: ["RESET"],
+    ])()
+
+
+def tracking_main(first, seeds, steps):
+    d, kp, rp, ps = start_servers()
+    bad = 0
+    try:
+        for seed in range(first, first + seeds):
+            rng = random.Random(seed)
+            conns = {port: [socket.create_connection(("127.0.0.1", port)) for _ in range(3)] for port in (kp, rp)}
+            for port in conns:
+                for s in conns[port]:
+                    s.sendall(b"HELLO 3\r\n"); time.sleep(0.01); s.recv(1000)
+                conns[port][0].sendall(b"FLUSHALL\r\n"); time.sleep(0.05); drain(conns[port][0])
+            hist = []
+            for step in range(steps):
+                i = rng.randrange(3)
+                cmd = tracking_command(rng, i)
+                if i == 2 and cmd[:2] == ["CLIENT", "TRACKING"]:
+                    continue
+                hist.append((i, cmd))
+                outs = {}
+                for port in (kp, rp):
+                    conns[port][i].sendall(encode(cmd))
+                    time.sleep(0.01)
+                    outs[port] = [split(drain(conns[port][j], settle=0.03, expect=(j == i))) for j in range(3)]
+                a, b = outs[kp], outs[rp]
+                if a != b:
+                    bad += report(seed, step, f"conn {i} {cmd}", a, b, hist)
+                    break
+            close_all(conns)
+    finally:
+        stop_servers(d, ps)
+    print("bad", bad)
+
+
+if __name__ == "__main__":
+    mode, args = sys.argv[1], [int(x) for x in sys.argv[2:5]]
+    {"pubsub": pubsub_main, "blocking": blocking_main, "tracking": tracking_main}[mode](*args)
