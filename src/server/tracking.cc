@@ -149,7 +149,11 @@ void Tracking::AddMessage(uint64_t id, const ClientState& st, std::string payloa
 }
 
 void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
-                          const std::vector<uint64_t>* marks) {
+                          const std::vector<uint64_t>* marks, bool by_script) {
+  // Whom a BCAST client's NOLOOP spares: Redis records the client that made the
+  // change, a script's own client for a script's writes (default mode compares
+  // with the calling client instead, and so spares them).
+  const uint64_t bcast_by = by_script ? 0 : by;
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -195,7 +199,7 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
       std::string all = KeyArray(matched);
       for (uint64_t id : ids) {
         auto c = clients_.find(id);
-        if (c == clients_.end() || (c->second.noloop && id == by)) continue;  // NOLOOP: every key here is its own
+        if (c == clients_.end() || (c->second.noloop && id == bcast_by)) continue;  // NOLOOP: every key here is its own
         AddMessage(id, c->second, all, &out);
       }
     }

@@ -68,8 +68,10 @@ class Tracking {
   // then gets a message only if it had read the key before the write, and stays
   // remembered for it. Other clients always get one (they may have read the
   // old value before the commit).
+  // by_script: a script of `by` changed them; as in Redis, where the script's own
+  // client made the change, a BCAST client's NOLOOP does not spare `by` then.
   void Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
-                  const std::vector<uint64_t>* marks = nullptr);
+                  const std::vector<uint64_t>* marks = nullptr, bool by_script = false);
   // Counts Remember calls: a read remembered after Clock() returned m came
   // after a write stamped m. Any thread.
   uint64_t Clock() const { return clock_.load(std::memory_order_relaxed); }

@@ -47,9 +47,10 @@ class WriteBatcher {
   void Defer(uint64_t conn_id);
   // Runs fn after the batch commits (if it commits).
   void AfterCommit(std::function<void()> fn);
-  // Takes the keys ctx touched, changed by client `by`: client-side caching
-  // invalidates them once the batch commits (Server::KeysChanged).
-  void NoteChanged(Context* ctx, uint64_t by);
+  // Takes the keys ctx touched, changed by client `by` (by_script: by its
+  // script): client-side caching invalidates them once the batch commits
+  // (Server::KeysChanged).
+  void NoteChanged(Context* ctx, uint64_t by, bool by_script = false);
   // Commits the batch, releases its locks and flushes deferred connections.
   // Connections whose writes failed are closed without a reply.
   void Commit();
@@ -69,7 +70,12 @@ class WriteBatcher {
   // its run in changed_).
   std::vector<std::pair<uint8_t, std::string>> changed_;
   std::vector<uint64_t> changed_marks_;
-  std::vector<std::pair<uint64_t, size_t>> changed_by_;
+  struct ChangedBy {
+    uint64_t by;
+    size_t end;  // of its run in changed_
+    bool by_script;
+  };
+  std::vector<ChangedBy> changed_by_;
   event* commit_ev_;
   bool scheduled_ = false;
 };

@@ -108,6 +108,30 @@ def test_own_writes_and_noloop(clients):
     tracker("CLIENT", "TRACKINGINFO")
 
 
+def test_bcast_noloop_does_not_spare_a_scripts_writes(clients):
+    """Redis records a BCAST key change with the client that made it, for a
+    script's writes the script's own client, which NOLOOP does not know as the
+    caller; default mode compares with the calling client and spares them."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    writer("FUNCTION", "LOAD", "REPLACE",
+           "#!lua name=tlib\nredis.register_function('tset', function(k, a) return redis.call('set', k[1], 'f') end)")
+    scripts = (["EVAL", "return redis.call('set', KEYS[1], 'e')", "1", "k"], ["FCALL", "tset", "1", "k"])
+    track(tracker, "NOLOOP")
+    for script in scripts:
+        tracker("GET", "k")
+        tracker(*script)
+        assert tracker("PING") == b"+PONG\r\n"
+    tracker("CLIENT", "TRACKING", "off")
+    track(tracker, "BCAST", "NOLOOP")
+    for script in scripts:
+        tracker(*script)
+        assert tracker.read_both() == invalidate("k")
+    tracker("SET", "k", "own")  # its own write: spared
+    assert tracker("PING") == b"+PONG\r\n"
+    writer("FUNCTION", "DELETE", "tlib")
+
+
 def set_then_get_in_exec(d, key):
     d("MULTI")
     d("SET", key, "1")
