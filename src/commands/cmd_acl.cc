@@ -243,7 +243,9 @@ void AclCmd(CommandCall& call) {
     if (!arity(2, 3)) return;
     if (a.size() == 2) return reply::BulkArray(call.out, Acl::Categories());
     std::vector<std::string> names;
-    if (!Acl::CategoryCommands(a[2], &names)) return ReplyError(call, "ERR Unknown category '" + a[2].substr(0, 128) + "'");
+    if (!Acl::CategoryCommands(a[2], &names)) {
+      return ReplyError(call, "ERR Unknown category '" + a[2].substr(0, 128) + "'");  // Redis' %.128s
+    }
     return reply::BulkArray(call.out, names);
   }
   if (EqualsIgnoreCase(sub, "log")) return Log(call);

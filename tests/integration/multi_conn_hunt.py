@@ -45,6 +45,17 @@ def report(seed, step, what, a, b, hist):
     return 1
 
 
+def open_conns(kp, rp, n, resp3=False):
+    """n connections to each server (port -> list), RESP3 if asked."""
+    conns = {port: [socket.create_connection(("127.0.0.1", port)) for _ in range(n)] for port in (kp, rp)}
+    for c in (c for cs in conns.values() for c in cs):
+        if resp3:
+            c.sendall(b"HELLO 3\r\n")
+            time.sleep(0.01)
+            c.recv(1000)
+    return conns
+
+
 def close_all(conns):
     for port in conns:
         for c in conns[port]:
@@ -146,7 +157,7 @@ def pubsub_main(first, seeds, steps):
     try:
         for seed in range(first, first + seeds):
             rng = random.Random(seed)
-            conns = {port: [socket.create_connection(("127.0.0.1", port)) for _ in range(3)] for port in (kp, rp)}
+            conns = open_conns(kp, rp, 3)
             hist = []
             for step in range(steps):
                 i = rng.randrange(3)
@@ -252,11 +263,7 @@ def blocking_main(first, seeds, steps):
             rng = random.Random(seed)
             for port in (kp, rp):
                 s = socket.create_connection(("127.0.0.1", port)); s.sendall(b"FLUSHALL\r\n"); s.recv(100); s.close()
-            conns = {port: [socket.create_connection(("127.0.0.1", port)) for _ in range(4)] for port in (kp, rp)}
-            if resp3:
-                for port in conns:
-                    for s in conns[port]:
-                        s.sendall(b"HELLO 3\r\n"); time.sleep(0.01); s.recv(1000)
+            conns = open_conns(kp, rp, 4, resp3)
             ids = {}
             for port in (kp, rp):
                 ids[port] = []
@@ -324,11 +331,10 @@ def tracking_main(first, seeds, steps):
     try:
         for seed in range(first, first + seeds):
             rng = random.Random(seed)
-            conns = {port: [socket.create_connection(("127.0.0.1", port)) for _ in range(3)] for port in (kp, rp)}
+            conns = open_conns(kp, rp, 3, True)
             for port in conns:
-                for s in conns[port]:
-                    s.sendall(b"HELLO 3\r\n"); time.sleep(0.01); s.recv(1000)
-                conns[port][0].sendall(b"FLUSHALL\r\n"); time.sleep(0.05); drain(conns[port][0])
+                conns[port][0].sendall(b"FLUSHALL\r\n")
+                drain(conns[port][0], expect=True)
             hist = []
             for step in range(steps):
                 i = rng.randrange(3)
