@@ -61,6 +61,7 @@ def test_setuser_getuser_list(d):
     d("ACL", "DELUSER", "default")
     d("ACL", "CAT")
     d("ACL", "CAT", "bogus")
+    d("ACL", "CAT", "x" * 200)  # the name cut at 128 bytes, as Redis
     d("ACL", "GENPASS", "0")
     d("ACL", "GENPASS", "5000")
     d("ACL", "LOAD")
