@@ -4,7 +4,6 @@
 
 #include "commands/command.h"
 #include "commands/command_keys.h"
-#include "commands/redis_command_meta.h"
 #include "common/sha256.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
