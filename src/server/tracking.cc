@@ -93,8 +93,9 @@ void Tracking::Enable(Connection* conn, const Options& o) {
   if (!o.bcast) return;
   std::vector<std::string> wanted = o.prefixes;
   if (wanted.empty()) wanted.emplace_back();  // BCAST alone: every key
+  const uint64_t since = clock_.fetch_add(1, std::memory_order_relaxed) + 1;
   for (auto& p : wanted) {
-    if (st.prefixes.insert(p).second) prefix_clients_[p].insert(conn->id());
+    if (st.prefixes.insert(p).second) prefix_clients_[p].emplace(conn->id(), since);
   }
 }
 
@@ -186,20 +187,49 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
     keys_.store(table_.size());
     // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
     // lists them), without those a NOLOOP client changed itself.
-    for (const auto& [prefix, ids] : prefix_clients_) {
-      std::vector<const std::string*> matched;
-      for (const auto& [db, key] : keys) {
-        if (key.compare(0, prefix.size(), prefix) == 0) matched.push_back(&key);
+    for (const auto& [prefix, subscribers] : prefix_clients_) {
+      std::vector<std::pair<const std::string*, uint64_t>> matched;  // key, its latest write's mark
+      for (size_t i = 0; i < keys.size(); i++) {
+        const std::string& key = keys[i].second;
+        if (key.compare(0, prefix.size(), prefix) == 0) {
+          matched.emplace_back(&key, marks != nullptr ? (*marks)[i] : UINT64_MAX);
+        }
       }
       if (matched.empty()) continue;
-      std::sort(matched.begin(), matched.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
-      matched.erase(std::unique(matched.begin(), matched.end(),
-                                [](const std::string* a, const std::string* b) { return *a == *b; }),
-                    matched.end());
-      std::string all = KeyArray(matched);
-      for (uint64_t id : ids) {
+      std::sort(matched.begin(), matched.end(), [](const auto& a, const auto& b) {
+        return *a.first != *b.first ? *a.first < *b.first : a.second > b.second;
+      });
+      matched.erase(
+          std::unique(matched.begin(), matched.end(), [](const auto& a, const auto& b) { return *a.first == *b.first; }),
+          matched.end());
+      std::vector<const std::string*> all_keys;
+      uint64_t earliest = UINT64_MAX;
+      for (const auto& m : matched) {
+        all_keys.push_back(m.first);
+        earliest = std::min(earliest, m.second);
+      }
+      const std::string all = KeyArray(all_keys);
+      for (const auto& [id, since] : subscribers) {
         auto c = clients_.find(id);
         if (c == clients_.end() || (c->second.noloop && id == bcast_by)) continue;  // NOLOOP: every key here is its own
+        if (id == by && earliest < since) {
+          // `by` registered the prefix after some of these writes, in the
+          // transaction that made them. Redis records a change under a prefix
+          // only while the prefix has clients, so `by` gets those keys only if
+          // another client had the prefix at the write. (Another writer's
+          // earlier change still reaches a client that joined before its
+          // commit: that client may have read the old value.)
+          std::vector<const std::string*> recorded;
+          for (const auto& [key, written] : matched) {
+            bool kept = written >= since;
+            for (auto other = subscribers.begin(); !kept && other != subscribers.end(); ++other) {
+              kept = other->first != id && other->second <= written;
+            }
+            if (kept) recorded.push_back(key);
+          }
+          if (!recorded.empty()) AddMessage(id, c->second, KeyArray(recorded), &out);
+          continue;
+        }
         AddMessage(id, c->second, all, &out);
       }
     }

@@ -72,8 +72,9 @@ class Tracking {
   // client made the change, a BCAST client's NOLOOP does not spare `by` then.
   void Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
                   const std::vector<uint64_t>* marks = nullptr, bool by_script = false);
-  // Counts Remember calls: a read remembered after Clock() returned m came
-  // after a write stamped m. Any thread.
+  // Counts Remember calls and BCAST registrations: a read remembered (or a
+  // prefix registered) after Clock() returned m came after a write stamped m.
+  // Any thread.
   uint64_t Clock() const { return clock_.load(std::memory_order_relaxed); }
   // Every key changed (FLUSHDB, FLUSHALL): a null to every tracking client.
   void InvalidateAll();
@@ -141,8 +142,9 @@ class Tracking {
   std::unordered_map<std::string, std::unordered_map<uint64_t, Reads>> table_;
   std::atomic<uint64_t> clock_{0};
   size_t items_ = 0;
-  // BCAST prefix -> its clients.
-  std::map<std::string, std::set<uint64_t>> prefix_clients_;
+  // BCAST prefix -> its clients, each with the Clock() value at which it
+  // registered the prefix (a write stamped earlier came before it).
+  std::map<std::string, std::map<uint64_t, uint64_t>> prefix_clients_;
   std::atomic<size_t> tracking_clients_{0};
   std::atomic<size_t> keys_{0};
 };

@@ -376,7 +376,9 @@ Status Context::Commit() {
   }
   dirty_pending_ = 0;
   if (!HasWrites()) {
-    Rollback();
+    // Keys touched by an earlier commit of this context (a transaction that
+    // flushed a database midway) still await the caller.
+    DiscardWrites();
     return Status::OK();
   }
   Status settled = SettleUnread();
@@ -524,19 +526,20 @@ void Context::PopSavePoint() {
   savepoints_.pop_back();
 }
 
-void Context::Rollback() {
+void Context::DiscardWrites() {
   savepoints_.clear();
-  touch_kinds_.clear();
-  touch_marks_.clear();
-  noted_events_.clear();
   ClearWrites();
   deltas_.clear();
   expires_.clear();
   ClearAndTrim(&unread_, kTrimKeepEntries);
   ClearAndTrim(&unread_keys_, kTrimKeepEntries * 16);
-  ClearAndTrim(&touched_, kTrimKeepEntries);
   expired_pending_ = 0;
   dirty_pending_ = 0;
+}
+
+void Context::Rollback() {
+  DiscardWrites();
+  ClearTouched();
 }
 
 std::vector<std::pair<uint8_t, std::string>> Context::TakeExpiredFound() {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/trim.h"
 #include "storage/storage.h"
 
 namespace kvrocks {
@@ -224,9 +225,9 @@ class Context {
     touch_marks_.resize(kept);
   }
   void ClearTouched() {
-    touched_.clear();
-    touch_kinds_.clear();
-    touch_marks_.clear();
+    ClearAndTrim(&touched_, kTrimKeepEntries);
+    ClearAndTrim(&touch_kinds_, kTrimKeepEntries);
+    ClearAndTrim(&touch_marks_, kTrimKeepEntries);
     noted_events_.clear();
   }
 
@@ -243,7 +244,7 @@ class Context {
   // Writes everything pending as one batch, then applies counter deltas. The
   // context can be reused afterwards.
   Status Commit();
-  // Drops pending writes.
+  // Drops pending writes, and the keys touched so far.
   void Rollback();
   // Marks the pending writes (and counter deltas) of this moment;
   // RollbackToSavePoint drops everything recorded after the latest mark,
@@ -313,6 +314,9 @@ class Context {
   bool OrderWrites();
   // Forgets the pending writes (not the counters and savepoints).
   void ClearWrites();
+  // Forgets the pending writes with their counters, savepoints and lookups,
+  // but not the touched keys.
+  void DiscardWrites();
   void AddCounts(uint8_t db, const CountDeltas& d);
   rocksdb::ReadOptions ReadOpts() const;
   // Looks up the previous state of the PutUnread keys and records their

@@ -4,6 +4,8 @@ events it sends must be the same. Each case: a setup on an empty database, then
 the command."""
 import shlex
 
+import pytest
+
 from conftest import RawClient
 
 CASES = [
@@ -138,6 +140,28 @@ def test_watch_sees_the_writes_redis_signals(kvrocks_server, redis_ref):
         if got[0] != got[1]:
             differences.append(f"{setup} | {command}: kvrocks {got[0]!r}, redis {got[1]!r}")
     assert not differences, "\n".join(differences)
+
+
+
+@pytest.mark.parametrize("flush", [("FLUSHDB",), ("FLUSHALL",), ("SWAPDB", "1", "2")])
+def test_watch_sees_writes_before_a_flush_in_the_same_transaction(kvrocks_server, redis_ref, flush):
+    """The writes a transaction made before a FLUSHDB of another database (which
+    commits them midway) still dirty the keys' watchers."""
+    got = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        watcher, writer = RawClient(port), RawClient(port)
+        writer.call("FLUSHALL")
+        watcher.call("WATCH", "k")
+        for cmd in (("MULTI",), ("SET", "k", "v"), ("SELECT", "1"), ("SET", "z", "1"), flush, ("SELECT", "0")):
+            writer.call(*cmd)
+        got.append(writer.call("EXEC"))
+        watcher.call("MULTI")
+        watcher.call("PING")
+        got.append(watcher.call("EXEC"))
+        watcher.close()
+        writer.close()
+    assert got[:2] == got[2:]
+    assert got[3] == b"*-1\r\n"
 
 
 def _events(port):

@@ -248,6 +248,56 @@ def test_bcast_prefixes(clients):
     assert tracker.read_both() == invalidate("other")
 
 
+
+def test_bcast_switched_on_inside_a_transaction(clients):
+    """Redis records a change under a BCAST prefix only while the prefix has
+    clients: a client that turns BCAST on inside its own transaction gets the
+    keys written after that, the earlier ones only where another client had the
+    prefix already."""
+    tracker, writer, spare = clients
+    tracker.both("HELLO", "3")
+    tracker("MULTI")
+    for cmd in (("SET", "a1", "v"), ("INCR", "b1"), ("CLIENT", "TRACKING", "on", "BCAST"), ("EXPIRE", "a1", "100"),
+                ("HSET", "h", "f", "v")):
+        tracker(*cmd)
+    tracker("EXEC")
+    assert tracker.read_both() == invalidate("a1", "h")
+    assert tracker("PING") == b"+PONG\r\n"
+    tracker("CLIENT", "TRACKING", "off")
+    spare.both("HELLO", "3")
+    track(spare, "BCAST", "PREFIX", "a")
+    tracker("MULTI")
+    for cmd in (("SET", "a1", "w"), ("SET", "b1", "w"), ("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a", "PREFIX", "b"),
+                ("SET", "b2", "w")):
+        tracker(*cmd)
+    tracker("EXEC")
+    assert read_both(spare) == invalidate("a1")
+    assert tracker.read_both() == invalidate("a1")  # prefix a had a client at the write
+    assert tracker.read_both() == invalidate("b2")
+    assert tracker("PING") == b"+PONG\r\n"
+
+
+def test_bcast_keys_written_before_a_flush_in_the_same_transaction(clients):
+    """A FLUSHDB inside a transaction sends every tracking client its null at
+    once; the keys written around it are still broadcast after the EXEC."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker, "BCAST", "PREFIX", "a")
+    writer("MULTI")
+    for cmd in (("SET", "a1", "v"), ("FLUSHDB",), ("GET", "a1")):
+        writer(*cmd)
+    writer("EXEC")
+    assert tracker.read_both() == b">2\r\n$10\r\ninvalidate\r\n_\r\n"
+    assert tracker.read_both() == invalidate("a1")
+    writer("MULTI")
+    for cmd in (("SET", "a1", "v"), ("SELECT", "1"), ("FLUSHDB",), ("SELECT", "0"), ("INCR", "a2")):
+        writer(*cmd)
+    writer("EXEC")
+    assert tracker.read_both() == b">2\r\n$10\r\ninvalidate\r\n_\r\n"
+    assert tracker.read_both() == invalidate("a1", "a2")
+    assert tracker("PING") == b"+PONG\r\n"
+
+
 def test_optin_optout(clients):
     tracker, writer, _ = clients
     tracker.both("HELLO", "3")
