@@ -63,7 +63,7 @@ class CommandScriptHost : public scripting::ScriptHost {
     size_t touched_before = call_.ctx->touched().size();
     size_t reply_start = reply->size();
     if ((spec->flags & kCmdReadOnly) && call_.conn->tracking) RememberScriptKeys();
-    call_.ctx->set_touch_mark(call_.server->tracking().Clock());
+    call_.ctx->set_touch_mark(call_.server->tracking().Stamp(true));
     call_.ctx->ClearLookups();
     try {
       spec->handler(nested);

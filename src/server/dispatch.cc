@@ -37,7 +37,7 @@ namespace {
 void Invoke(const CommandSpec& spec, CommandCall& call) {
   call.ctx->set_unread_replace_ok(!NeedsPriorKeyState(call.server));
   // After the command's own RememberReads: its reads are not after its writes.
-  call.ctx->set_touch_mark(call.server->tracking().Clock());
+  call.ctx->set_touch_mark(call.server->tracking().Stamp(false));
   call.ctx->ClearLookups();  // only this command's lookups count
   const size_t reply_start = call.out->size(), touched_before = call.ctx->touched().size();
   try {
@@ -291,13 +291,8 @@ void FinishBlocked(Connection* conn, const std::string& reply) {
   conn->server()->stats().RecordError(error);
 }
 
-// Whether a command's writes are a script's (EVAL, FCALL ...): Redis makes them
-// with the script's own client, which NOLOOP does not know as the caller.
-static bool ChangesByScript(const CommandSpec& spec) { return std::string_view(spec.group) == "scripting"; }
-
 // Runs a command that needs every key lock, outside any batch.
-void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<void(Context*)>& fn,
-                  bool by_script) {
+void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<void(Context*)>& fn) {
   Server* srv = conn->server();
   batcher->Commit();
   MultiLockGuard guard(srv->storage()->locks());
@@ -313,7 +308,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     conn->Write(err);
   }
   srv->TouchKeys(ctx.touched(), &ctx.touch_kinds());
-  if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks(), by_script);
+  if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
 }
 
 namespace {
@@ -391,7 +386,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
       call.served_blocked = retry;
       Invoke(spec, call);
       CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
-    }, ChangesByScript(spec));
+    });
     FlushEvents(srv, nullptr);
   } else {
     Context* ctx = batcher->ctx();
@@ -407,7 +402,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
         again.served_blocked = retry;
         Invoke(spec, again);
         CollectCommandEvents(srv, conn->db, spec, args, *ectx, 0);
-      }, ChangesByScript(spec));
+      });
       FlushEvents(srv, nullptr);
       if (!retry) FeedMonitors(srv, conn, spec, args, false);
       Finish(srv, conn, spec, args, *out, reply_start, start, retry);
@@ -416,7 +411,7 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
     if (!ctx->touched().empty()) {
       srv->TouchKeys(ctx->touched(), &ctx->touch_kinds());
-      batcher->NoteChanged(ctx, conn->id(), ChangesByScript(spec));
+      batcher->NoteChanged(ctx, conn->id());
     }
     if (conn->block.requested) {
       conn->block.requested = false;
@@ -493,7 +488,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   WriteBatcher* batcher = conn->worker()->batcher();
   if (exclusive) {
     // The EXEC reply is written by the caller; errors of the commit follow it.
-    RunExclusive(conn, batcher, [&](Context* ctx) { run(ctx, true); }, false);
+    RunExclusive(conn, batcher, [&](Context* ctx) { run(ctx, true); });
     FlushEvents(srv, nullptr);
     return;
   }

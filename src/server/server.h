@@ -128,8 +128,8 @@ class Server {
   // none) are invalidated. Called once the change is visible to readers. marks:
   // the keys' Context::touch_marks (Tracking::Invalidate), or null.
   void KeysChanged(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
-                   const std::vector<uint64_t>* marks = nullptr, bool by_script = false) {
-    if (!keys.empty() && !tracking_.idle()) tracking_.Invalidate(keys, by, marks, by_script);
+                   const std::vector<uint64_t>* marks = nullptr) {
+    if (!keys.empty() && !tracking_.idle()) tracking_.Invalidate(keys, by, marks);
   }
   // Watched keys of a physical db (to find which a FLUSHDB or SWAPDB affects).
   std::vector<std::string> WatchedKeys(uint8_t db);

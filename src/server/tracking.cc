@@ -150,11 +150,8 @@ void Tracking::AddMessage(uint64_t id, const ClientState& st, std::string payloa
 }
 
 void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
-                          const std::vector<uint64_t>* marks, bool by_script) {
-  // Whom a BCAST client's NOLOOP spares: Redis records the client that made the
-  // change, a script's own client for a script's writes (default mode compares
-  // with the calling client instead, and so spares them).
-  const uint64_t bcast_by = by_script ? 0 : by;
+                          const std::vector<uint64_t>* marks) {
+  auto stamp = [&](size_t i) { return marks != nullptr ? (*marks)[i] : ~kByScript; };
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -162,7 +159,7 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
       const std::string& key = keys[i].second;
       auto it = table_.find(key);
       if (it == table_.end()) continue;
-      const uint64_t written = marks != nullptr ? (*marks)[i] : UINT64_MAX;
+      const uint64_t written = stamp(i) & ~kByScript;
       const std::string payload = KeyArray({&key});
       for (auto reader = it->second.begin(); reader != it->second.end();) {
         const uint64_t id = reader->first;
@@ -186,51 +183,58 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
     }
     keys_.store(table_.size());
     // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
-    // lists them), without those a NOLOOP client changed itself.
+    // lists them). Redis records each key with the client that changed it last.
+    struct Change {
+      const std::string* key;
+      size_t order;  // keys are in the order of their writes
+      uint64_t written;
+      bool by_script;
+    };
     for (const auto& [prefix, subscribers] : prefix_clients_) {
-      std::vector<std::pair<const std::string*, uint64_t>> matched;  // key, its latest write's mark
+      std::vector<Change> matched;
       for (size_t i = 0; i < keys.size(); i++) {
         const std::string& key = keys[i].second;
-        if (key.compare(0, prefix.size(), prefix) == 0) {
-          matched.emplace_back(&key, marks != nullptr ? (*marks)[i] : UINT64_MAX);
-        }
+        if (key.compare(0, prefix.size(), prefix) != 0) continue;
+        matched.push_back(Change{&key, i, stamp(i) & ~kByScript, (stamp(i) & kByScript) != 0});
       }
       if (matched.empty()) continue;
-      std::sort(matched.begin(), matched.end(), [](const auto& a, const auto& b) {
-        return *a.first != *b.first ? *a.first < *b.first : a.second > b.second;
+      std::sort(matched.begin(), matched.end(), [](const Change& a, const Change& b) {
+        return *a.key != *b.key ? *a.key < *b.key : a.order > b.order;
       });
-      matched.erase(
-          std::unique(matched.begin(), matched.end(), [](const auto& a, const auto& b) { return *a.first == *b.first; }),
-          matched.end());
+      matched.erase(std::unique(matched.begin(), matched.end(),
+                                [](const Change& a, const Change& b) { return *a.key == *b.key; }),
+                    matched.end());
       std::vector<const std::string*> all_keys;
-      uint64_t earliest = UINT64_MAX;
-      for (const auto& m : matched) {
-        all_keys.push_back(m.first);
-        earliest = std::min(earliest, m.second);
-      }
+      for (const Change& m : matched) all_keys.push_back(m.key);
       const std::string all = KeyArray(all_keys);
       for (const auto& [id, since] : subscribers) {
         auto c = clients_.find(id);
-        if (c == clients_.end() || (c->second.noloop && id == bcast_by)) continue;  // NOLOOP: every key here is its own
-        if (id == by && earliest < since) {
-          // `by` registered the prefix after some of these writes, in the
-          // transaction that made them. Redis records a change under a prefix
-          // only while the prefix has clients, so `by` gets those keys only if
-          // another client had the prefix at the write. (Another writer's
-          // earlier change still reaches a client that joined before its
-          // commit: that client may have read the old value.)
-          std::vector<const std::string*> recorded;
-          for (const auto& [key, written] : matched) {
-            bool kept = written >= since;
-            for (auto other = subscribers.begin(); !kept && other != subscribers.end(); ++other) {
-              kept = other->first != id && other->second <= written;
-            }
-            if (kept) recorded.push_back(key);
-          }
-          if (!recorded.empty()) AddMessage(id, c->second, KeyArray(recorded), &out);
+        if (c == clients_.end()) continue;
+        if (id != by) {
+          AddMessage(id, c->second, all, &out);
           continue;
         }
-        AddMessage(id, c->second, all, &out);
+        std::vector<const std::string*> picked;
+        for (const Change& m : matched) {
+          // NOLOOP spares a client its own changes; a script's are its own
+          // client's in Redis.
+          if (c->second.noloop && !m.by_script) continue;
+          // `by` registered the prefix after this write, in the transaction
+          // that made it: Redis records a change under a prefix only while the
+          // prefix has clients, so `by` gets it only if another client had the
+          // prefix then. (Another writer's change still reaches a client that
+          // joined before its commit: that client may have read the old value.)
+          bool recorded = m.written >= since;
+          for (auto other = subscribers.begin(); !recorded && other != subscribers.end(); ++other) {
+            recorded = other->first != id && other->second <= m.written;
+          }
+          if (recorded) picked.push_back(m.key);
+        }
+        if (picked.size() == matched.size()) {
+          AddMessage(id, c->second, all, &out);
+        } else if (!picked.empty()) {
+          AddMessage(id, c->second, KeyArray(picked), &out);
+        }
       }
     }
   }

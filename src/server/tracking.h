@@ -62,20 +62,24 @@ class Tracking {
 
   // Keys whose values changed, once the change is visible to readers; `by` is
   // the client that changed them (0 for expiry), for NOLOOP. marks (or null)
-  // holds each key's Clock() at its write. Redis invalidates at the write, and
+  // holds each key's Stamp() at its write. Redis invalidates at the write, and
   // kvrocks at the commit of the batch that holds it, after which `by` may have
   // read the key again (its own pending write, the new value): as in Redis, `by`
   // then gets a message only if it had read the key before the write, and stays
   // remembered for it. Other clients always get one (they may have read the
   // old value before the commit).
-  // by_script: a script of `by` changed them; as in Redis, where the script's own
-  // client made the change, a BCAST client's NOLOOP does not spare `by` then.
+  // A key stamped by a script of `by`: as in Redis, where the script's own
+  // client made the change, a BCAST client's NOLOOP does not spare `by` then
+  // (default mode compares with the calling client, and does).
   void Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
-                  const std::vector<uint64_t>* marks = nullptr, bool by_script = false);
+                  const std::vector<uint64_t>* marks = nullptr);
   // Counts Remember calls and BCAST registrations: a read remembered (or a
   // prefix registered) after Clock() returned m came after a write stamped m.
   // Any thread.
   uint64_t Clock() const { return clock_.load(std::memory_order_relaxed); }
+  // The mark of the writes a command is about to make: Clock(), and whether a
+  // script makes them.
+  uint64_t Stamp(bool by_script) const { return Clock() | (by_script ? kByScript : 0); }
   // Every key changed (FLUSHDB, FLUSHALL): a null to every tracking client.
   void InvalidateAll();
 
@@ -104,6 +108,8 @@ class Tracking {
   void ListFields(uint64_t id, std::string* flags, int64_t* redirect);
 
  private:
+  static constexpr uint64_t kByScript = uint64_t{1} << 63;
+
   struct ClientState {
     Worker* worker = nullptr;
     int resp = 2;

@@ -114,14 +114,14 @@ void WriteBatcher::Unlock() {
   }
 }
 
-void WriteBatcher::NoteChanged(Context* ctx, uint64_t by, bool by_script) {
+void WriteBatcher::NoteChanged(Context* ctx, uint64_t by) {
   if (!pending()) {
-    worker_->server()->KeysChanged(ctx->touched(), by, &ctx->touch_marks(), by_script);  // nothing to wait for
+    worker_->server()->KeysChanged(ctx->touched(), by, &ctx->touch_marks());  // nothing to wait for
     ctx->ClearTouched();
     return;
   }
   ctx->MoveTouchedTo(&changed_, &changed_marks_);
-  changed_by_.push_back({by, changed_.size(), by_script});
+  changed_by_.push_back({by, changed_.size()});
 }
 
 void WriteBatcher::Commit() {
@@ -137,7 +137,7 @@ void WriteBatcher::Commit() {
       for (const ChangedBy& c : changed_by_) {
         std::vector<std::pair<uint8_t, std::string>> keys(changed_.begin() + from, changed_.begin() + c.end);
         std::vector<uint64_t> marks(changed_marks_.begin() + from, changed_marks_.begin() + c.end);
-        worker_->server()->KeysChanged(keys, c.by, &marks, c.by_script);
+        worker_->server()->KeysChanged(keys, c.by, &marks);
         from = c.end;
       }
     }

@@ -47,10 +47,9 @@ class WriteBatcher {
   void Defer(uint64_t conn_id);
   // Runs fn after the batch commits (if it commits).
   void AfterCommit(std::function<void()> fn);
-  // Takes the keys ctx touched, changed by client `by` (by_script: by its
-  // script): client-side caching invalidates them once the batch commits
-  // (Server::KeysChanged).
-  void NoteChanged(Context* ctx, uint64_t by, bool by_script = false);
+  // Takes the keys ctx touched, changed by client `by`: client-side caching
+  // invalidates them once the batch commits (Server::KeysChanged).
+  void NoteChanged(Context* ctx, uint64_t by);
   // Commits the batch, releases its locks and flushes deferred connections.
   // Connections whose writes failed are closed without a reply.
   void Commit();
@@ -73,7 +72,6 @@ class WriteBatcher {
   struct ChangedBy {
     uint64_t by;
     size_t end;  // of its run in changed_
-    bool by_script;
   };
   std::vector<ChangedBy> changed_by_;
   event* commit_ev_;

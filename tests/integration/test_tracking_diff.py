@@ -129,6 +129,14 @@ def test_bcast_noloop_does_not_spare_a_scripts_writes(clients):
         assert tracker.read_both() == invalidate("k")
     tracker("SET", "k", "own")  # its own write: spared
     assert tracker("PING") == b"+PONG\r\n"
+    # In one transaction: each key goes by its last writer.
+    tracker("MULTI")
+    for cmd in (("SET", "own", "1"), ("EVAL", "return redis.call('set', KEYS[1], 'e')", "1", "k"), ("SET", "k2", "1"),
+                ("FCALL", "tset", "1", "k2"), ("FCALL", "tset", "1", "k3"), ("SET", "k3", "1")):
+        tracker(*cmd)
+    tracker("EXEC")
+    assert tracker.read_both() == invalidate("k", "k2")
+    assert tracker("PING") == b"+PONG\r\n"
     writer("FUNCTION", "DELETE", "tlib")
 
 
