@@ -35,6 +35,7 @@ void Connection::SetUser(std::shared_ptr<const AclUser> u) {
 }
 
 Connection::~Connection() {
+  if (!held_.empty() && !server()->stopping()) ResumeHeld(held_);
   if (block.timer != nullptr) event_free(block.timer);
   if (read_ev_ != nullptr) event_free(read_ev_);
   if (write_ev_ != nullptr) event_free(write_ev_);
@@ -125,7 +126,7 @@ void Connection::UnblockWith(bool error) {
   FinishBlocked(this, reply);
   EndBlock();
   Write(reply);
-  Resume();
+  if (!worker_->server()->HoldForWakes(this)) Resume();
 }
 
 void Connection::RunPostponed() {
@@ -195,8 +196,17 @@ void Connection::Resume() {
   if (!awaiting_commit) Flush();
 }
 
-void Connection::WakesServed() {
+void Connection::ResumeHeld(const std::vector<ClientRef>& clients) {
+  for (auto [w, id] : clients) {
+    w->Post([w = w, id = id] {
+      if (Connection* c = w->Find(id)) c->WakesServed();
+    });
+  }
+}
+
+void Connection::WakesServed(std::vector<ClientRef> served) {
   awaiting_wakes = false;
+  held_.insert(held_.end(), served.begin(), served.end());
   if (processing_) {
     // Reached from inside this connection's own command (posted tasks run there
     // too): carry on from the event loop.
@@ -280,6 +290,11 @@ void Connection::ProcessInput() {
     closing_ = true;
   }
   processing_ = false;
+  if (!awaiting_wakes && !held_.empty()) {  // this batch is done (or stopped)
+    std::vector<ClientRef> held;
+    held.swap(held_);
+    ResumeHeld(held);
+  }
 }
 
 void Connection::Write(std::string_view bytes) { out_.append(bytes); }

@@ -76,7 +76,13 @@ class Connection {
   // serves them before it answers (handleClientsBlockedOnKeys).
   bool awaiting_wakes = false;
   // Once they have (on this connection's worker): sends the replies, goes on.
-  void WakesServed();
+  // `served` are the clients those wakes served (and CLIENT UNBLOCK freed):
+  // Redis runs their next commands only after this client's whole batch
+  // (processUnblockedClients in beforeSleep), so they wait for it to end.
+  using ClientRef = std::pair<Worker*, uint64_t>;
+  void WakesServed(std::vector<ClientRef> served = {});
+  // Lets held clients go on (each on its own worker).
+  static void ResumeHeld(const std::vector<ClientRef>& clients);
   // Queued for a flush after the worker's posted tasks (Worker::FlushAfterPosted).
   bool flush_pending = false;
 
@@ -213,6 +219,8 @@ class Connection {
   size_t in_pos_ = 0;
   std::string out_;
   size_t out_pos_ = 0;
+  // Clients whose next commands wait for this client's batch (WakesServed).
+  std::vector<ClientRef> held_;
   size_t in_peak_ = 0;   // the most in_ held since the last TrimBuffers
   size_t out_peak_ = 0;  // the most out_ held since the last TrimBuffers
   bool close_after_reply_ = false;

@@ -468,17 +468,6 @@ void Server::Postpone(Connection* conn, std::vector<std::string> args) {
   if (!ClientsPaused()) UnpauseClients();  // the pause ended meanwhile: nobody else would resume us
 }
 
-bool Server::UnblockClient(uint64_t id, bool error) {
-  std::lock_guard<std::mutex> g(clients_mu_);
-  auto it = clients_.find(id);
-  if (it == clients_.end() || !it->second->blocked.load()) return false;
-  Worker* w = it->second->worker();
-  w->Post([w, id, error] {
-    if (Connection* c = w->Find(id)) c->UnblockWith(error);
-  });
-  return true;
-}
-
 size_t Server::BlockFilterSlot(const std::string& key) { return std::hash<std::string>()(key) % kBlockFilterSlots; }
 
 void Server::Block(Connection* conn) {
@@ -522,21 +511,26 @@ void Server::Unblock(Connection* conn) {
 namespace {
 
 // Held by every retry a client's command posted; the last one to let go
-// resumes that client and the clients the retries served (HoldForWakes).
+// resumes that client (waiters[0]), which holds the clients the retries served
+// (HoldForWakes) until its batch is done.
 struct WakeTicket {
   WakeTicket(Server* s, Worker* w, uint64_t id) : server(s), waiters{{w, id}} {}
   WakeTicket(const WakeTicket&) = delete;
   WakeTicket& operator=(const WakeTicket&) = delete;
   Server* server;
   std::mutex mu;
-  std::vector<std::pair<Worker*, uint64_t>> waiters;
+  std::vector<Connection::ClientRef> waiters;
   ~WakeTicket() {
     if (server->stopping()) return;  // workers may be gone
-    for (auto [w, id] : waiters) {
-      w->Post([w = w, id = id] {
-        if (Connection* c = w->Find(id)) c->WakesServed();
-      });
-    }
+    auto [w, id] = waiters.front();
+    std::vector<Connection::ClientRef> served(waiters.begin() + 1, waiters.end());
+    w->Post([w = w, id = id, served = std::move(served)]() mutable {
+      if (Connection* c = w->Find(id)) {
+        c->WakesServed(std::move(served));
+      } else {
+        Connection::ResumeHeld(served);
+      }
+    });
   }
 };
 
@@ -544,6 +538,28 @@ struct WakeTicket {
 // wakes share so far; inside a retry, the ticket of the client that caused it.
 thread_local Connection* tl_waiter = nullptr;
 thread_local std::shared_ptr<WakeTicket> tl_ticket;
+
+// The ticket of the command running on this thread, made on first use (none
+// outside a WakeScope).
+std::shared_ptr<WakeTicket> CurrentTicket(Server* server) {
+  if (tl_ticket == nullptr && tl_waiter != nullptr) {
+    tl_ticket = std::make_shared<WakeTicket>(server, tl_waiter->worker(), tl_waiter->id());
+  }
+  return tl_ticket;
+}
+
+// Runs fn (a posted retry or unblock) as part of ticket: what it wakes in turn
+// joins the same ticket.
+template <typename Fn>
+void RunWithTicket(const std::shared_ptr<WakeTicket>& ticket, Fn fn) {
+  Connection* outer_waiter = tl_waiter;
+  std::shared_ptr<WakeTicket> outer_ticket = std::move(tl_ticket);
+  tl_waiter = nullptr;
+  tl_ticket = ticket;
+  fn();
+  tl_ticket = std::move(outer_ticket);
+  tl_waiter = outer_waiter;
+}
 
 }  // namespace
 
@@ -570,27 +586,31 @@ bool Server::HoldForWakes(Connection* conn) {
   return true;
 }
 
+bool Server::UnblockClient(uint64_t id, bool error) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end() || !it->second->blocked.load()) return false;
+  Worker* w = it->second->worker();
+  // As a wake: the caller's reply waits for it, the client's next commands
+  // for the caller's batch.
+  w->Post([w, id, error, ticket = CurrentTicket(this)] {
+    if (Connection* c = w->Find(id)) RunWithTicket(ticket, [&] { c->UnblockWith(error); });
+  });
+  return true;
+}
+
 void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed) {
   std::lock_guard<std::mutex> g(blocked_mu_);
   auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
   if (it == blocked_.end() || it->second.empty()) return;
-  if (tl_ticket == nullptr && tl_waiter != nullptr) {
-    tl_ticket = std::make_shared<WakeTicket>(this, tl_waiter->worker(), tl_waiter->id());
-  }
+  std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
   for (const auto& [worker, id] : it->second) {
-    worker->Post([worker = worker, id = id, removed, ticket = tl_ticket] {
+    worker->Post([worker = worker, id = id, removed, ticket] {
       Connection* c = worker->Find(id);
       if (c == nullptr) return;
-      // What this retry wakes in turn joins the same ticket.
-      Connection* outer_waiter = tl_waiter;
-      std::shared_ptr<WakeTicket> outer_ticket = std::move(tl_ticket);
-      tl_waiter = nullptr;
-      tl_ticket = ticket;
-      c->RetryBlocked(removed);
+      RunWithTicket(ticket, [&] { c->RetryBlocked(removed); });
       // The client waits for this retry's writes to be committed, not just made.
       if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
-      tl_ticket = std::move(outer_ticket);
-      tl_waiter = outer_waiter;
     });
     if (!all) break;
   }

@@ -162,6 +162,36 @@ def test_every_woken_client_is_served_before_their_next_commands(kvrocks_server,
     assert ours[3] == b"*2\r\n$1\r\nl\r\n$1\r\ny\r\n"
 
 
+
+def freed_after_batch(port, shift, how):
+    """b blocks with an INCR pipelined behind; c frees it (CLIENT UNBLOCK, or a
+    push that serves it) with SET and INCR of the same counter pipelined behind:
+    Redis runs b's INCR only after c's whole batch (processUnblockedClients in
+    beforeSleep)."""
+    extra = [RawClient(port) for _ in range(shift)]
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    b = RawClient(port)
+    b_id = b.call("CLIENT", "ID")[1:-2].decode()
+    b.send_raw(encode(["BLPOP", "l", "0"]) + encode(["INCR", "n"]))
+    assert blocked(c)
+    free = ["CLIENT", "UNBLOCK", b_id] if how == "unblock" else ["LPUSH", "l", "x"]
+    c.send_raw(encode(free) + encode(["SET", "n", "10"]) + encode(["INCR", "n"]))
+    replies = [c.read_reply(), c.read_reply(), c.read_reply(), b.read_reply(), b.read_reply()]
+    for x in [b, c] + extra:
+        x.close()
+    return replies
+
+
+@pytest.mark.parametrize("how", ["unblock", "push"])
+@pytest.mark.parametrize("shift", range(4))
+def test_freed_clients_run_their_next_commands_after_the_freeing_batch(kvrocks_server, redis_ref, shift, how):
+    ours = freed_after_batch(kvrocks_server.port, shift, how)
+    theirs = freed_after_batch(redis_ref.port, shift, how)
+    assert ours == theirs
+    assert ours[4] == b":12\r\n"
+
+
 def test_blocking_commands_in_a_transaction(kvrocks_server, redis_ref):
     """In MULTI, with nothing to pop, BLMOVE and BRPOPLPUSH answer a null bulk
     (Redis' addReplyNull), the other blocking commands a null array."""
