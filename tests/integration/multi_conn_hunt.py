@@ -69,6 +69,19 @@ def stop_servers(d, ps):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def hunt(first, seeds, one_seed):
+    """Runs one_seed(seed, kvrocks_port, redis_port) -> mismatches for each seed
+    against one pair of servers, and prints the total."""
+    d, kp, rp, ps = start_servers()
+    bad = 0
+    try:
+        for seed in range(first, first + seeds):
+            bad += one_seed(seed, kp, rp)
+    finally:
+        stop_servers(d, ps)
+    print("bad", bad, flush=True)
+
+
 def parse_one(buf, pos):
     """End of the reply starting at pos, or None if incomplete."""
     eol = buf.find(b"\r\n", pos)
@@ -152,61 +165,59 @@ def pubsub_command(rng):
 
 
 def pubsub_main(first, seeds, steps):
-    d, kp, rp, ps = start_servers()
-    bad = 0
-    try:
-        for seed in range(first, first + seeds):
-            rng = random.Random(seed)
-            conns = open_conns(kp, rp, 3)
-            hist = []
-            for step in range(steps):
-                i = rng.randrange(3)
-                cmd = pubsub_command(rng)
-                hist.append((i, cmd))
-                outs = {}
-                for port in (kp, rp):
-                    s = conns[port][i]
-                    try:
-                        s.sendall(encode(cmd))
-                    except OSError:
-                        pass
-                    res = []
-                    for j in range(3):
-                        res.append(split(drain(conns[port][j], expect=(j == i))))
-                    outs[port] = res
-                a, b = outs[kp], outs[rp]
-                # HELLO replies carry ids/versions: compare only the first byte
-                for res in (a, b):
-                    if cmd[0] == "HELLO":
-                        res[i] = [x[:1] for x in res[i]]
-                    if cmd[0] in ("UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE", "RESET") and len(cmd) == 1:
-                        # dict order: names as a set, counts as a multiset
-                        names = sorted(re.sub(rb":\d+\r\n$", b"", x) for x in res[i])
-                        counts = sorted(re.findall(rb":(\d+)\r\n$", x)[0] if re.findall(rb":(\d+)\r\n$", x) else b"" for x in res[i])
-                        res[i] = [names, counts]
-                    for j in range(3):
-                        # pmessages of one message come in pattern-dict order
-                        out, run = [], []
-                        for x in res[j]:
-                            if b"pmessage" in x[:20]:
-                                run.append(x)
-                            else:
-                                out += sorted(run) + [x]; run = []
-                        res[j] = out + sorted(run)
-                    if cmd[0] == "QUIT":
-                        res[i] = [x for x in res[i] if x != b"<closed>"]
-                if a != b:
-                    print(f"seed {seed} step {step} conn {i} {cmd}\n kv {a}\n rd {b}\n hist {hist[-8:]}", flush=True)
-                    bad += 1
-                    break
+    def one_seed(seed, kp, rp):
+        found = 0
+        rng = random.Random(seed)
+        conns = open_conns(kp, rp, 3)
+        hist = []
+        for step in range(steps):
+            i = rng.randrange(3)
+            cmd = pubsub_command(rng)
+            hist.append((i, cmd))
+            outs = {}
+            for port in (kp, rp):
+                s = conns[port][i]
+                try:
+                    s.sendall(encode(cmd))
+                except OSError:
+                    pass
+                res = []
+                for j in range(3):
+                    res.append(split(drain(conns[port][j], expect=(j == i))))
+                outs[port] = res
+            a, b = outs[kp], outs[rp]
+            # HELLO replies carry ids/versions: compare only the first byte
+            for res in (a, b):
+                if cmd[0] == "HELLO":
+                    res[i] = [x[:1] for x in res[i]]
+                if cmd[0] in ("UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE", "RESET") and len(cmd) == 1:
+                    # dict order: names as a set, counts as a multiset
+                    names = sorted(re.sub(rb":\d+\r\n$", b"", x) for x in res[i])
+                    counts = sorted(re.findall(rb":(\d+)\r\n$", x)[0] if re.findall(rb":(\d+)\r\n$", x) else b"" for x in res[i])
+                    res[i] = [names, counts]
+                for j in range(3):
+                    # pmessages of one message come in pattern-dict order
+                    out, run = [], []
+                    for x in res[j]:
+                        if b"pmessage" in x[:20]:
+                            run.append(x)
+                        else:
+                            out += sorted(run) + [x]; run = []
+                    res[j] = out + sorted(run)
                 if cmd[0] == "QUIT":
-                    for port in (kp, rp):
-                        conns[port][i].close()
-                        conns[port][i] = socket.create_connection(("127.0.0.1", port))
-            close_all(conns)
-    finally:
-        stop_servers(d, ps)
-    print("bad", bad)
+                    res[i] = [x for x in res[i] if x != b"<closed>"]
+            if a != b:
+                print(f"seed {seed} step {step} conn {i} {cmd}\n kv {a}\n rd {b}\n hist {hist[-8:]}", flush=True)
+                found += 1
+                break
+            if cmd[0] == "QUIT":
+                for port in (kp, rp):
+                    conns[port][i].close()
+                    conns[port][i] = socket.create_connection(("127.0.0.1", port))
+        close_all(conns)
+        return found
+
+    hunt(first, seeds, one_seed)
 
 
 L = ["l1", "l2", "s1"]
@@ -255,52 +266,51 @@ def blocking_command(rng):
 
 
 def blocking_main(first, seeds, steps):
-    d, kp, rp, ps = start_servers()
     resp3 = "resp3" in sys.argv
-    bad = 0
-    try:
-        for seed in range(first, first + seeds):
-            rng = random.Random(seed)
+
+    def one_seed(seed, kp, rp):
+        found = 0
+        rng = random.Random(seed)
+        for port in (kp, rp):
+            s = socket.create_connection(("127.0.0.1", port)); s.sendall(b"FLUSHALL\r\n"); s.recv(100); s.close()
+        conns = open_conns(kp, rp, 4, resp3)
+        ids = {}
+        for port in (kp, rp):
+            ids[port] = []
+            for s in conns[port]:
+                s.sendall(b"CLIENT ID\r\n"); ids[port].append(s.recv(100))
+        hist = []
+        for step in range(steps):
+            i = rng.randrange(4)
+            cmd = blocking_command(rng)
+            target = rng.randrange(4)
+            hist.append((i, cmd))
+            outs = {}
             for port in (kp, rp):
-                s = socket.create_connection(("127.0.0.1", port)); s.sendall(b"FLUSHALL\r\n"); s.recv(100); s.close()
-            conns = open_conns(kp, rp, 4, resp3)
-            ids = {}
-            for port in (kp, rp):
-                ids[port] = []
-                for s in conns[port]:
-                    s.sendall(b"CLIENT ID\r\n"); ids[port].append(s.recv(100))
-            hist = []
-            for step in range(steps):
-                i = rng.randrange(4)
-                cmd = blocking_command(rng)
-                target = rng.randrange(4)
-                hist.append((i, cmd))
-                outs = {}
+                c = list(cmd)
+                if c[:2] == ["CLIENT", "UNBLOCK"]:
+                    c[2] = ids[port][target][1:-2].decode()
+                conns[port][i].sendall(encode(c))
+                time.sleep(0.02)
+                outs[port] = [split(drain(conns[port][j], settle=0.04)) for j in range(4)]
+            a, b = outs[kp], outs[rp]
+            if "digest" in sys.argv:
                 for port in (kp, rp):
-                    c = list(cmd)
-                    if c[:2] == ["CLIENT", "UNBLOCK"]:
-                        c[2] = ids[port][target][1:-2].decode()
-                    conns[port][i].sendall(encode(c))
-                    time.sleep(0.02)
-                    outs[port] = [split(drain(conns[port][j], settle=0.04)) for j in range(4)]
-                a, b = outs[kp], outs[rp]
-                if "digest" in sys.argv:
-                    for port in (kp, rp):
-                        cc = socket.create_connection(("127.0.0.1", port))
-                        dg = b""
-                        for db in ("0", "1"):
-                            cc.sendall(encode(["SELECT", db])); drain(cc, expect=True)
-                            cc.sendall(encode(["DEBUG", "DIGEST"])); dg += drain(cc, expect=True)
-                            cc.sendall(encode(["XINFO", "GROUPS", "x1"])); dg += drain(cc, expect=True)
-                        cc.close()
-                        outs[port].append(dg)
-                if a != b:
-                    bad += report(seed, step, f"conn {i} {cmd} target {target}", a, b, hist)
-                    break
-            close_all(conns)
-    finally:
-        stop_servers(d, ps)
-    print("bad", bad)
+                    cc = socket.create_connection(("127.0.0.1", port))
+                    dg = b""
+                    for db in ("0", "1"):
+                        cc.sendall(encode(["SELECT", db])); drain(cc, expect=True)
+                        cc.sendall(encode(["DEBUG", "DIGEST"])); dg += drain(cc, expect=True)
+                        cc.sendall(encode(["XINFO", "GROUPS", "x1"])); dg += drain(cc, expect=True)
+                    cc.close()
+                    outs[port].append(dg)
+            if a != b:
+                found += report(seed, step, f"conn {i} {cmd} target {target}", a, b, hist)
+                break
+        close_all(conns)
+        return found
+
+    hunt(first, seeds, one_seed)
 
 
 K = ["a1", "a2", "b1", "x"]
@@ -326,35 +336,33 @@ def tracking_command(rng, i):
 
 
 def tracking_main(first, seeds, steps):
-    d, kp, rp, ps = start_servers()
-    bad = 0
-    try:
-        for seed in range(first, first + seeds):
-            rng = random.Random(seed)
-            conns = open_conns(kp, rp, 3, True)
-            for port in conns:
-                conns[port][0].sendall(b"FLUSHALL\r\n")
-                drain(conns[port][0], expect=True)
-            hist = []
-            for step in range(steps):
-                i = rng.randrange(3)
-                cmd = tracking_command(rng, i)
-                if i == 2 and cmd[:2] == ["CLIENT", "TRACKING"]:
-                    continue
-                hist.append((i, cmd))
-                outs = {}
-                for port in (kp, rp):
-                    conns[port][i].sendall(encode(cmd))
-                    time.sleep(0.01)
-                    outs[port] = [split(drain(conns[port][j], settle=0.03, expect=(j == i))) for j in range(3)]
-                a, b = outs[kp], outs[rp]
-                if a != b:
-                    bad += report(seed, step, f"conn {i} {cmd}", a, b, hist)
-                    break
-            close_all(conns)
-    finally:
-        stop_servers(d, ps)
-    print("bad", bad)
+    def one_seed(seed, kp, rp):
+        found = 0
+        rng = random.Random(seed)
+        conns = open_conns(kp, rp, 3, True)
+        for port in conns:
+            conns[port][0].sendall(b"FLUSHALL\r\n")
+            drain(conns[port][0], expect=True)
+        hist = []
+        for step in range(steps):
+            i = rng.randrange(3)
+            cmd = tracking_command(rng, i)
+            if i == 2 and cmd[:2] == ["CLIENT", "TRACKING"]:
+                continue
+            hist.append((i, cmd))
+            outs = {}
+            for port in (kp, rp):
+                conns[port][i].sendall(encode(cmd))
+                time.sleep(0.01)
+                outs[port] = [split(drain(conns[port][j], settle=0.03, expect=(j == i))) for j in range(3)]
+            a, b = outs[kp], outs[rp]
+            if a != b:
+                found += report(seed, step, f"conn {i} {cmd}", a, b, hist)
+                break
+        close_all(conns)
+        return found
+
+    hunt(first, seeds, one_seed)
 
 
 if __name__ == "__main__":
