@@ -23,6 +23,7 @@
 #include "common/time_util.h"
 #include "config/config.h"
 #include "replication/rdb_file.h"
+#include "replication/rdb_writer.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 #include "server/fd_limit.h"
@@ -166,11 +167,15 @@ int main(int argc, char** argv) {
     limits.set_max_intset_entries = static_cast<uint64_t>(c.set_max_intset_entries);
     limits.zset_max_listpack_entries = static_cast<uint64_t>(c.zset_max_listpack_entries);
     limits.zset_max_listpack_value = static_cast<uint64_t>(c.zset_max_listpack_value);
+    limits.list_max_listpack_size = c.list_max_listpack_size;
+    limits.list_compress_depth = c.list_compress_depth;
+    kvrocks::rdb::SetCompression(c.rdbcompression);
     return Status::OK();
   };
   apply_encoding_limits(cfg);
   for (const char* name : {"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
-                           "zset-max-listpack-entries", "zset-max-listpack-value"}) {
+                           "zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
+                           "list-compress-depth", "rdbcompression"}) {
     cfg.OnSet(name, apply_encoding_limits);
   }
 

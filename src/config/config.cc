@@ -491,6 +491,7 @@ Config::Config() {
   Add(IntOption("workers", &workers, 1, 256, false));
   Add(Protected(StringOption("dir", &dir, false)));
   Add(Protected(FileNameOption("dbfilename", &dbfilename)));
+  Add(BoolOption("rdbcompression", &rdbcompression, true));
   Add(StringOption("enable-protected-configs", &enable_protected_configs, false, {"yes", "no", "local"}));
   Add(BoolOption("daemonize", &daemonize, false));
   Add(StringOption("pidfile", &pidfile, false));

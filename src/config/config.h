@@ -131,7 +131,8 @@ struct Config {
   bool disable_thp = false;  // prctl(PR_SET_THP_DISABLE) at startup (main.cc)
   std::string enable_debug_command = "no";  // yes | no | local (DEBUG)
   std::string enable_protected_configs = "no";  // yes | no | local (CONFIG SET of dir, dbfilename)
-  std::string dbfilename = "dump.rdb";  // the RDB file DEBUG RELOAD writes and reads, in dir
+  std::string dbfilename = "dump.rdb";
+  bool rdbcompression = true;  // LZF for strings in RDB files and DUMP payloads  // the RDB file DEBUG RELOAD writes and reads, in dir
   // rename-command old new ("" disables old); startup only, applied in order.
   std::vector<std::pair<std::string, std::string>> rename_commands;
   // ACL users: "user ..." lines of the config file, or a separate aclfile.

@@ -3,11 +3,15 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "common/encoding.h"
+#include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/rdb_writer.h"
+#include "types/encoding_limits.h"
 #include "types/redis_hash.h"
 #include "types/redis_list.h"
 #include "types/redis_set.h"
@@ -49,6 +53,20 @@ std::string NodeListpack(const StreamNodeDump& node) {
   return lp.Finish();
 }
 
+// A listpack zset's score as zzlInsertAt stores it: an integer when the double
+// is one (double2ll: -0 becomes 0), else d2string's text.
+void AddListpackScore(ListpackBuilder* lp, double score) {
+  constexpr double kHalfLongMax = static_cast<double>(INT64_MAX / 2);
+  if (score >= -kHalfLongMax && score <= kHalfLongMax && static_cast<double>(static_cast<int64_t>(score)) == score) {
+    return lp->AddInt(static_cast<int64_t>(score));
+  }
+  char buf[64];
+  int n = std::isnan(score)   ? snprintf(buf, sizeof(buf), "nan")
+          : std::isinf(score) ? snprintf(buf, sizeof(buf), score < 0 ? "-inf" : "inf")
+                              : snprintf(buf, sizeof(buf), "%.17g", score);
+  lp->AddString(std::string_view(buf, static_cast<size_t>(n)));
+}
+
 void PutRawId(std::string* out, const StreamID& id) {
   std::string raw;
   PutBE64(&raw, id.ms);
@@ -61,8 +79,8 @@ void PutStream(std::string* out, const StreamDump& d) {
   for (const auto& n : d.nodes) {
     std::string key;
     PutRawId(&key, n.master_id);
-    PutString(out, key);
-    PutString(out, NodeListpack(n));
+    PutRawString(out, key);
+    PutRawString(out, NodeListpack(n));
   }
   PutLen(out, d.length);
   PutLen(out, d.last_id.ms);
@@ -74,7 +92,7 @@ void PutStream(std::string* out, const StreamDump& d) {
   PutLen(out, d.entries_added);
   PutLen(out, d.groups.size());
   for (const auto& g : d.groups) {
-    PutString(out, g.name);
+    PutRawString(out, g.name);
     PutLen(out, g.last_id.ms);
     PutLen(out, g.last_id.seq);
     PutLen(out, static_cast<uint64_t>(g.entries_read));
@@ -86,7 +104,7 @@ void PutStream(std::string* out, const StreamDump& d) {
     }
     PutLen(out, g.consumers.size());
     for (const auto& c : g.consumers) {
-      PutString(out, c.name);
+      PutRawString(out, c.name);
       PutMillis(out, c.seen_time);
       PutLen(out, c.pel.size());
       for (const auto& id : c.pel) PutRawId(out, id);
@@ -183,23 +201,31 @@ Status SerializeObject(Database* db, std::string_view key, const LoadedKey& lk, 
       std::string v;
       s = RedisString(db).ReadValue(key, lk.raw, &v);
       body.push_back(static_cast<char>(kTypeString));
-      PutString(&body, v);
+      PutRawString(&body, v);
       break;
     }
     case RedisType::kList: {
       std::vector<std::string> elems;
       s = RedisList(db).Range(key, 0, -1, &elems);
-      body.push_back(static_cast<char>(kTypeList));
-      PutLen(&body, elems.size());
-      for (const auto& e : elems) PutString(&body, e);
+      body.push_back(static_cast<char>(kTypeListQuicklist2));
+      PutQuicklist(&body, elems, EncodingLimits::ListFill(), EncodingLimits::ListCompressDepth());
       break;
     }
     case RedisType::kSet: {
       std::vector<std::string> members;
+      Metadata meta;
+      if (!(s = meta.Decode(lk.raw)).ok()) return s;
       s = RedisSet(db).Members(key, &members);
+      if (std::string_view(RedisSet::Encoding(meta)) == "intset") {
+        std::vector<int64_t> values(members.size());
+        for (size_t i = 0; i < members.size(); i++) ParseInt64(members[i], &values[i]);
+        body.push_back(static_cast<char>(kTypeSetIntset));
+        PutRawString(&body, IntsetBlob(std::move(values), RedisSet::IntsetWidth(meta)));
+        break;
+      }
       body.push_back(static_cast<char>(kTypeSet));
       PutLen(&body, members.size());
-      for (const auto& m : members) PutString(&body, m);
+      for (const auto& m : members) PutRawString(&body, m);
       break;
     }
     case RedisType::kHash: {
@@ -214,12 +240,22 @@ Status SerializeObject(Database* db, std::string_view key, const LoadedKey& lk, 
       for (int64_t t : ttls) {
         if (t > 0) min_ttl = std::min<uint64_t>(min_ttl, static_cast<uint64_t>(t));
       }
-      if (min_ttl == UINT64_MAX) {
+      Metadata meta;
+      if (s.ok()) s = meta.Decode(lk.raw);
+      if (min_ttl == UINT64_MAX && std::string_view(RedisHash::Encoding(meta)) == "listpack") {
+        ListpackBuilder lp;  // in insertion order, as GetAll gives a listpack hash
+        for (const auto& [f, v] : fvs) {
+          lp.AddString(f);
+          lp.AddString(v);
+        }
+        body.push_back(static_cast<char>(kTypeHashListpack));
+        PutRawString(&body, lp.Finish());
+      } else if (min_ttl == UINT64_MAX) {
         body.push_back(static_cast<char>(kTypeHash));
         PutLen(&body, fvs.size());
         for (const auto& [f, v] : fvs) {
-          PutString(&body, f);
-          PutString(&body, v);
+          PutRawString(&body, f);
+          PutRawString(&body, v);
         }
       } else {
         // Fields with TTLs: Redis 7.4's HASH_METADATA (RDB 12), TTLs relative to the smallest one.
@@ -228,8 +264,8 @@ Status SerializeObject(Database* db, std::string_view key, const LoadedKey& lk, 
         PutLen(&body, fvs.size());
         for (size_t i = 0; i < fvs.size(); i++) {
           PutLen(&body, ttls[i] > 0 ? static_cast<uint64_t>(ttls[i]) - min_ttl + 1 : 0);
-          PutString(&body, fvs[i].first);
-          PutString(&body, fvs[i].second);
+          PutRawString(&body, fvs[i].first);
+          PutRawString(&body, fvs[i].second);
         }
         *version = std::max(*version, 12);
       }
@@ -237,12 +273,25 @@ Status SerializeObject(Database* db, std::string_view key, const LoadedKey& lk, 
     }
     case RedisType::kZSet: {
       std::vector<ZMember> members;
+      Metadata meta;
+      if (!(s = meta.Decode(lk.raw)).ok()) return s;
       s = RedisZSet(db).All(key, &members);
+      if (std::string_view(RedisZSet::Encoding(meta)) == "listpack") {
+        ListpackBuilder lp;  // member, score pairs by score (zzlInsertAt)
+        for (const auto& m : members) {
+          lp.AddString(m.member);
+          AddListpackScore(&lp, m.score);
+        }
+        body.push_back(static_cast<char>(kTypeZSetListpack));
+        PutRawString(&body, lp.Finish());
+        break;
+      }
+      // A skiplist is saved from the greatest element to the smallest.
       body.push_back(static_cast<char>(kTypeZSet2));
       PutLen(&body, members.size());
-      for (const auto& m : members) {
-        PutString(&body, m.member);
-        PutBinaryDouble(&body, m.score);
+      for (auto it = members.rbegin(); it != members.rend(); ++it) {
+        PutRawString(&body, it->member);
+        PutBinaryDouble(&body, it->score);
       }
       break;
     }

@@ -24,6 +24,10 @@ struct EncodingLimits {
   std::atomic<uint64_t> set_max_intset_entries{512};
   std::atomic<uint64_t> zset_max_listpack_entries{128};
   std::atomic<uint64_t> zset_max_listpack_value{64};
+  // list-max-listpack-size and list-compress-depth: only where a list is
+  // serialized (DUMP, RDB), which lays it out in Redis' quicklist nodes.
+  std::atomic<int> list_max_listpack_size{-2};
+  std::atomic<int> list_compress_depth{0};
 
   static EncodingLimits& Get() {
     static EncodingLimits limits;
@@ -36,6 +40,8 @@ struct EncodingLimits {
   static uint64_t SetEntries() { return Get().set_max_intset_entries.load(std::memory_order_relaxed); }
   static uint64_t ZSetEntries() { return Get().zset_max_listpack_entries.load(std::memory_order_relaxed); }
   static uint64_t ZSetValue() { return Get().zset_max_listpack_value.load(std::memory_order_relaxed); }
+  static int ListFill() { return Get().list_max_listpack_size.load(std::memory_order_relaxed); }
+  static int ListCompressDepth() { return Get().list_compress_depth.load(std::memory_order_relaxed); }
 };
 
 }  // namespace kvrocks

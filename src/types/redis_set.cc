@@ -10,6 +10,10 @@
 namespace kvrocks {
 
 static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
+// payload[0] bits 1-2: the widest intset encoding the set has needed (0: 16 bits,
+// 1: 32, 2: 64). An intset never narrows when members go, and DUMP shows the width.
+static constexpr int kWidthShift = 1;
+static constexpr uint8_t kWidthMask = 3 << kWidthShift;
 
 // Members are stored in hash order: prefix | hash(member) (8, BE) | member.
 // Hash order makes random seeks land on uniformly random members (SPOP,
@@ -46,11 +50,21 @@ Metadata RedisSet::NewSet() const {
   return meta;
 }
 
+int RedisSet::IntsetWidth(const Metadata& meta) {
+  uint8_t flags = meta.payload.empty() ? 0 : static_cast<uint8_t>(meta.payload[0]);
+  return 2 << ((flags & kWidthMask) >> kWidthShift);
+}
+
 void RedisSet::NoteMember(Metadata* meta, std::string_view member) {
   int64_t v;
+  auto flags = static_cast<uint8_t>(meta->payload[0]);
   if (member.size() > 20 || !ParseInt64(member, &v) || meta->size > EncodingLimits::SetEntries()) {
-    meta->payload[0] = static_cast<char>(meta->payload[0] | kHashtableFlag);
+    flags |= kHashtableFlag;
+  } else {
+    uint8_t code = v < INT32_MIN || v > INT32_MAX ? 2 : v < INT16_MIN || v > INT16_MAX ? 1 : 0;
+    if (code > (flags & kWidthMask) >> kWidthShift) flags = (flags & ~kWidthMask) | (code << kWidthShift);
   }
+  meta->payload[0] = static_cast<char>(flags);
 }
 
 Status RedisSet::LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists) {

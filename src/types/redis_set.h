@@ -19,6 +19,9 @@ class RedisSet {
   // Redis 7.0: a set of integers with at most set-max-intset-entries members is an
   // "intset", anything else a "hashtable" (sticky, as in Redis).
   static const char* Encoding(const Metadata& meta);
+  // Bytes per value of the set's intset: the most any member has needed so far
+  // (2, 4 or 8; 2 for a set written before kvrocks recorded it).
+  static int IntsetWidth(const Metadata& meta);
 
   Status Add(std::string_view key, const std::vector<std::string_view>& members, int64_t* added);
   Status Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed);

@@ -129,3 +129,92 @@ TEST(Rdb, IdleOpcodeReachesTheNextKeyOnly) {
   EXPECT_EQ(h.idle["a"], 1234);
   EXPECT_EQ(h.idle["b"], -1);
 }
+
+TEST(Rdb, LzfCompressMatchesRedis) {
+  // Redis 7.0's DUMP of SET k <100 x's>: 0xC3, lengths 9 and 100, then these bytes.
+  std::string out;
+  ASSERT_EQ(rdb::LzfCompress(std::string(100, 'x'), 96, &out), 9u);
+  EXPECT_EQ(out, std::string("\x01xx\xe0W\x00\x01xx", 9));
+  // Incompressible input does not fit in fewer bytes than it has.
+  std::string noise;
+  uint64_t x = 88172645463325252ULL;  // xorshift64
+  for (int i = 0; i < 300; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    noise.push_back(static_cast<char>(x >> 56));
+  }
+  std::string none;
+  EXPECT_EQ(rdb::LzfCompress(noise, noise.size() - 4, &none), 0u);
+  EXPECT_TRUE(none.empty());
+}
+
+TEST(Rdb, LzfCompressRoundTrips) {
+  uint64_t seed = 42;
+  auto next = [&seed]() { return (seed = seed * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  for (int round = 0; round < 300; round++) {
+    size_t len = 1 + next() % 20000;
+    size_t alphabet = 1 + next() % 256;
+    std::string in;
+    while (in.size() < len) {
+      if (!in.empty() && next() % 4 == 0) {  // repeat an earlier stretch
+        size_t from = next() % in.size(), n = 1 + next() % 300;
+        for (size_t i = 0; i < n && in.size() < len; i++) in.push_back(in[from + i]);
+      } else {
+        in.push_back(static_cast<char>(next() % alphabet));
+      }
+    }
+    for (size_t cap : {in.size() + 64, in.size(), in.size() / 2 + 1}) {
+      std::string out, back;
+      size_t n = rdb::LzfCompress(in, cap, &out);
+      if (n == 0) continue;
+      ASSERT_LE(n, cap);
+      ASSERT_EQ(out.size(), n);
+      ASSERT_TRUE(rdb::LzfDecompress(out, in.size(), &back));
+      ASSERT_EQ(back, in);
+    }
+  }
+}
+
+TEST(Rdb, RawStringEncodings) {
+  auto raw = [](const std::string& s) {
+    std::string out;
+    rdb::PutRawString(&out, s);
+    return out;
+  };
+  EXPECT_EQ(raw("-5"), std::string("\xc0\xfb", 2));
+  EXPECT_EQ(raw("12345"), std::string("\xc1\x39\x30", 3));
+  EXPECT_EQ(raw("-2147483648"), std::string("\xc2\x00\x00\x00\x80", 5));
+  EXPECT_EQ(raw("2147483648"), std::string("\x0a") + "2147483648");  // past 32 bits: verbatim
+  EXPECT_EQ(raw("01"), std::string("\x02") + "01");                  // not canonical
+  EXPECT_EQ(raw(std::string(20, 'a')), std::string("\x14") + std::string(20, 'a'));  // too short to compress
+  EXPECT_EQ(static_cast<uint8_t>(raw(std::string(21, 'a'))[0]), 0xC3);
+  rdb::SetCompression(false);
+  EXPECT_EQ(raw(std::string(21, 'a')), std::string("\x15") + std::string(21, 'a'));
+  rdb::SetCompression(true);
+}
+
+TEST(Rdb, IntsetBlobKeepsItsWidth) {
+  EXPECT_EQ(rdb::IntsetBlob({3, -7, 1}, 2), std::string("\x02\0\0\0\x03\0\0\0\xf9\xff\x01\0\x03\0", 14));
+  EXPECT_EQ(rdb::IntsetBlob({1}, 4), std::string("\x04\0\0\0\x01\0\0\0\x01\0\0\0", 12));
+  EXPECT_EQ(rdb::IntsetBlob({1, 70000}, 2).substr(0, 4), std::string("\x04\0\0\0", 4));
+}
+
+TEST(Rdb, QuicklistSplitsNodesAsRedis) {
+  std::vector<std::string> elems;
+  for (int i = 0; i < 7; i++) elems.push_back("e" + std::to_string(i));
+  std::string body(1, rdb::kTypeListQuicklist2);
+  rdb::PutQuicklist(&body, elems, 3, 0);  // at most 3 elements a node
+  EXPECT_EQ(body[1], 3);                  // nodes
+  rdb::Object obj;
+  ASSERT_TRUE(rdb::Reader::ParseDump(rdb::FinishDump(body), &obj).ok());
+  EXPECT_EQ(obj.elements, elems);
+  // Size-bound nodes (-1: 4 KiB) with inner nodes compressed at depth 1.
+  elems.assign(2000, "element");
+  body.assign(1, rdb::kTypeListQuicklist2);
+  rdb::PutQuicklist(&body, elems, -1, 1);
+  rdb::Object big;
+  ASSERT_TRUE(rdb::Reader::ParseDump(rdb::FinishDump(body), &big).ok());
+  EXPECT_EQ(big.elements, elems);
+  EXPECT_LT(body.size(), 2000u);
+}
