@@ -17,7 +17,9 @@
 #include "common/sha1.h"
 #include "replication/rdb_object.h"
 #include "replication/rdb_reader.h"
+#include "replication/rdb_writer.h"
 #include "storage/key_encoding.h"
+#include "types/redis_list.h"
 #include "types/redis_string.h"
 
 // jemalloc's, when it is the process allocator (the server binary links it).
@@ -167,6 +169,23 @@ std::string Hex(const Digest d) {
   return out;
 }
 
+// DEBUG OBJECT's quicklist fields, of the nodes DUMP lays the list out in.
+std::string QuicklistFields(Database& db, const std::string& key, const LoadedKey& lk) {
+  Metadata meta;
+  std::vector<std::string> elems;
+  if (!meta.Decode(lk.raw).ok() || !RedisList(&db).Range(key, 0, -1, &elems).ok() || elems.empty()) return "";
+  int fill, depth;
+  RedisList::QuicklistOptions(meta, &fill, &depth);
+  std::vector<size_t> sizes = rdb::QuicklistNodeSizes(elems, fill);
+  size_t total = 0;
+  for (size_t sz : sizes) total += sz;
+  char buf[160];
+  snprintf(buf, sizeof(buf), " ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%zu",
+           sizes.size(), static_cast<double>(elems.size()) / static_cast<double>(sizes.size()), fill, depth != 0 ? 1 : 0,
+           total);
+  return buf;
+}
+
 void DebugObject(CommandCall& call) {
   DictLookup dict_lookup(call.ctx);
   Database db = CurrentDb(call);
@@ -183,6 +202,7 @@ void DebugObject(CommandCall& call) {
   std::string line = "Value at:0x0 refcount:" + std::to_string(KeyRefcount(lk)) + " encoding:" + KeyEncoding(lk) +
                      " serializedlength:" + std::to_string(body.size() - 1) + " lru:" + std::to_string(lru) +
                      " lru_seconds_idle:" + std::to_string(AccessClock::IdleMs(lru, AccessClock::Now()) / 1000);
+  if (lk.type == RedisType::kList) line += QuicklistFields(db, call.args[2], lk);
   reply::Simple(call.out, line);
 }
 

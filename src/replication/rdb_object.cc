@@ -206,9 +206,13 @@ Status SerializeObject(Database* db, std::string_view key, const LoadedKey& lk, 
     }
     case RedisType::kList: {
       std::vector<std::string> elems;
+      Metadata meta;
+      if (!(s = meta.Decode(lk.raw)).ok()) return s;
       s = RedisList(db).Range(key, 0, -1, &elems);
+      int fill, depth;
+      RedisList::QuicklistOptions(meta, &fill, &depth);
       body.push_back(static_cast<char>(kTypeListQuicklist2));
-      PutQuicklist(&body, elems, EncodingLimits::ListFill(), EncodingLimits::ListCompressDepth());
+      PutQuicklist(&body, elems, fill, depth);
       break;
     }
     case RedisType::kSet: {

@@ -307,9 +307,10 @@ std::string IntsetBlob(std::vector<int64_t> values, int min_width) {
   return out;
 }
 
-void PutQuicklist(std::string* out, const std::vector<std::string>& elems, int fill, int depth) {
-  fill = std::clamp(fill, -5, (1 << 15) - 1);  // quicklistSetFill, quicklistSetCompressDepth
-  depth = std::clamp(depth, 0, (1 << 16) - 1);
+namespace {
+
+std::vector<QuicklistNode> LayOutQuicklist(const std::vector<std::string>& elems, int fill) {
+  fill = std::clamp(fill, -5, (1 << 15) - 1);  // as quicklistSetFill
   std::vector<QuicklistNode> nodes;
   for (const auto& e : elems) {
     if (nodes.empty() || !AllowInsert(nodes.back(), fill, e.size())) {
@@ -322,6 +323,22 @@ void PutQuicklist(std::string* out, const std::vector<std::string>& elems, int f
     }
     nodes.back().lp.AddString(e);
   }
+  return nodes;
+}
+
+}  // namespace
+
+std::vector<size_t> QuicklistNodeSizes(const std::vector<std::string>& elems, int fill) {
+  std::vector<size_t> sizes;
+  for (const auto& node : LayOutQuicklist(elems, fill)) {
+    sizes.push_back(node.plain ? node.plain_value.size() : node.lp.Bytes());
+  }
+  return sizes;
+}
+
+void PutQuicklist(std::string* out, const std::vector<std::string>& elems, int fill, int depth) {
+  depth = std::clamp(depth, 0, (1 << 16) - 1);  // as quicklistSetCompressDepth
+  std::vector<QuicklistNode> nodes = LayOutQuicklist(elems, fill);
   PutLen(out, nodes.size());
   const size_t n = nodes.size(), d = static_cast<size_t>(depth);
   for (size_t i = 0; i < n; i++) {

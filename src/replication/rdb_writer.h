@@ -64,6 +64,8 @@ std::string IntsetBlob(std::vector<int64_t> values, int min_width);
 // list-max-listpack-size `fill` and list-compress-depth `depth` (node split,
 // inner nodes LZF-compressed).
 void PutQuicklist(std::string* out, const std::vector<std::string>& elems, int fill, int depth);
+// The byte sizes of that quicklist's nodes (a listpack's, or a plain node's element).
+std::vector<size_t> QuicklistNodeSizes(const std::vector<std::string>& elems, int fill);
 
 // Appends the RDB version and CRC64 to a serialized object (type byte + value).
 std::string FinishDump(std::string body, int version = kDumpVersion);

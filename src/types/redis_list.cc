@@ -1,17 +1,36 @@
 #include "types/redis_list.h"
 
+#include <algorithm>
+
 #include "common/encoding.h"
+#include "types/encoding_limits.h"
 
 namespace kvrocks {
 
 static constexpr uint64_t kMiddle = 1ULL << 63;
+
+// A new quicklist's options, clamped as quicklistSetOptions does.
+static void ConfiguredOptions(int32_t* fill, int32_t* depth) {
+  *fill = std::clamp(EncodingLimits::ListFill(), -5, (1 << 15) - 1);
+  *depth = std::clamp(EncodingLimits::ListCompressDepth(), 0, (1 << 16) - 1);
+}
 
 RedisList::ListMeta RedisList::NewList() const {
   ListMeta lm;
   lm.meta.type = RedisType::kList;
   lm.meta.version = db_->ctx()->storage()->NewVersion();
   lm.head = lm.tail = kMiddle;
+  ConfiguredOptions(&lm.fill, &lm.depth);
   return lm;
+}
+
+void RedisList::QuicklistOptions(const Metadata& meta, int* fill, int* depth) {
+  if (meta.payload.size() >= 24) {
+    *fill = static_cast<int32_t>(DecodeBE32(meta.payload.data() + 16));
+    *depth = static_cast<int32_t>(DecodeBE32(meta.payload.data() + 20));
+  } else {
+    ConfiguredOptions(fill, depth);
+  }
 }
 
 Status RedisList::LoadList(std::string_view key, LoadedKey* lk, ListMeta* lm, bool* exists) {
@@ -25,6 +44,7 @@ Status RedisList::LoadList(std::string_view key, LoadedKey* lk, ListMeta* lm, bo
   if (lm->meta.payload.size() < 16) return Status::Corruption("list metadata too short");
   lm->head = DecodeBE64(lm->meta.payload.data());
   lm->tail = DecodeBE64(lm->meta.payload.data() + 8);
+  QuicklistOptions(lm->meta, &lm->fill, &lm->depth);
   return Status::OK();
 }
 
@@ -37,6 +57,8 @@ void RedisList::StoreMeta(std::string_view key, LoadedKey* lk, const ListMeta& l
   meta.payload.clear();
   PutBE64(&meta.payload, lm.head);
   PutBE64(&meta.payload, lm.tail);
+  PutBE32(&meta.payload, static_cast<uint32_t>(lm.fill));
+  PutBE32(&meta.payload, static_cast<uint32_t>(lm.depth));
   db_->Store(key, lk, meta.Encode(), meta.expire_ms);
 }
 
@@ -221,8 +243,11 @@ Status RedisList::Set(std::string_view key, int64_t index, std::string_view elem
 
 void RedisList::Rewrite(std::string_view key, LoadedKey* lk, ListMeta* lm, const std::vector<std::string>& elems) {
   uint64_t expire = lm->meta.expire_ms;
+  int32_t fill = lm->fill, depth = lm->depth;
   *lm = NewList();
   lm->meta.expire_ms = expire;
+  lm->fill = fill;
+  lm->depth = depth;
   for (const auto& e : elems) {
     db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, *lm, lm->tail), e);
     lm->tail++;

@@ -24,7 +24,15 @@ class RedisList {
     Metadata meta;
     uint64_t head = 0;
     uint64_t tail = 0;
+    // list-max-listpack-size and list-compress-depth when the list was created:
+    // Redis' quicklist keeps them for life, and lays its nodes out by them.
+    int32_t fill = -2;
+    int32_t depth = 0;
   };
+
+  // The quicklist options of a list's metadata (the current config's for a list
+  // written before kvrocks recorded them).
+  static void QuicklistOptions(const Metadata& meta, int* fill, int* depth);
 
   // *len is the new length; with only_if_exists and no list, nothing is pushed and *len = 0.
   Status Push(std::string_view key, const std::vector<std::string_view>& elems, bool left, bool only_if_exists,

@@ -24,9 +24,11 @@ def both(pair, *args):
     return pair(*(repr(a) if isinstance(a, float) else a for a in args))
 
 
-def serialized_length(client, key):
+def object_fields(client, key):
+    """DEBUG OBJECT's fields but the address and the access clock: serializedlength,
+    and for a list its quicklist's (ql_nodes ... ql_uncompressed_size)."""
     info = client.call("DEBUG", "OBJECT", key).decode()
-    return next(f for f in info.split() if f.startswith("serializedlength:"))
+    return [f for f in info.split()[2:] if not f.startswith("lru")]
 
 
 def assert_same_dump(pair, key, exact=True):
@@ -37,7 +39,7 @@ def assert_same_dump(pair, key, exact=True):
         assert da == db, key
     else:
         assert len(da) == len(db), key
-    assert serialized_length(a, key) == serialized_length(b, key), key
+    assert object_fields(a, key) == object_fields(b, key), key
 
 
 def random_string(rnd, n):
@@ -146,6 +148,16 @@ def test_lists(pair, fill, depth):
     assert_same_dump(pair, "same")
     both(pair, "RPUSH", "huge", "h" * 20000, "i" * 9000, "j")
     assert_same_dump(pair, "huge")
+
+
+def test_a_list_keeps_the_node_options_it_was_created_with(pair):
+    both(pair, "CONFIG", "SET", "list-max-listpack-size", 3, "list-compress-depth", 1)
+    both(pair, "RPUSH", "l", *range(20))
+    both(pair, "CONFIG", "SET", "list-max-listpack-size", -2, "list-compress-depth", 0)
+    both(pair, "RPUSH", "l", *[f"more-{i}" for i in range(30)])
+    assert_same_dump(pair, "l")
+    both(pair, "RPUSH", "new", *range(20))
+    assert_same_dump(pair, "new")
 
 
 def test_streams(pair):
