@@ -12,8 +12,9 @@ different thing shows at once.
 Left out: what changes the connection or the server (SUBSCRIBE, HELLO, CONFIG,
 REPLICAOF ...), what blocks, what is random or time-dependent by definition
 (RANDOMKEY, SPOP, TIME, INFO, LATENCY ...), what reports the server's own
-internals (MEMORY, COMMAND, DEBUG, OBJECT FREQ/IDLETIME) and DUMP (a hashtable's
-dump follows Redis' per-process hash seed). random_commands.py covers scripts,
+internals (MEMORY, COMMAND, DEBUG, OBJECT FREQ/IDLETIME). DUMP is compared byte
+for byte, a hashtable's by its length only (its order follows Redis' per-process
+hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
   python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire]
@@ -39,7 +40,7 @@ SKIP = {
     "blpop", "brpop", "brpoplpush", "blmove", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "wait", "waitaof",
     # random or time-dependent by definition, or the server's own internals
     "randomkey", "spop", "srandmember", "hrandfield", "zrandmember", "time", "info", "lastsave", "lolwut",
-    "command", "memory", "latency", "slowlog", "debug", "pfdebug", "pfselftest", "dump", "keys", "scan",
+    "command", "memory", "latency", "slowlog", "debug", "pfdebug", "pfselftest", "keys", "scan",
     # generators of their own in random_commands.py
     "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "restore", "restore-asking", "multi", "exec",
     "discard",
@@ -207,6 +208,9 @@ def run(kv, ref, seed, count, expire_share=0.0):
             time.sleep(0.06)
         args = gen.command()
         a, b = kv.call(*args), ref.call(*args)
+        if args[0] == "dump" and len(args) == 2 and a != b and len(a) == len(b) and \
+                ref.call("OBJECT", "ENCODING", args[1]).endswith(b"hashtable\r\n"):
+            a = b  # a hashtable's order is Redis' hash seed's; its elements' encodings still show in the length
         if not same(args, a, b):
             return f"seed {seed} #{i}: {args!r}\n  kvrocks {a[:300]!r}\n  redis   {b[:300]!r}"
         da, db = kv.call("DEBUG", "DIGEST"), ref.call("DEBUG", "DIGEST")
