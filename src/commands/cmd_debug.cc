@@ -1,6 +1,6 @@
 // DEBUG (the subcommands of Redis' that mean something for kvrocks: DIGEST,
 // DIGEST-VALUE, ERROR, LOG, MALLCTL, MALLCTL-STR, OBJECT, POPULATE, PROTOCOL,
-// RELOAD, PAUSE-CRON, SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS,
+// RELOAD, PAUSE-CRON, QUICKLIST-PACKED-THRESHOLD, SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS,
 // SET-SKIP-CHECKSUM-VALIDATION, SLEEP) and MEMORY.
 #include <arpa/inet.h>
 #include <glog/logging.h>
@@ -403,6 +403,9 @@ void Debug(CommandCall& call) {
                             "    Setting it to 0 disables expiring keys in background when they are not",
                             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
                             "    default.",
+                            "QUICKLIST-PACKED-THRESHOLD <size>",
+                            "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+                            "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
                             "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
                             "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
                             "SLEEP <seconds>",
@@ -440,6 +443,16 @@ void Debug(CommandCall& call) {
   }
   if (EqualsIgnoreCase(sub, "set-disable-deny-scripts") && a.size() == 3) {
     call.server->set_scripts_deny_disabled(std::atoi(a[2].c_str()) != 0);
+    return reply::Ok(call.out);
+  }
+  if (EqualsIgnoreCase(sub, "quicklist-packed-threshold") && a.size() == 3) {
+    // kvrocks keeps no quicklist: the threshold shapes the nodes DUMP, RDB files
+    // and DEBUG OBJECT lay lists out in.
+    uint64_t sz;
+    if (!RedisMemToUll(a[2], &sz) || sz > (1ULL << 32) - (1 << 20)) {
+      return ReplyError(call, "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+    }
+    rdb::SetPackedThreshold(sz == 0 ? size_t{1} << 30 : sz);
     return reply::Ok(call.out);
   }
   if (EqualsIgnoreCase(sub, "set-active-expire") && a.size() == 3) {
@@ -616,7 +629,7 @@ void RegisterDebugCommands(CommandTable* t) {
            SubcommandWithFlags("debug|populate", 0, kDebugFlags | kCmdExclusive),
            SubcommandWithFlags("debug|reload", 0, kDebugFlags | kCmdExclusive), {"debug|mallctl", 0},
            {"debug|mallctl-str", 0}, {"debug|log", 0}, {"debug|error", 0},
-           {"debug|set-skip-checksum-validation", 0}}});
+           {"debug|set-skip-checksum-validation", 0}, {"debug|quicklist-packed-threshold", 0}}});
   t->Add({"memory", -2, kCmdReadOnly | kCmdNoTouch, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
           "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2},
                           {"memory|stats", 2}, {"memory|doctor", 2}}});

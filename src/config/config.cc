@@ -27,10 +27,6 @@ struct Config::Option {
   bool lines_add_up = false;
 };
 
-namespace {
-
-// Redis' memtoull (util.c): digits and an optional unit (b, k, kb, m, mb, g, gb);
-// no digits is 0, and what does not fit wraps as in C (the bounds then refuse it).
 bool RedisMemToUll(const std::string& s, uint64_t* out) {
   if (!s.empty() && s[0] == '-') return false;
   size_t digits = 0;
@@ -55,8 +51,6 @@ bool RedisMemToUll(const std::string& s, uint64_t* out) {
   *out = v * mul;
   return true;
 }
-
-}  // namespace
 
 bool ParseMemory(const std::string& s, int64_t* out) {
   uint64_t v;

@@ -214,6 +214,9 @@ struct Config {
   Option* Find(const std::string& name) const;
 };
 
+// Redis' memtoull (util.c): digits and an optional unit (b, k, kb, m, mb, g, gb);
+// no digits is 0, and what does not fit wraps as in C (the bounds then refuse it).
+bool RedisMemToUll(const std::string& s, uint64_t* out);
 // Parses "1gb", "512mb", "100k", "42" as redis.conf does (k=1000, kb=1024 ...,
 // Redis' memtoull); false for "" and for what does not fit in an int64_t.
 bool ParseMemory(const std::string& s, int64_t* out);

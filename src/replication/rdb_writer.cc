@@ -42,6 +42,7 @@ void PutBacklen(std::string* out, uint64_t l) {
 }
 
 std::atomic<bool> compression{true};
+std::atomic<size_t> packed_threshold{size_t{1} << 30};
 
 // lzf_compress' hash table, kept per thread: a slot holds the generation of the
 // call that wrote it (high 32 bits) and a position, so that a call sees an empty
@@ -79,7 +80,6 @@ int IntsetWidth(int64_t v) {
 }
 
 // quicklist's limits (quicklist.c, Redis 7.0).
-constexpr size_t kPackedThreshold = size_t{1} << 30;  // an element this big gets a plain node
 constexpr size_t kSizeSafetyLimit = 8192;
 constexpr size_t kSizeEstimateOverhead = 8;
 constexpr size_t kOptimizationLevel[] = {4096, 8192, 16384, 32768, 65536};
@@ -93,8 +93,8 @@ struct QuicklistNode {
 };
 
 // _quicklistNodeAllowInsert: whether an element of sz bytes joins node.
-bool AllowInsert(const QuicklistNode& node, int fill, size_t sz) {
-  if (node.plain || sz >= kPackedThreshold) return false;
+bool AllowInsert(const QuicklistNode& node, int fill, size_t sz, size_t threshold) {
+  if (node.plain || sz >= threshold) return false;
   size_t new_sz = node.lp.Bytes() + sz + kSizeEstimateOverhead;
   if (fill < 0) return new_sz <= kOptimizationLevel[-fill - 1];
   return new_sz <= kSizeSafetyLimit && static_cast<int>(node.lp.Count()) < fill;
@@ -104,6 +104,7 @@ bool AllowInsert(const QuicklistNode& node, int fill, size_t sz) {
 
 void SetCompression(bool on) { compression.store(on, std::memory_order_relaxed); }
 bool Compression() { return compression.load(std::memory_order_relaxed); }
+void SetPackedThreshold(size_t bytes) { packed_threshold.store(bytes, std::memory_order_relaxed); }
 
 size_t LzfCompress(std::string_view input, size_t out_cap, std::string* out) {
   const auto* in = reinterpret_cast<const uint8_t*>(input.data());
@@ -311,11 +312,12 @@ namespace {
 
 std::vector<QuicklistNode> LayOutQuicklist(const std::vector<std::string>& elems, int fill) {
   fill = std::clamp(fill, -5, (1 << 15) - 1);  // as quicklistSetFill
+  const size_t threshold = packed_threshold.load(std::memory_order_relaxed);
   std::vector<QuicklistNode> nodes;
   for (const auto& e : elems) {
-    if (nodes.empty() || !AllowInsert(nodes.back(), fill, e.size())) {
+    if (nodes.empty() || !AllowInsert(nodes.back(), fill, e.size(), threshold)) {
       nodes.emplace_back();
-      if (e.size() >= kPackedThreshold) {
+      if (e.size() >= threshold) {
         nodes.back().plain = true;
         nodes.back().plain_value = e;
         continue;

@@ -21,6 +21,10 @@ inline constexpr int kDumpVersion = 10;
 void SetCompression(bool on);
 bool Compression();
 
+// DEBUG QUICKLIST-PACKED-THRESHOLD: a list element of at least this many bytes
+// gets a quicklist node of its own (a plain node). Process-wide; 1 GiB by default.
+void SetPackedThreshold(size_t bytes);
+
 void PutLen(std::string* out, uint64_t len);
 // A length-prefixed string, verbatim.
 void PutString(std::string* out, std::string_view s);

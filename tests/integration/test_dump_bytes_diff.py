@@ -195,3 +195,19 @@ def test_list_fill_set_through_its_alias(pair):
     both(pair, "CONFIG", "SET", "list-max-ziplist-size", 2)
     both(pair, "RPUSH", "l", *range(7))
     assert_same_dump(pair, "l")
+
+
+def test_plain_nodes_past_the_packed_threshold(pair):
+    both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", "10b")
+    try:
+        both(pair, "RPUSH", "l", "short", "x" * 10, "y" * 100, "z", "w" * 500, 1, 2)
+        assert_same_dump(pair, "l")
+        both(pair, "CONFIG", "SET", "list-compress-depth", 1)
+        both(pair, "RPUSH", "c", *["p" * 60] * 5, "q")
+        assert_same_dump(pair, "c")
+        for bad in ("-1", "5gb", "x", "4294967296", "1.5"):
+            both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", bad)
+    finally:
+        both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", "")  # no digits: 0, the default again
+    both(pair, "RPUSH", "after", "y" * 100)
+    assert_same_dump(pair, "after")
