@@ -445,6 +445,28 @@ bool WatchedKeyExpired(Server* srv, Connection* conn, Context* ctx) {
 
 }  // namespace
 
+namespace {
+
+// CLIENT REPLY OFF / SKIP: drops what was written to out from `from` on but the
+// pushes (Pub/Sub messages, invalidations), which Redis delivers anyway.
+void DropReply(Connection* conn, std::string* out, size_t from) {
+  std::string kept;
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (auto [start, len] : conn->push_ranges) {
+    if (start < from) {
+      ranges.emplace_back(start, len);
+    } else {
+      ranges.emplace_back(from + kept.size(), len);
+      kept.append(*out, start, len);
+    }
+  }
+  out->resize(from);
+  out->append(kept);
+  conn->push_ranges = std::move(ranges);
+}
+
+}  // namespace
+
 void RunTransaction(Connection* conn, std::string* out) {
   Server* srv = conn->server();
   Storage* st = srv->storage();
@@ -479,10 +501,14 @@ void RunTransaction(Connection* conn, std::string* out) {
       uint64_t start = MonotonicUs();
       size_t touched_before = ctx->touched().size();
       RememberReads(srv, conn, spec, queued[i]);
+      const bool was_off = conn->reply_off;
       Invoke(spec, call);
       CollectCommandEvents(srv, conn->db, spec, queued[i], *ctx, touched_before);
       FeedMonitors(srv, conn, spec, queued[i], false);
       Finish(srv, conn, spec, queued[i], *out, reply_start, start);
+      // A CLIENT REPLY OFF queued in the transaction silences the replies after it at
+      // once, as Redis' flag does (the array header already promised them).
+      if (was_off && conn->reply_off) DropReply(conn, out, reply_start);
     }
   };
   WriteBatcher* batcher = conn->worker()->batcher();
@@ -540,12 +566,7 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   if (!keeps_caching && !conn->in_multi && !conn->postponed) conn->tracking_caching = false;
   // CLIENT REPLY ON answers even right after SKIP or OFF: it clears them first.
   if (((was_skip && conn->reply_skip) || (was_off && conn->reply_off)) && out->size() >= before) {
-    std::string pushes;  // what the command pushed stays
-    for (auto [start, len] : conn->push_ranges) {
-      if (start >= before) pushes.append(*out, start, len);
-    }
-    out->resize(before);
-    out->append(pushes);
+    DropReply(conn, out, before);
   }
   conn->push_ranges.clear();
   if (conn->postponed) return;  // runs again after the pause

@@ -2,8 +2,11 @@
 DEBUG: replies compared with redis-server 7.0 where they are deterministic,
 behaviour checked on kvrocks where timing is involved."""
 import re
+import socket
 import threading
 import time
+
+import pytest
 
 from conftest import Differ, RawClient, encode, poll_until
 
@@ -122,6 +125,33 @@ def test_reset_right_after_client_reply_skip_is_not_answered(kvrocks_server, red
         got.append((c.read_reply(), c.read_reply(), c.read_reply()))
         c.close()
     assert got[0] == got[1] == (b"+PONG\r\n", b"+RESET\r\n", b"+PONG\r\n")
+
+
+@pytest.mark.parametrize("inside", [
+    "CLIENT REPLY OFF\r\nSET a 1\r\nGET a\r\n",                       # silences the rest of EXEC at once
+    "SET a 1\r\nCLIENT REPLY OFF\r\nINCR a\r\nCLIENT REPLY ON\r\nGET a\r\n",  # ON answers again inside
+    "CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\n",                      # SKIP waits for the command after EXEC
+    "CLIENT REPLY OFF\r\nSUBSCRIBE ch\r\n",                            # a push still arrives (RESP3)
+])
+def test_client_reply_inside_a_transaction_as_redis(kvrocks_server, redis_ref, inside):
+    got = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"HELLO 3\r\nFLUSHALL\r\n")
+        read_until(s, b"+OK\r\n")
+        s.sendall(b"MULTI\r\n" + inside.encode() + b"EXEC\r\nPING\r\nCLIENT REPLY ON\r\nECHO end\r\n")
+        got.append(read_until(s, b"$3\r\nend\r\n"))
+        s.close()
+    assert got[0] == got[1]
+
+
+def read_until(sock, marker):
+    data = b""
+    while not data.endswith(marker):
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    return data
 
 
 def test_qbuf_counts_the_running_command_as_redis(kvrocks_server, redis_ref):
