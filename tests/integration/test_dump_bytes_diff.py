@@ -211,3 +211,21 @@ def test_plain_nodes_past_the_packed_threshold(pair):
         both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", "")  # no digits: 0, the default again
     both(pair, "RPUSH", "after", "y" * 100)
     assert_same_dump(pair, "after")
+
+
+def test_spop_of_most_of_a_set_rebuilds_its_encoding(pair):
+    # SPOP taking all but at most a fifth of the count builds a new set of the rest:
+    # a hashtable of integers becomes an intset again, and an intset's width starts afresh.
+    both(pair, "SADD", "s", *range(600))
+    pair.both("SPOP", "s", 590)
+    both(pair, "OBJECT", "ENCODING", "s")
+    both(pair, "SADD", "w", 100000, *range(1, 10))
+    pair.both("SPOP", "w", 9)
+    a, b = pair.kv, pair.ref
+    rest = a.call("SMEMBERS", "w").split(b"\r\n")[2]
+    b.call("SADD", "fresh", rest)  # the same member in a new set, on Redis
+    assert a.call("DUMP", "w") == b.call("DUMP", "fresh")
+    # Case 2 (the rest more than a fifth of the count) keeps the set as it is.
+    both(pair, "SADD", "keep", "a", 1, 2, 3)
+    pair.both("SPOP", "keep", 2)
+    both(pair, "OBJECT", "ENCODING", "keep")
