@@ -141,6 +141,8 @@ Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint
     case RedisType::kSet: {
       int64_t added;
       s = RedisSet(db).Add(key, Views(obj.elements), &added);
+      // Redis keeps an intset payload as it is, wider than its members need or not.
+      if (s.ok() && obj.intset_width > 2) s = RedisSet(db).WidenIntset(key, obj.intset_width);
       break;
     }
     case RedisType::kHash: {

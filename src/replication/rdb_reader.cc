@@ -615,6 +615,7 @@ Status Reader::ReadObjectBody(int type, Object* obj) {
     case kTypeSetIntset:
       obj->type = RedisType::kSet;
       if (!DecodeIntset(blob, &obj->elements)) return Corrupt("intset integrity check failed");
+      obj->intset_width = static_cast<uint8_t>(blob[0]);  // checked by DecodeIntset: 2, 4 or 8
       return Status::OK();
     case kTypeSetListpack:
       obj->type = RedisType::kSet;

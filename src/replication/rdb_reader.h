@@ -103,6 +103,7 @@ struct Object {
   RedisType type = RedisType::kNone;
   std::string str;                                         // string
   std::vector<std::string> elements;                       // list elements, set members
+  int intset_width = 0;                                    // an intset's bytes per value (2, 4, 8)
   std::vector<std::pair<std::string, std::string>> pairs;  // hash fields and values
   std::vector<uint64_t> field_expires;                     // hash field TTLs (unix ms, 0 = none), if any
   std::vector<std::pair<std::string, double>> zset;

@@ -55,6 +55,19 @@ int RedisSet::IntsetWidth(const Metadata& meta) {
   return 2 << ((flags & kWidthMask) >> kWidthShift);
 }
 
+Status RedisSet::WidenIntset(std::string_view key, int width) {
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || width <= IntsetWidth(meta)) return s;
+  uint8_t code = width >= 8 ? 2 : 1;
+  auto flags = static_cast<uint8_t>(meta.payload[0]);
+  meta.payload[0] = static_cast<char>((flags & ~kWidthMask) | (code << kWidthShift));
+  db_->StoreCollection(key, &lk, meta);
+  return Status::OK();
+}
+
 void RedisSet::NoteMember(Metadata* meta, std::string_view member) {
   int64_t v;
   auto flags = static_cast<uint8_t>(meta->payload[0]);

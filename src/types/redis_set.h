@@ -22,6 +22,9 @@ class RedisSet {
   // Bytes per value of the set's intset: the most any member has needed so far
   // (2, 4 or 8; 2 for a set written before kvrocks recorded it).
   static int IntsetWidth(const Metadata& meta);
+  // Records that key's intset takes at least `width` bytes a value (RESTORE of a
+  // payload whose intset is wider than its members need).
+  Status WidenIntset(std::string_view key, int width);
 
   Status Add(std::string_view key, const std::vector<std::string_view>& members, int64_t* added);
   Status Remove(std::string_view key, const std::vector<std::string_view>& members, int64_t* removed);

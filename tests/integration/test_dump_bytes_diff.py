@@ -196,8 +196,10 @@ def test_restore_of_redis_payloads_dumps_them_back(pair):
     b.call("HSET", "h", "f", "v" * 30)
     b.call("ZADD", "z", "1.5", "m", 2, "n")
     b.call("SADD", "s", 1, 2**33)
+    b.call("SADD", "wide", 1, 2**33)
+    b.call("SREM", "wide", 2**33)  # an intset of 8-byte values holding a small one
     b.call("SET", "str", "compressible " * 10)
-    for key in ("l", "h", "z", "s", "str"):
+    for key in ("l", "h", "z", "s", "wide", "str"):
         reply = b.call("DUMP", key)
         payload = reply[reply.index(b"\r\n") + 2:-2]
         assert a.call("RESTORE", key, 0, payload) == b"+OK\r\n"
