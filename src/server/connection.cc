@@ -197,11 +197,19 @@ void Connection::Resume() {
 }
 
 void Connection::ResumeHeld(const std::vector<ClientRef>& clients) {
-  for (auto [w, id] : clients) {
-    w->Post([w = w, id = id] {
-      if (Connection* c = w->Find(id)) c->WakesServed();
-    });
-  }
+  if (clients.empty()) return;
+  // One after another, in the order they were freed, as Redis' processUnblockedClients
+  // runs each one's whole input: the first carries the rest and lets them go when its
+  // batch is done, behind the clients its own commands free.
+  auto [w, id] = clients.front();
+  std::vector<ClientRef> rest(clients.begin() + 1, clients.end());
+  w->Post([w = w, id = id, rest = std::move(rest)]() mutable {
+    if (Connection* c = w->Find(id)) {
+      c->WakesServed(std::move(rest));
+    } else {
+      ResumeHeld(rest);
+    }
+  });
 }
 
 void Connection::WakesServed(std::vector<ClientRef> served) {

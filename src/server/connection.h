@@ -81,7 +81,7 @@ class Connection {
   // (processUnblockedClients in beforeSleep), so they wait for it to end.
   using ClientRef = std::pair<Worker*, uint64_t>;
   void WakesServed(std::vector<ClientRef> served = {});
-  // Lets held clients go on (each on its own worker).
+  // Lets held clients go on, one after another (each on its own worker).
   static void ResumeHeld(const std::vector<ClientRef>& clients);
   // Queued for a flush after the worker's posted tasks (Worker::FlushAfterPosted).
   bool flush_pending = false;

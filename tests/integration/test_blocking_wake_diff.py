@@ -192,6 +192,40 @@ def test_freed_clients_run_their_next_commands_after_the_freeing_batch(kvrocks_s
     assert ours[4] == b":12\r\n"
 
 
+def freed_in_turn(port, shift):
+    """b1 and b2 block on l (in that order), b3 on m, each with APPENDs to s
+    pipelined behind; c's RPUSH frees b1 and b2, and b1's batch frees b3. Redis runs
+    the freed clients' input one client after another in the order they were freed
+    (processUnblockedClients): b1's whole batch, then b2's, then b3's."""
+    extra = [RawClient(port) for _ in range(shift)]
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    b1, b2, b3 = RawClient(port), RawClient(port), RawClient(port)
+    b1.send_raw(encode(["BLPOP", "l", "0"]) + encode(["APPEND", "s", "a"]) + encode(["RPUSH", "m", "z"]) +
+                encode(["APPEND", "s", "b"]))
+    assert blocked(c)
+    b2.send_raw(encode(["BLPOP", "l", "0"]) + encode(["APPEND", "s", "c"]) + encode(["APPEND", "s", "d"]))
+    b3.send_raw(encode(["BLPOP", "m", "0"]) + encode(["APPEND", "s", "e"]))
+    for _ in range(1000):
+        if b"blocked_clients:3\r\n" in c.call("INFO", "clients"):
+            break
+        time.sleep(0.01)
+    replies = [c.call("RPUSH", "l", "x", "y")]
+    replies += [b1.read_reply() for _ in range(4)] + [b2.read_reply() for _ in range(3)]
+    replies += [b3.read_reply() for _ in range(2)] + [c.call("GET", "s")]
+    for x in [b1, b2, b3, c] + extra:
+        x.close()
+    return replies
+
+
+@pytest.mark.parametrize("shift", range(4))
+def test_freed_clients_run_one_after_another_in_the_order_they_were_freed(kvrocks_server, redis_ref, shift):
+    ours = freed_in_turn(kvrocks_server.port, shift)
+    theirs = freed_in_turn(redis_ref.port, shift)
+    assert ours == theirs
+    assert ours[-1] == b"$5\r\nabcde\r\n"
+
+
 def test_blocking_commands_in_a_transaction(kvrocks_server, redis_ref):
     """In MULTI, with nothing to pop, BLMOVE and BRPOPLPUSH answer a null bulk
     (Redis' addReplyNull), the other blocking commands a null array."""
