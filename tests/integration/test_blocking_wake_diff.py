@@ -79,10 +79,10 @@ def blocked_reply(port, setup, block, actions):
     return reply
 
 
-def blocked(c):
-    """Waits until one client is blocked."""
+def blocked(c, n=1):
+    """Waits (up to 10 s) until n clients are blocked."""
     for _ in range(1000):
-        if b"blocked_clients:1\r\n" in c.call("INFO", "clients"):
+        if b"blocked_clients:%d\r\n" % n in c.call("INFO", "clients"):
             return True
         time.sleep(0.01)
     return False
@@ -108,10 +108,7 @@ def served_before_reply(port, shift):
     b1.send_raw(encode(["BRPOPLPUSH", "src", "mid", "0"]))
     assert blocked(c)
     b2.send_raw(encode(["BRPOPLPUSH", "mid", "dst", "0"]))
-    for _ in range(1000):
-        if b"blocked_clients:2\r\n" in c.call("INFO", "clients"):
-            break
-        time.sleep(0.01)
+    assert blocked(c, 2)
     w.call("WATCH", "dst")
     w.call("MULTI")
     w.call("GET", "x")
@@ -144,10 +141,7 @@ def served_in_turn(port, shift):
     b1.send_raw(encode(["BLPOP", "l", "0"]) + encode(["BLMPOP", "0", "1", "l", "LEFT", "COUNT", "2"]))
     assert blocked(c)
     b2.send_raw(encode(["BLPOP", "l", "0"]))
-    for _ in range(1000):
-        if b"blocked_clients:2\r\n" in c.call("INFO", "clients"):
-            break
-        time.sleep(0.01)
+    assert blocked(c, 2)
     replies = [c.call("RPUSH", "l", "x", "y", "z"), b1.read_reply(), b1.read_reply(), b2.read_reply()]
     for x in [b1, b2, c] + extra:
         x.close()
@@ -206,10 +200,7 @@ def freed_in_turn(port, shift):
     assert blocked(c)
     b2.send_raw(encode(["BLPOP", "l", "0"]) + encode(["APPEND", "s", "c"]) + encode(["APPEND", "s", "d"]))
     b3.send_raw(encode(["BLPOP", "m", "0"]) + encode(["APPEND", "s", "e"]))
-    for _ in range(1000):
-        if b"blocked_clients:3\r\n" in c.call("INFO", "clients"):
-            break
-        time.sleep(0.01)
+    assert blocked(c, 3)
     replies = [c.call("RPUSH", "l", "x", "y")]
     replies += [b1.read_reply() for _ in range(4)] + [b2.read_reply() for _ in range(3)]
     replies += [b3.read_reply() for _ in range(2)] + [c.call("GET", "s")]
