@@ -27,25 +27,19 @@ std::vector<std::string_view> Views(const std::vector<std::string>& v) {
   return std::vector<std::string_view>(v.begin(), v.end());
 }
 
-// A stream node as the listpack Redis keeps it (count, deleted, master fields,
-// entries, the deleted ones flagged among them).
+// A stream node as the listpack Redis keeps it (count, deleted, master fields, entries).
 std::string NodeListpack(const StreamNodeDump& node) {
   ListpackBuilder lp;
   lp.AddInt(static_cast<int64_t>(node.entries.size()));
-  lp.AddInt(static_cast<int64_t>(node.deleted_entries.size()));
+  lp.AddInt(0);
   lp.AddInt(static_cast<int64_t>(node.master_fields.size()));
   for (const auto& f : node.master_fields) lp.AddString(f);
   lp.AddInt(0);
-  std::vector<std::pair<const StreamEntry*, bool>> all;  // (entry, deleted) in id order
-  for (const auto& e : node.entries) all.emplace_back(&e, false);
-  for (const auto& e : node.deleted_entries) all.emplace_back(&e, true);
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first->id < b.first->id; });
-  for (const auto& [entry, deleted] : all) {
-    const StreamEntry& e = *entry;
+  for (const auto& e : node.entries) {
     size_t nfields = e.values.size() / 2;
     bool same = nfields == node.master_fields.size();
     for (size_t i = 0; same && i < nfields; i++) same = e.values[2 * i] == node.master_fields[i];
-    lp.AddInt((same ? 2 : 0) | (deleted ? 1 : 0));
+    lp.AddInt(same ? 2 : 0);
     lp.AddInt(static_cast<int64_t>(e.id.ms - node.master_id.ms));
     lp.AddInt(static_cast<int64_t>(e.id.seq - node.master_id.seq));
     if (same) {

@@ -136,7 +136,6 @@ Status ParseStreamNode(const std::string& node_key, const std::string& lp, Strea
     node->last_id = e.id;
     if (flags & 1) {
       node->deleted++;
-      node->deleted_entries.push_back(std::move(e));
     } else {
       node->entries.push_back(std::move(e));
     }

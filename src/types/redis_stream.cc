@@ -145,46 +145,6 @@ Status EdgeEntry(Database* db, const Keys& keys, bool last, std::optional<Stream
   return IterStatus(*it);
 }
 
-void KeepDeleted(Database* db, const Keys& keys, const StreamID& node, const StreamID& id, std::string value) {
-  db->ctx()->Put(ColumnFamily::kSubkey, keys.DeletedKey(node, id), value);
-}
-
-// Calls fn(key, value) for each of node's deleted entry records.
-template <typename Fn>
-static Status ForEachDeleted(Database* db, const Keys& keys, const StreamID& node, Fn fn) {
-  const std::string prefix = keys.DeletedPrefix(node);
-  auto it = db->ctx()->NewIterator(ColumnFamily::kSubkey, rocksdb::ReadOptions());
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    if (it->key().size() != prefix.size() + 16) return Status::Corruption("bad deleted stream entry");
-    Status s = fn(it->key(), it->value());
-    if (!s.ok()) return s;
-  }
-  return IterStatus(*it);
-}
-
-Status DropDeleted(Database* db, const Keys& keys, const StreamID& node) {
-  std::vector<std::string> doomed;
-  Status s = ForEachDeleted(db, keys, node, [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
-    doomed.emplace_back(k.ToString());
-    return Status::OK();
-  });
-  for (const auto& k : doomed) db->ctx()->Delete(ColumnFamily::kSubkey, k);
-  return s;
-}
-
-Status ReadDeleted(Database* db, const Keys& keys, const StreamID& node, std::vector<StreamEntry>* out) {
-  const size_t id_at = keys.DeletedPrefix(node).size();
-  return ForEachDeleted(db, keys, node, [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-    StreamEntry e;
-    e.id = stream::GetId(k.data() + id_at);
-    if (v.size() < 16 || !stream::GetStrings(std::string_view(v.data(), v.size()).substr(16), &e.values)) {
-      return Status::Corruption("bad deleted stream entry");
-    }
-    out->push_back(std::move(e));
-    return Status::OK();
-  });
-}
-
 }  // namespace stream
 
 using stream::EdgeEntry;
@@ -270,8 +230,6 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
       eit.reset();
       for (const auto& k : doomed) db->ctx()->Delete(ColumnFamily::kStream, k);
       db->ctx()->Delete(ColumnFamily::kSubkey, keys.NodeKey(node_id));
-      s = stream::DropDeleted(db, keys, node_id);
-      if (!s.ok()) return s;
       meta->nodes--;
       meta->length -= node.live;
       *deleted += entries;
@@ -290,21 +248,18 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
     eo.iterate_lower_bound = &lower_slice;
     eo.iterate_upper_bound = &upper_slice;
     std::vector<std::string> doomed;
-    std::vector<std::pair<StreamID, std::string>> kept;  // written once the iterator is gone
     auto eit = db->ctx()->NewIterator(ColumnFamily::kStream, eo);
     uint64_t length = meta->length;
     for (eit->SeekToFirst(); eit->Valid(); eit->Next()) {
       StreamID id = stream::GetId(eit->key().data() + keys.prefix.size());
       if (by_len ? length <= trim.maxlen : id >= trim.minid) break;
       doomed.emplace_back(eit->key().ToString());
-      kept.emplace_back(id, eit->value().ToString());
       length--;
     }
     Status s = IterStatus(*eit);
     if (!s.ok()) return s;
     eit.reset();
     for (const auto& k : doomed) db->ctx()->Delete(ColumnFamily::kStream, k);
-    for (auto& [id, value] : kept) stream::KeepDeleted(db, keys, node_id, id, std::move(value));
     node.live -= doomed.size();
     node.deleted += doomed.size();
     meta->length = length;
@@ -467,7 +422,6 @@ Status RedisStream::Delete(std::string_view key, const std::vector<StreamID>& id
     if (node.live == 1) {
       // The node's last live entry: Redis frees the whole node.
       db_->ctx()->Delete(ColumnFamily::kSubkey, keys.NodeKey(node_id));
-      if (!(s = stream::DropDeleted(db_, keys, node_id)).ok()) return s;
       meta.nodes--;
       if (meta.nodes == 0) {
         meta.head_node = meta.tail_node = StreamID{};
@@ -489,10 +443,6 @@ Status RedisStream::Delete(std::string_view key, const std::vector<StreamID>& id
       node.live--;
       node.deleted++;
       db_->ctx()->Put(ColumnFamily::kSubkey, keys.NodeKey(node_id), node.Encode());
-      std::string value;
-      stream::PutId(&value, node_id);
-      stream::PutStrings(&value, entry.values);
-      stream::KeepDeleted(db_, keys, node_id, id, std::move(value));
     }
     meta.length--;
     if (id == meta.first_id) first_deleted = true;

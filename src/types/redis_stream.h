@@ -98,9 +98,6 @@ struct StreamNodeDump {
   std::vector<std::string> master_fields;
   std::vector<StreamEntry> entries;  // live entries only
   uint64_t deleted = 0;
-  // The entries XDEL or XTRIM marked deleted that Redis still keeps in the node's
-  // listpack (and writes in DUMP payloads), in id order.
-  std::vector<StreamEntry> deleted_entries;
   StreamID last_id;       // last entry of the node, deleted or not
   uint64_t lp_bytes = 0;  // the node's listpack size
 };

@@ -35,12 +35,6 @@ Status RedisStream::Restore(std::string_view key, const StreamDump& dump, uint64
       stream::PutStrings(&value, e.values);
       db_->ctx()->Put(ColumnFamily::kStream, keys.Entry(e.id), value);
     }
-    for (const auto& e : n.deleted_entries) {
-      std::string value;
-      stream::PutId(&value, n.master_id);
-      stream::PutStrings(&value, e.values);
-      stream::KeepDeleted(db_, keys, n.master_id, e.id, std::move(value));
-    }
     if (meta.nodes == 0) meta.head_node = n.master_id;
     meta.tail_node = n.master_id;
     meta.nodes++;
@@ -98,15 +92,7 @@ Status RedisStream::Dump(std::string_view key, StreamDump* dump) {
     if (dump->nodes.empty() || dump->nodes.back().master_id != node_id) {
       StreamNodeDump n;
       n.master_id = node_id;
-      stream::Node node;
-      std::string v;
-      s = db_->ctx()->Get(ColumnFamily::kSubkey, keys.NodeKey(node_id), &v);
-      if (!s.ok()) return s;
-      if (!node.Decode(v)) return Status::Corruption("bad stream node");
-      n.master_fields = node.master_fields;  // its first entry's, deleted or not
-      s = stream::ReadDeleted(db_, keys, node_id, &n.deleted_entries);
-      if (!s.ok()) return s;
-      n.deleted = n.deleted_entries.size();
+      for (size_t i = 0; i < e.values.size(); i += 2) n.master_fields.push_back(e.values[i]);
       dump->nodes.push_back(std::move(n));
     }
     dump->nodes.back().last_id = e.id;

@@ -6,9 +6,6 @@
 //              prefix | 'G' | group                  -> last id(16) entries_read(8) pending(8) consumers(8)
 //              prefix | 'C' | len(4) group | name    -> seen time(8) pending(8)
 //              prefix | 'P' | len(4) group | id(16)  -> delivery time(8) delivery count(8) | consumer
-//              prefix | 'D' | node id(16) | id(16)   -> node id(16) | n(4) | (len(4) bytes)*n
-//                 (an entry XDEL or XTRIM deleted from a node that stays: Redis keeps it,
-//                 flagged, in the node's listpack until the node goes, and DUMPs it)
 #pragma once
 
 #include <optional>
@@ -148,16 +145,6 @@ struct Keys {
     return k;
   }
   std::string NodePrefix() const { return prefix + 'N'; }
-  std::string DeletedPrefix(const StreamID& node) const {
-    std::string k = prefix + 'D';
-    PutId(&k, node);
-    return k;
-  }
-  std::string DeletedKey(const StreamID& node, const StreamID& id) const {
-    std::string k = DeletedPrefix(node);
-    PutId(&k, id);
-    return k;
-  }
   std::string GroupKey(std::string_view g) const { return prefix + 'G' + std::string(g); }
   std::string GroupPrefix() const { return prefix + 'G'; }
   std::string GroupScoped(char tag, std::string_view g) const {
@@ -197,13 +184,6 @@ Status ReadEntry(Database* db, const Keys& keys, const StreamID& id, StreamID* n
 // skips the tombstones of trimmed entries.
 Status EdgeEntry(Database* db, const Keys& keys, bool last, std::optional<StreamID>* id,
                  const StreamID& from = StreamID{});
-// Keeps the entry record `value` (as ReadEntry reads it) of id, which leaves node
-// `node` while the node stays, as a deleted entry (the 'D' records).
-void KeepDeleted(Database* db, const Keys& keys, const StreamID& node, const StreamID& id, std::string value);
-// Drops node's deleted entries, with the node.
-Status DropDeleted(Database* db, const Keys& keys, const StreamID& node);
-// node's deleted entries in id order.
-Status ReadDeleted(Database* db, const Keys& keys, const StreamID& node, std::vector<StreamEntry>* out);
 // Writes a stream's metadata (streams exist even when empty).
 void StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const StreamMeta& meta);
 
