@@ -197,14 +197,19 @@ void stream::StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const 
 }
 
 // Trims the stream per Redis' streamTrim over the emulated nodes.
+//
+// Scans start at the first live entry (meta->first_id, then each new head node),
+// never at a node's first id: the entries XDEL or earlier exact trims deleted from
+// the head node are tombstones an iterator would otherwise step over on every
+// XADD with an exact MAXLEN.
 static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, const StreamTrim& trim,
                          int64_t* deleted) {
   *deleted = 0;
   if (trim.strategy == StreamTrim::kNone) return Status::OK();
   Keys keys = KeysOf(db, key, meta->version);
   const bool by_len = trim.strategy == StreamTrim::kMaxLen;
-  std::string node_prefix = keys.NodePrefix();
-  const StreamID old_first = meta->first_id;
+  StreamID scan_from = meta->first_id;  // no live entry of the head node precedes it
+  std::optional<StreamID> new_first;    // known when an exact trim stops at a kept entry
   while (meta->nodes > 0) {
     if (by_len && meta->length <= trim.maxlen) break;
     StreamID node_id = meta->head_node;
@@ -214,16 +219,17 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
     auto entries = static_cast<int64_t>(node.live);
     if (trim.limit && *deleted + entries > trim.limit) break;
     bool remove_node = by_len ? meta->length - node.live >= trim.maxlen : node.last_id < trim.minid;
+    if (!remove_node && trim.approx) break;
+    std::string lower = keys.Entry(std::max(node_id, scan_from)), upper = keys.Entry(node.last_id);
+    upper.push_back('\0');
+    rocksdb::Slice lower_slice(lower), upper_slice(upper);
+    rocksdb::ReadOptions eo;
+    eo.iterate_lower_bound = &lower_slice;
+    eo.iterate_upper_bound = &upper_slice;
+    std::vector<std::string> doomed;
+    auto eit = db->ctx()->NewIterator(ColumnFamily::kStream, eo);
     if (remove_node) {
       // Every entry of the node (ids node_id..last_id) goes.
-      std::string lower = keys.Entry(node_id), upper = keys.Entry(node.last_id);
-      upper.push_back('\0');
-      rocksdb::Slice lower_slice(lower), upper_slice(upper);
-      rocksdb::ReadOptions eo;
-      eo.iterate_lower_bound = &lower_slice;
-      eo.iterate_upper_bound = &upper_slice;
-      std::vector<std::string> doomed;
-      auto eit = db->ctx()->NewIterator(ColumnFamily::kStream, eo);
       for (eit->SeekToFirst(); eit->Valid(); eit->Next()) doomed.emplace_back(eit->key().ToString());
       Status s = IterStatus(*eit);
       if (!s.ok()) return s;
@@ -236,23 +242,18 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
       if (meta->nodes > 0) {
         Status ns = NextNode(db, keys, node_id, &meta->head_node);
         if (!ns.ok()) return ns;
+        scan_from = meta->head_node;
       }
       continue;
     }
-    if (trim.approx) break;
     // Exact trimming inside the node: entries are deleted one by one (the node stays).
-    std::string lower = keys.Entry(node_id), upper = keys.Entry(node.last_id);
-    upper.push_back('\0');
-    rocksdb::Slice lower_slice(lower), upper_slice(upper);
-    rocksdb::ReadOptions eo;
-    eo.iterate_lower_bound = &lower_slice;
-    eo.iterate_upper_bound = &upper_slice;
-    std::vector<std::string> doomed;
-    auto eit = db->ctx()->NewIterator(ColumnFamily::kStream, eo);
     uint64_t length = meta->length;
     for (eit->SeekToFirst(); eit->Valid(); eit->Next()) {
       StreamID id = stream::GetId(eit->key().data() + keys.prefix.size());
-      if (by_len ? length <= trim.maxlen : id >= trim.minid) break;
+      if (by_len ? length <= trim.maxlen : id >= trim.minid) {
+        new_first = id;
+        break;
+      }
       doomed.emplace_back(eit->key().ToString());
       length--;
     }
@@ -267,12 +268,15 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
     db->ctx()->Put(ColumnFamily::kSubkey, keys.NodeKey(node_id), node.Encode());
     break;  // there was enough to delete in this node
   }
+  if (*deleted == 0) return Status::OK();
   if (meta->nodes == 0) meta->head_node = meta->tail_node = StreamID{};
   if (meta->length == 0) {
     meta->first_id = StreamID{};
+  } else if (new_first) {
+    meta->first_id = *new_first;
   } else {
     std::optional<StreamID> first;
-    Status s = EdgeEntry(db, keys, false, &first, old_first);
+    Status s = EdgeEntry(db, keys, false, &first, scan_from);
     if (!s.ok()) return s;
     if (first) meta->first_id = *first;
   }

@@ -136,15 +136,47 @@ def test_node_emulation_with_big_and_varied_entries(diff):
             diff("XLEN", "n")
         if i % 71 == 0:
             diff("XTRIM", "n", "MINID", "~", f"{rng.randrange(ms + 1)}")
-    info_kv = diff.kv.call("XINFO", "STREAM", "n")
-    info_ref = diff.ref.call("XINFO", "STREAM", "n")
-    # Everything but radix-tree-nodes (Redis' internal rax node count) must match.
+    assert_xinfo_stream_equal(diff, "n")
+    diff("XRANGE", "n", "-", "+")
+
+
+def assert_xinfo_stream_equal(diff, key):
+    """XINFO STREAM alike but for radix-tree-nodes (Redis' internal rax node count)."""
     def strip(b):
         parts = b.split(b"\r\n")
         i = parts.index(b"radix-tree-nodes")
         return parts[:i] + parts[i + 2:]
-    assert strip(info_kv) == strip(info_ref)
-    diff("XRANGE", "n", "-", "+")
+    assert strip(diff.kv.call("XINFO", "STREAM", key)) == strip(diff.ref.call("XINFO", "STREAM", key))
+
+
+def test_exact_trimming_after_deletes_at_node_edges(diff):
+    """Exact MAXLEN/MINID trims start at the first live entry; entries XDEL
+    removed at a head node's start or a node's end must not change what goes,
+    which entry comes first, or the node count (XINFO's radix-tree-keys)."""
+    rng = random.Random(29)
+    diff("CONFIG", "SET", "stream-node-max-entries", "10")
+    ids = []
+    for i in range(1, 1500):
+        diff("XADD", "t", f"{i}-1", "f", str(i))
+        ids.append(i)
+        op = rng.randrange(12)
+        if op == 0:  # delete entries around the start of the stream
+            for k in range(rng.randrange(1, 6)):
+                diff("XDEL", "t", f"{ids[min(k, len(ids) - 1)]}-1")
+        elif op == 1:  # delete the newest entries (a node's end)
+            diff("XDEL", "t", f"{i}-1", f"{i - 1}-1")
+        elif op == 2:
+            diff("XADD", "t", "MAXLEN", str(rng.randrange(0, 60)), f"{i}-2", "g", "v")
+        elif op == 3:
+            diff("XTRIM", "t", "MINID", f"{max(1, i - rng.randrange(0, 60))}-{rng.randrange(3)}")
+        elif op == 4:
+            diff("XTRIM", "t", "MAXLEN", str(rng.randrange(20, 80)), "LIMIT", str(rng.randrange(0, 30)))
+        if op in (0, 2, 3, 4):
+            ids = [j for j in ids if j > i - 200]
+            assert_xinfo_stream_equal(diff, "t")
+            diff("XRANGE", "t", "-", "+", "COUNT", "3")
+    diff("XRANGE", "t", "-", "+")
+    diff("CONFIG", "SET", "stream-node-max-entries", "100")
 
 
 def test_xdel_and_ids(diff):
