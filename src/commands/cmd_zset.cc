@@ -358,7 +358,7 @@ Status PopMembers(CommandCall& call, const std::string& key, bool max, int64_t c
   Status s = z.RangeByRank(key, 0, count - 1, max, out);
   if (!s.ok() || out->empty()) return s;
   int64_t n;
-  return z.RemoveMembers(key, *out, &n);
+  return z.RemoveMembers(key, *out, &n, max ? RedisZSet::End::kMax : RedisZSet::End::kMin);
 }
 
 // ZPOPMIN / ZPOPMAX key [count]

@@ -44,6 +44,133 @@ static double ParseRawScore(const std::string& v) {
   return d;
 }
 
+// Where the live members begin and end in the score index. Walks from an end
+// start there rather than at the version's first key: pops and removals leave
+// tombstones at the ends, which an LSM keeps until compaction, and a walk from the
+// first key would step over all of them (ZPOPMIN on a drained set fell to a few
+// hundred per second). Kept in the metadata payload after the flags byte as
+// `low_len(1) low low_stale(2) high_len(1) high high_stale(2)`: every live
+// score-index suffix (score(8) member) is >= low and <= high, and *_stale counts
+// the removals since that bound was last the first (last) live entry. Past
+// kMaxStale, the writing command finds the edge again with one seek, so a walk
+// steps over at most that many tombstones. A payload of the flags byte alone
+// (sets written before the edges) means unknown; the next write finds them.
+struct RedisZSet::Edges {
+  bool known = false;
+  std::string low, high;
+  uint32_t low_stale = 0, high_stale = 0;
+};
+
+namespace {
+
+constexpr uint32_t kMaxStale = 32;
+// Bounds hold at most this much of a suffix: a long member's bound is cut.
+constexpr size_t kEdgeBytes = 8 + 64;
+
+// A lower bound of suffix that is at most kEdgeBytes long (a prefix of it).
+std::string LowBound(std::string_view suffix) { return std::string(suffix.substr(0, kEdgeBytes)); }
+
+// An upper bound of suffix that is at most kEdgeBytes long: suffix itself, or the
+// successor of its cut (trailing 0xff bytes dropped, the last byte incremented;
+// a score's first byte is never 0xff throughout, NaN being refused).
+std::string HighBound(std::string_view suffix) {
+  if (suffix.size() <= kEdgeBytes) return std::string(suffix);
+  std::string cut(suffix.substr(0, kEdgeBytes));
+  while (!cut.empty() && static_cast<uint8_t>(cut.back()) == 0xff) cut.pop_back();
+  if (!cut.empty()) cut.back() = static_cast<char>(static_cast<uint8_t>(cut.back()) + 1);
+  return cut;
+}
+
+bool ReadBound(std::string_view* in, std::string* bound, uint32_t* stale) {
+  if (in->empty()) return false;
+  size_t n = static_cast<uint8_t>((*in)[0]);
+  if (in->size() < 3 + n) return false;
+  bound->assign(in->data() + 1, n);
+  *stale = DecodeBE16(in->data() + 1 + n);
+  in->remove_prefix(3 + n);
+  return true;
+}
+
+void PutBound(std::string* out, const std::string& bound, uint32_t stale) {
+  out->push_back(static_cast<char>(bound.size()));
+  out->append(bound);
+  PutBE16(out, static_cast<uint16_t>(std::min<uint32_t>(stale, 0xffff)));
+}
+
+}  // namespace
+
+RedisZSet::Edges RedisZSet::DecodeEdges(const Metadata& meta) {
+  Edges e;
+  if (meta.payload.size() <= 1) return e;
+  std::string_view in(meta.payload);
+  in.remove_prefix(1);
+  e.known = ReadBound(&in, &e.low, &e.low_stale) && ReadBound(&in, &e.high, &e.high_stale);
+  return e;
+}
+
+void RedisZSet::EncodeEdges(const Edges& e, Metadata* meta) {
+  meta->payload.resize(1);
+  if (!e.known) return;
+  PutBound(&meta->payload, e.low, e.low_stale);
+  PutBound(&meta->payload, e.high, e.high_stale);
+}
+
+void RedisZSet::NoteInsert(Edges* e, std::string_view suffix, bool was_empty) {
+  if (was_empty) {
+    *e = Edges{true, LowBound(suffix), HighBound(suffix), 0, 0};
+    return;
+  }
+  if (!e->known) return;
+  if (suffix < e->low) {
+    e->low = LowBound(suffix);
+    e->low_stale = 0;
+  }
+  if (suffix > e->high) {
+    e->high = HighBound(suffix);
+    e->high_stale = 0;
+  }
+}
+
+// A set that is not empty has a first and a last member.
+static Status EdgeLost(const rocksdb::Iterator& it) {
+  return it.status().ok() ? Status::Corruption("sorted set members missing") : Status::IOError(it.status().ToString());
+}
+
+Status RedisZSet::StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e) {
+  Status s = RefindEdges(key, *meta, e);
+  if (!s.ok()) return s;
+  EncodeEdges(*e, meta);
+  db_->StoreCollection(key, lk, *meta);
+  return Status::OK();
+}
+
+Status RedisZSet::RefindEdges(std::string_view key, const Metadata& meta, Edges* e) {
+  if (meta.size == 0) return Status::OK();
+  bool low = !e->known || e->low_stale > kMaxStale, high = !e->known || e->high_stale > kMaxStale;
+  if (!low && !high) return Status::OK();
+  SubkeyBounds bounds(db_->id(), key, meta.version);
+  const std::string& prefix = bounds.prefix();
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kZSetScore, bounds.options());
+  if (low) {
+    it->Seek(e->known ? prefix + e->low : prefix);
+    if (!it->Valid()) return EdgeLost(*it);
+    e->low = LowBound(std::string_view(it->key().data(), it->key().size()).substr(prefix.size()));
+    e->low_stale = 0;
+  }
+  if (high) {
+    if (e->known) {
+      it->SeekForPrev(prefix + e->high);
+    } else {
+      it->SeekToLast();
+    }
+    if (!it->Valid()) return EdgeLost(*it);
+    e->high = HighBound(std::string_view(it->key().data(), it->key().size()).substr(prefix.size()));
+    e->high_stale = 0;
+  }
+  e->known = true;
+  return Status::OK();
+}
+
 const char* RedisZSet::Encoding(const Metadata& meta) {
   bool skiplist = !meta.payload.empty() && (static_cast<uint8_t>(meta.payload[0]) & kSkiplistFlag);
   return skiplist ? "skiplist" : "listpack";
@@ -78,11 +205,14 @@ Status RedisZSet::LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, 
   return db_->LoadCollection(key, RedisType::kZSet, lk, meta, exists);
 }
 
-void RedisZSet::PutMember(std::string_view key, Metadata* meta, std::string_view member, double score,
+void RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, std::string_view member, double score,
                           const std::optional<double>& old) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
+  const bool was_empty = !old && meta->size == 0;
   if (old) {
     db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + EncodeScore(*old) + std::string(member));
+    edges->low_stale++;
+    edges->high_stale++;
   } else {
     meta->size++;
   }
@@ -99,13 +229,18 @@ void RedisZSet::PutMember(std::string_view key, Metadata* meta, std::string_view
     }
   }
   db_->ctx()->Put(ColumnFamily::kSubkey, prefix + std::string(member), RawScore(score));
-  db_->ctx()->Put(ColumnFamily::kZSetScore, prefix + EncodeScore(score) + std::string(member), "");
+  std::string score_key = prefix + EncodeScore(score) + std::string(member);
+  db_->ctx()->Put(ColumnFamily::kZSetScore, score_key, "");
+  NoteInsert(edges, std::string_view(score_key).substr(prefix.size()), was_empty);
 }
 
-void RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, std::string_view member, double score) {
+void RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, std::string_view member,
+                             double score) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   db_->ctx()->Delete(ColumnFamily::kSubkey, prefix + std::string(member));
   db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + EncodeScore(score) + std::string(member));
+  edges->low_stale++;
+  edges->high_stale++;
 }
 
 Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members, const AddFlags& f, int64_t* result,
@@ -123,6 +258,7 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
     meta = NewZSet();
     if (f.whole_set) MarkSkiplistIfBig(&meta, members);
   }
+  Edges edges = DecodeEdges(meta);
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   bool changed_meta = false;
   std::string raw;
@@ -140,15 +276,12 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
     if (old && ((f.gt && !(score > *old)) || (f.lt && !(score < *old)))) continue;
     if (f.incr) *incr_score = score;
     if (old && *old == score) continue;
-    PutMember(key, &meta, m.member, score, old);
+    PutMember(key, &meta, &edges, m.member, score, old);
     changed_meta = true;
     if (written != nullptr) (*written)++;
     if (!old || f.ch) (*result)++;
   }
-  if (changed_meta) {
-    db_->StoreCollection(key, &lk, meta);
-  }
-  return Status::OK();
+  return changed_meta ? StoreZSet(key, &lk, &meta, &edges) : Status::OK();
 }
 
 Status RedisZSet::Score(std::string_view key, std::string_view member, std::optional<double>* score) {
@@ -174,33 +307,45 @@ Status RedisZSet::Remove(std::string_view key, const std::vector<std::string_vie
   bool exists;
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
+  Edges edges = DecodeEdges(meta);
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), raw;
   for (std::string_view m : members) {
     s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + std::string(m), &raw);
     if (s.IsNotFound()) continue;
     if (!s.ok()) return s;
-    DeleteMember(key, meta, m, ParseRawScore(raw));
+    DeleteMember(key, meta, &edges, m, ParseRawScore(raw));
     meta.size--;
     (*removed)++;
   }
-  if (*removed > 0) db_->StoreCollection(key, &lk, meta);
-  return Status::OK();
+  return *removed > 0 ? StoreZSet(key, &lk, &meta, &edges) : Status::OK();
 }
 
-Status RedisZSet::RemoveMembers(std::string_view key, const std::vector<ZMember>& members, int64_t* removed) {
+Status RedisZSet::RemoveMembers(std::string_view key, const std::vector<ZMember>& members, int64_t* removed,
+                                End end) {
   *removed = 0;
   LoadedKey lk;
   Metadata meta;
   bool exists;
   Status s = LoadZSet(key, &lk, &meta, &exists);
-  if (!s.ok() || !exists) return s;
+  if (!s.ok() || !exists || members.empty()) return s;
+  Edges edges = DecodeEdges(meta);
   for (const auto& m : members) {
-    DeleteMember(key, meta, m.member, m.score);
+    DeleteMember(key, meta, &edges, m.member, m.score);
     meta.size--;
     (*removed)++;
   }
-  if (*removed > 0) db_->StoreCollection(key, &lk, meta);
-  return Status::OK();
+  if (edges.known && end != End::kNone) {
+    // Every member left lies beyond the last one taken.
+    std::string past = EncodeScore(members.back().score) + members.back().member;
+    if (end == End::kMin) {
+      edges.low = LowBound(past);
+      edges.low_stale = 0;
+    } else {
+      edges.high = HighBound(past);
+      edges.high_stale = 0;
+    }
+  }
+  return StoreZSet(key, &lk, &meta, &edges);
 }
 
 Status RedisZSet::Card(std::string_view key, uint64_t* size) {
@@ -221,20 +366,38 @@ Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<doubl
   if (!s.ok() || !exists) return s;
   SubkeyBounds bounds(db_->id(), key, meta.version);
   const std::string& prefix = bounds.prefix();
-  const rocksdb::ReadOptions& ro = bounds.options();
+  rocksdb::ReadOptions ro = bounds.options();
+  // Bounded by the live edges, the iterator never visits the tombstones beyond them.
+  Edges edges = DecodeEdges(meta);
+  std::string lower, upper;
+  rocksdb::Slice lower_slice, upper_slice;
+  if (edges.known) {
+    lower = prefix + edges.low;
+    upper = prefix + edges.high;
+    upper.push_back('\0');
+    lower_slice = lower;
+    upper_slice = upper;
+    ro.iterate_lower_bound = &lower_slice;
+    ro.iterate_upper_bound = &upper_slice;
+  }
   auto it = db_->ctx()->NewIterator(ColumnFamily::kZSetScore, ro);
   if (!rev) {
     if (from) {
-      it->Seek(prefix + EncodeScore(*from));
+      std::string target = prefix + EncodeScore(*from);
+      it->Seek(edges.known ? std::max(target, lower) : target);
     } else {
-      it->Seek(prefix);
+      it->SeekToFirst();
     }
   } else {
     if (from) {
       // Last entry with score <= from: seek past every member of that score.
       std::string past = prefix + EncodeScore(*from);
       past.append(1024, '\xff');
-      it->SeekForPrev(past);
+      if (edges.known && past >= upper) {
+        it->SeekToLast();
+      } else {
+        it->SeekForPrev(past);
+      }
     } else {
       it->SeekToLast();
     }
@@ -370,9 +533,9 @@ Status RedisZSet::Store(std::string_view dst, const std::vector<ZMember>& member
   Metadata meta = NewZSet();
   // Redis builds the result as a skiplist and converts it to a listpack only if small enough.
   MarkSkiplistIfBig(&meta, members);
-  for (const auto& m : members) PutMember(dst, &meta, m.member, m.score, std::nullopt);
-  db_->StoreCollection(dst, &lk, meta);
-  return Status::OK();
+  Edges edges;
+  for (const auto& m : members) PutMember(dst, &meta, &edges, m.member, m.score, std::nullopt);
+  return StoreZSet(dst, &lk, &meta, &edges);
 }
 
 }  // namespace kvrocks

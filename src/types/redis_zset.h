@@ -3,7 +3,9 @@
 //   zset_score CF: prefix(version) | order-preserving score(8) | member -> ""
 // Point operations (ZADD, ZREM, ZSCORE, ZINCRBY) are O(1) RocksDB operations;
 // ranges by score or lex seek the score index and read what they return; ranges
-// by rank and ZRANK walk from an end (O(rank), see docs/encoding.md).
+// by rank and ZRANK walk from an end (O(rank), see docs/encoding.md). The metadata
+// records where the live members begin and end, so walks from an end do not step
+// over the tombstones of earlier pops and removals.
 #pragma once
 
 #include <functional>
@@ -77,8 +79,13 @@ class RedisZSet {
   // Rank of member (0-based), empty if absent.
   Status Rank(std::string_view key, std::string_view member, bool rev, std::optional<int64_t>* rank,
               double* score);
-  // Removes the given members (from a range query) and returns how many.
-  Status RemoveMembers(std::string_view key, const std::vector<ZMember>& members, int64_t* removed);
+  // Which end of the set a run of members was taken from, if any.
+  enum class End { kNone, kMin, kMax };
+  // Removes the given members (from a range query) and returns how many. With
+  // kMin (kMax) they are the set's lowest (highest) members, in walk order, as
+  // pops take them.
+  Status RemoveMembers(std::string_view key, const std::vector<ZMember>& members, int64_t* removed,
+                       End end = End::kNone);
   // Replaces dst with members (deleting it when empty).
   Status Store(std::string_view dst, const std::vector<ZMember>& members);
   // All members (score order).
@@ -86,10 +93,19 @@ class RedisZSet {
   Status LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
 
  private:
+  struct Edges;  // where the live members begin and end (redis_zset.cc)
+  static Edges DecodeEdges(const Metadata& meta);
+  static void EncodeEdges(const Edges& e, Metadata* meta);
+  static void NoteInsert(Edges* e, std::string_view suffix, bool was_empty);
+  // Finds a stale (or unknown) edge again, once per kMaxStale removals.
+  Status RefindEdges(std::string_view key, const Metadata& meta, Edges* e);
+  // Stores meta with its edges (refound first if stale).
+  Status StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e);
+
   Metadata NewZSet() const;
-  void PutMember(std::string_view key, Metadata* meta, std::string_view member, double score,
+  void PutMember(std::string_view key, Metadata* meta, Edges* edges, std::string_view member, double score,
                  const std::optional<double>& old);
-  void DeleteMember(std::string_view key, const Metadata& meta, std::string_view member, double score);
+  void DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, std::string_view member, double score);
 
   Database* db_;
 };
