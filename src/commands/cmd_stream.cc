@@ -908,7 +908,7 @@ void XInfoStream(CommandCall& call, RedisStream* rs, const StreamMeta& meta) {
     reply::Bulk(call.out, "pel-count");
     reply::Integer(call.out, static_cast<int64_t>(g.pending));
     std::vector<StreamPending> pel;
-    s = rs->GroupPending(key, meta, g.name, nullptr, limit, &pel);
+    s = rs->GroupPending(key, meta, g, nullptr, limit, &pel);
     if (!s.ok()) return ReplyStatusError(call, s);
     reply::Bulk(call.out, "pending");
     reply::ArrayHeader(call.out, pel.size());
@@ -932,7 +932,7 @@ void XInfoStream(CommandCall& call, RedisStream* rs, const StreamMeta& meta) {
       reply::Integer(call.out, static_cast<int64_t>(c.seen_time));
       reply::Bulk(call.out, "pel-count");
       reply::Integer(call.out, static_cast<int64_t>(c.pending));
-      s = rs->GroupPending(key, meta, g.name, &c.name, limit, &pel);
+      s = rs->GroupPending(key, meta, g, &c.name, limit, &pel);
       if (!s.ok()) return ReplyStatusError(call, s);
       reply::Bulk(call.out, "pending");
       reply::ArrayHeader(call.out, pel.size());

@@ -89,6 +89,7 @@ struct StreamGroupInfo {
   int64_t entries_read = -1;  // -1: unknown
   uint64_t pending = 0;
   uint64_t consumers = 0;
+  StreamID pel_floor;  // no pending id is below it
 };
 
 // A whole stream as an RDB (or a DUMP payload) holds it: Redis' listpack nodes
@@ -221,7 +222,7 @@ class RedisStream {
   Status Consumers(std::string_view key, const StreamMeta& meta, std::string_view group,
                    std::vector<StreamConsumerInfo>* out);
   // Pending entries of a group (of one consumer if given), at most count (0 = all).
-  Status GroupPending(std::string_view key, const StreamMeta& meta, std::string_view group,
+  Status GroupPending(std::string_view key, const StreamMeta& meta, const StreamGroupInfo& group,
                       const std::string* consumer, uint64_t count, std::vector<StreamPending>* out);
   // Writes a whole stream (RDB load, RESTORE) under key, which must be absent.
   Status Restore(std::string_view key, const StreamDump& dump, uint64_t expire_ms);

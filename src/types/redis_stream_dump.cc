@@ -43,7 +43,10 @@ Status RedisStream::Restore(std::string_view key, const StreamDump& dump, uint64
     stream::Group group;
     group.last_id = g.last_id;
     group.entries_read = g.entries_read;
-    group.pending = g.pel.size();
+    for (const auto& p : g.pel) {
+      group.NotePelInsert(p.id);
+      group.pending++;
+    }
     group.consumers = g.consumers.size();
     db_->ctx()->Put(ColumnFamily::kSubkey, keys.GroupKey(g.name), group.Encode());
     for (const auto& c : g.consumers) {
@@ -107,7 +110,7 @@ Status RedisStream::Dump(std::string_view key, StreamDump* dump) {
     gd.last_id = g.last_id;
     gd.entries_read = g.entries_read;
     std::vector<StreamPending> pel;
-    s = GroupPending(key, meta, g.name, nullptr, 0, &pel);
+    s = GroupPending(key, meta, g, nullptr, 0, &pel);
     if (!s.ok()) return s;
     for (const auto& p : pel) gd.pel.push_back({p.id, p.delivery_time, p.delivery_count, p.consumer});
     std::vector<StreamConsumerInfo> consumers;

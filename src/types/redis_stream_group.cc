@@ -17,10 +17,6 @@ Status LoadGroup(Database* db, const Keys& keys, std::string_view name, stream::
   return g->Decode(v) ? Status::OK() : Status::Corruption("bad stream group");
 }
 
-void PutGroup(Database* db, const Keys& keys, std::string_view name, const stream::Group& g) {
-  db->ctx()->Put(ColumnFamily::kSubkey, keys.GroupKey(name), g.Encode());
-}
-
 Status LoadConsumer(Database* db, const Keys& keys, std::string_view group, std::string_view name,
                     stream::Consumer* c) {
   std::string v;
@@ -41,16 +37,30 @@ Status LoadNack(Database* db, const Keys& keys, std::string_view group, const St
   return n->Decode(v) ? Status::OK() : Status::Corruption("bad stream pending entry");
 }
 
+// An iterator over the subkeys under prefix (group-scoped records); prefix must
+// outlive it (RocksDB keeps the bound it points to).
+class PrefixIterator {
+ public:
+  PrefixIterator(Database* db, const std::string& prefix)
+      : upper_(prefix + std::string(64, '\xff')), lower_slice_(prefix), upper_slice_(upper_) {
+    rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower_slice_;
+    ro.iterate_upper_bound = &upper_slice_;
+    it_ = db->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  }
+  rocksdb::Iterator* operator->() const { return it_.get(); }
+  const rocksdb::Iterator& operator*() const { return *it_; }
+
+ private:
+  std::string upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
 // Calls fn(key, value) for subkeys under prefix starting at `from` (>= prefix); fn returns false to stop.
 template <typename Fn>
 Status Scan(Database* db, const std::string& prefix, const std::string& from, Fn fn) {
-  std::string upper = prefix;
-  upper.append(64, '\xff');
-  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_lower_bound = &lower_slice;
-  ro.iterate_upper_bound = &upper_slice;
-  auto it = db->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  PrefixIterator it(db, prefix);
   for (it->Seek(from); it->Valid() && it->key().starts_with(prefix); it->Next()) {
     if (!fn(std::string_view(it->key().data(), it->key().size()).substr(prefix.size()),
             std::string_view(it->value().data(), it->value().size()))) {
@@ -58,6 +68,32 @@ Status Scan(Database* db, const std::string& prefix, const std::string& from, Fn
     }
   }
   return stream::IterStatus(*it);
+}
+
+// Where a walk of group's PEL from start begins: not below the floor.
+std::string PelSeek(const Keys& keys, std::string_view group, const StreamID& floor, const StreamID& start) {
+  return keys.PelKey(group, std::max(floor, start));
+}
+
+// Removals since the floor was last the first pending id, past which the
+// floor is found again (one seek, amortized over as many removals).
+constexpr uint32_t kMaxPelStale = 32;
+
+// Writes the group record, first moving a stale floor up to the first pending id.
+Status PutGroup(Database* db, const Keys& keys, std::string_view name, stream::Group* g) {
+  if (g->pel_stale > kMaxPelStale) {
+    if (g->pending > 0) {
+      std::string pel = keys.PelPrefix(name);
+      Status s = Scan(db, pel, keys.PelKey(name, g->pel_floor), [&](std::string_view rest, std::string_view) {
+        if (rest.size() == 16) g->pel_floor = stream::GetId(rest.data());
+        return rest.size() != 16;
+      });
+      if (!s.ok()) return s;
+    }
+    g->pel_stale = 0;
+  }
+  db->ctx()->Put(ColumnFamily::kSubkey, keys.GroupKey(name), g->Encode());
+  return Status::OK();
 }
 
 // Redis' streamRangeHasTombstones: whether an XDEL'd id may lie in [start, end].
@@ -116,9 +152,9 @@ Status TouchConsumer(Database* db, std::string_view key, GroupCtx* g, std::strin
   return Status::OK();
 }
 
-// Moves a pending entry to consumer `to` (whose record the caller writes).
-Status Reassign(Database* db, GroupCtx* g, std::string_view group, const std::string& from, std::string_view to,
-                stream::Consumer* to_rec) {
+// Moves the pending entry id to consumer `to` (whose record the caller writes).
+Status Reassign(Database* db, GroupCtx* g, std::string_view group, const StreamID& id, const std::string& from,
+                std::string_view to, stream::Consumer* to_rec) {
   if (from == to) return Status::OK();
   if (!from.empty()) {
     stream::Consumer old;
@@ -130,9 +166,33 @@ Status Reassign(Database* db, GroupCtx* g, std::string_view group, const std::st
       return s;
     }
   } else {
-    g->group.pending++;  // a new PEL entry (XCLAIM FORCE)
+    g->group.NotePelInsert(id);  // a new PEL entry (XCLAIM FORCE)
+    g->group.pending++;
   }
   to_rec->pending++;
+  return Status::OK();
+}
+
+// Drops the PEL entry id (owned by `owner`) of an entry the stream no longer has,
+// as XCLAIM and XAUTOCLAIM do. *me is the claiming consumer's record if loaded
+// (the caller writes it last, so its count is the one to lower).
+Status DropPending(Database* db, GroupCtx* g, std::string_view group, const StreamID& id, const std::string& owner,
+                   std::string_view claimer, std::optional<stream::Consumer>* me) {
+  db->ctx()->Delete(ColumnFamily::kSubkey, g->keys.PelKey(group, id));
+  if (*me && owner == claimer) {
+    if ((*me)->pending > 0) (*me)->pending--;
+  } else {
+    stream::Consumer old;
+    Status s = LoadConsumer(db, g->keys, group, owner, &old);
+    if (s.ok() && old.pending > 0) {
+      old.pending--;
+      PutConsumer(db, g->keys, group, owner, old);
+    } else if (!s.ok() && !s.IsNotFound()) {
+      return s;
+    }
+  }
+  if (g->group.pending > 0) g->group.pending--;
+  g->group.pel_stale++;
   return Status::OK();
 }
 
@@ -148,6 +208,7 @@ Status RedisStream::GetGroup(std::string_view key, const StreamMeta& meta, std::
   info->entries_read = g.entries_read;
   info->pending = g.pending;
   info->consumers = g.consumers;
+  info->pel_floor = g.pel_floor;
   return Status::OK();
 }
 
@@ -181,7 +242,8 @@ Status RedisStream::CreateGroup(std::string_view key, std::string_view group, co
   g = stream::Group{};
   g.last_id = id ? *id : meta.last_id;
   g.entries_read = entries_read;
-  PutGroup(db_, keys, group, g);
+  s = PutGroup(db_, keys, group, &g);
+  if (!s.ok()) return s;
   meta.groups++;
   stream::StoreMeta(db_, key, &lk, meta);
   return Status::OK();
@@ -194,7 +256,8 @@ Status RedisStream::SetGroupId(std::string_view key, std::string_view group, con
   if (!s.ok()) return s;
   g.group.last_id = id ? *id : g.meta.last_id;
   g.group.entries_read = entries_read;
-  PutGroup(db_, g.keys, group, g.group);
+  s = PutGroup(db_, g.keys, group, &g.group);
+  if (!s.ok()) return s;
   db_->ctx()->Touch(db_->id(), key);
   return Status::OK();
 }
@@ -206,8 +269,10 @@ Status RedisStream::DestroyGroup(std::string_view key, std::string_view group, b
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return s;
   std::vector<std::string> doomed;
-  for (const std::string& prefix : {g.keys.ConsumerPrefix(group), g.keys.PelPrefix(group)}) {
-    s = Scan(db_, prefix, prefix, [&](std::string_view rest, std::string_view) {
+  const std::string pel = g.keys.PelPrefix(group);
+  for (const std::string& prefix : {g.keys.ConsumerPrefix(group), pel}) {
+    std::string from = prefix == pel ? PelSeek(g.keys, group, g.group.pel_floor, StreamID{}) : prefix;
+    s = Scan(db_, prefix, from, [&](std::string_view rest, std::string_view) {
       doomed.push_back(prefix + std::string(rest));
       return true;
     });
@@ -234,7 +299,8 @@ Status RedisStream::CreateConsumer(std::string_view key, std::string_view group,
   c = stream::Consumer{NowMs(), 0};
   PutConsumer(db_, g.keys, group, consumer, c);
   g.group.consumers++;
-  PutGroup(db_, g.keys, group, g.group);
+  s = PutGroup(db_, g.keys, group, &g.group);
+  if (!s.ok()) return s;
   db_->ctx()->Touch(db_->id(), key);
   db_->ctx()->AddDirty(1);  // Redis' streamCreateConsumer counts a change
   *created = true;
@@ -253,7 +319,8 @@ Status RedisStream::DeleteConsumer(std::string_view key, std::string_view group,
   if (!s.ok()) return s;
   std::string pel = g.keys.PelPrefix(group);
   std::vector<std::string> doomed;
-  s = Scan(db_, pel, pel, [&](std::string_view rest, std::string_view value) {
+  s = Scan(db_, pel, PelSeek(g.keys, group, g.group.pel_floor, StreamID{}), [&](std::string_view rest,
+                                                                               std::string_view value) {
     stream::Nack n;
     if (n.Decode(value) && n.consumer == consumer) doomed.push_back(pel + std::string(rest));
     return true;
@@ -262,8 +329,10 @@ Status RedisStream::DeleteConsumer(std::string_view key, std::string_view group,
   for (const auto& k : doomed) db_->ctx()->Delete(ColumnFamily::kSubkey, k);
   db_->ctx()->Delete(ColumnFamily::kSubkey, g.keys.ConsumerKey(group, consumer));
   g.group.pending -= std::min<uint64_t>(g.group.pending, doomed.size());
+  g.group.pel_stale += static_cast<uint32_t>(std::min<size_t>(doomed.size(), kMaxPelStale + 1));
   g.group.consumers--;
-  PutGroup(db_, g.keys, group, g.group);
+  s = PutGroup(db_, g.keys, group, &g.group);
+  if (!s.ok()) return s;
   db_->ctx()->Touch(db_->id(), key);
   *pending = static_cast<int64_t>(c.pending);
   return Status::OK();
@@ -296,7 +365,7 @@ Status RedisStream::ReadGroup(std::string_view key, std::string_view group, std:
     StreamID from = *start;
     if (from.Incr()) {
       std::string pel = g.keys.PelPrefix(group);
-      std::string seek = g.keys.PelKey(group, from);
+      std::string seek = PelSeek(g.keys, group, g.group.pel_floor, from);
       std::vector<std::pair<StreamID, stream::Nack>> mine;
       s = Scan(db_, pel, seek, [&](std::string_view rest, std::string_view value) {
         stream::Nack n;
@@ -333,9 +402,10 @@ Status RedisStream::ReadGroup(std::string_view key, std::string_view group, std:
       stream::Nack n;
       s = LoadNack(db_, g.keys, group, e.id, &n);
       if (s.ok()) {
-        s = Reassign(db_, &g, group, n.consumer, consumer, &me);
+        s = Reassign(db_, &g, group, e.id, n.consumer, consumer, &me);
         if (!s.ok()) return s;
       } else if (s.IsNotFound()) {
+        g.group.NotePelInsert(e.id);
         g.group.pending++;
         me.pending++;
       } else {
@@ -348,7 +418,8 @@ Status RedisStream::ReadGroup(std::string_view key, std::string_view group, std:
     }
   }
   PutConsumer(db_, g.keys, group, consumer, me);
-  PutGroup(db_, g.keys, group, g.group);
+  s = PutGroup(db_, g.keys, group, &g.group);
+  if (!s.ok()) return s;
   db_->ctx()->Touch(db_->id(), key);
   return Status::OK();
 }
@@ -375,10 +446,12 @@ Status RedisStream::Ack(std::string_view key, std::string_view group, const std:
       return s;
     }
     if (g.group.pending > 0) g.group.pending--;
+    g.group.pel_stale++;
     (*acked)++;
   }
   if (*acked > 0) {
-    PutGroup(db_, g.keys, group, g.group);
+    s = PutGroup(db_, g.keys, group, &g.group);
+    if (!s.ok()) return s;
     db_->ctx()->Touch(db_->id(), key);
   }
   return Status::OK();
@@ -396,7 +469,8 @@ Status RedisStream::PendingRange(std::string_view key, const StreamGroupInfo& gr
   Keys keys = stream::KeysOf(db_, key, meta.version);
   std::string pel = keys.PelPrefix(group.name);
   const uint64_t now = NowMs();
-  return Scan(db_, pel, keys.PelKey(group.name, start), [&](std::string_view rest, std::string_view value) {
+  return Scan(db_, pel, PelSeek(keys, group.name, group.pel_floor, start), [&](std::string_view rest,
+                                                                              std::string_view value) {
     if (rest.size() != 16) return true;
     StreamID id = stream::GetId(rest.data());
     if (id > end) return false;
@@ -421,21 +495,21 @@ Status RedisStream::PendingSummary(std::string_view key, const StreamGroupInfo& 
   if (!s.ok() || !exists) return s;
   Keys keys = stream::KeysOf(db_, key, meta.version);
   std::string pel = keys.PelPrefix(group.name);
+  // The first pending id from the floor on, the last from the end.
+  PrefixIterator it(db_, pel);
   StreamPending first, last;
-  bool any = false;
-  s = Scan(db_, pel, pel, [&](std::string_view rest, std::string_view) {
-    if (rest.size() != 16) return true;
-    StreamID id = stream::GetId(rest.data());
-    if (!any) first.id = id;
-    last.id = id;
-    any = true;
-    return true;
-  });
-  if (!s.ok()) return s;
-  if (any) {
-    edges->push_back(first);
-    edges->push_back(last);
+  it->Seek(PelSeek(keys, group.name, group.pel_floor, StreamID{}));
+  if (it->Valid() && it->key().size() == pel.size() + 16) {
+    first.id = stream::GetId(it->key().data() + pel.size());
+    it->SeekToLast();
+    if (it->Valid() && it->key().size() == pel.size() + 16) {
+      last.id = stream::GetId(it->key().data() + pel.size());
+      edges->push_back(first);
+      edges->push_back(last);
+    }
   }
+  s = stream::IterStatus(*it);
+  if (!s.ok()) return s;
   std::string cp = keys.ConsumerPrefix(group.name);
   return Scan(db_, cp, cp, [&](std::string_view name, std::string_view value) {
     stream::Consumer c;
@@ -468,14 +542,8 @@ Status RedisStream::Claim(std::string_view key, std::string_view group, std::str
       // The entry is gone: drop it from the PEL.
       if (have_nack) {
         dropped++;
-        db_->ctx()->Delete(ColumnFamily::kSubkey, g.keys.PelKey(group, id));
-        stream::Consumer old;
-        Status cs = LoadConsumer(db_, g.keys, group, n.consumer, &old);
-        if (cs.ok() && old.pending > 0) {
-          old.pending--;
-          PutConsumer(db_, g.keys, group, n.consumer, old);
-        }
-        if (g.group.pending > 0) g.group.pending--;
+        s = DropPending(db_, &g, group, id, n.consumer, consumer, &me);
+        if (!s.ok()) return s;
       }
       continue;
     }
@@ -495,7 +563,7 @@ Status RedisStream::Claim(std::string_view key, std::string_view group, std::str
       if (!s.ok()) return s;
       me = c;
     }
-    s = Reassign(db_, &g, group, n.consumer, consumer, &*me);
+    s = Reassign(db_, &g, group, id, n.consumer, consumer, &*me);
     if (!s.ok()) return s;
     n.consumer = std::string(consumer);
     n.delivery_time = delivery_time;
@@ -513,7 +581,8 @@ Status RedisStream::Claim(std::string_view key, std::string_view group, std::str
   auto changes = dropped + static_cast<int64_t>(claimed->size());
   db_->ctx()->AddDirty(changes != 0 ? changes : (last_id_moved ? 1 : 0));
   if (me) PutConsumer(db_, g.keys, group, consumer, *me);
-  PutGroup(db_, g.keys, group, g.group);
+  s = PutGroup(db_, g.keys, group, &g.group);
+  if (!s.ok()) return s;
   db_->ctx()->Touch(db_->id(), key);
   return Status::OK();
 }
@@ -533,7 +602,8 @@ Status RedisStream::AutoClaim(std::string_view key, std::string_view group, std:
   std::vector<std::pair<StreamID, stream::Nack>> scanned;
   bool more = false;
   // Scan at most `attempts` PEL entries, and one more for the cursor.
-  s = Scan(db_, pel, g.keys.PelKey(group, start), [&](std::string_view rest, std::string_view value) {
+  s = Scan(db_, pel, PelSeek(g.keys, group, g.group.pel_floor, start), [&](std::string_view rest,
+                                                                           std::string_view value) {
     if (rest.size() != 16) return true;
     if (scanned.size() == attempts) {
       more = true;
@@ -552,14 +622,8 @@ Status RedisStream::AutoClaim(std::string_view key, std::string_view group, std:
     StreamEntry entry;
     s = stream::ReadEntry(db_, g.keys, id, nullptr, &entry);
     if (s.IsNotFound()) {
-      db_->ctx()->Delete(ColumnFamily::kSubkey, g.keys.PelKey(group, id));
-      stream::Consumer old;
-      Status cs = LoadConsumer(db_, g.keys, group, n.consumer, &old);
-      if (cs.ok() && old.pending > 0) {
-        old.pending--;
-        PutConsumer(db_, g.keys, group, n.consumer, old);
-      }
-      if (g.group.pending > 0) g.group.pending--;
+      s = DropPending(db_, &g, group, id, n.consumer, consumer, &me);
+      if (!s.ok()) return s;
       deleted->push_back(id);
       count--;
       continue;
@@ -572,7 +636,7 @@ Status RedisStream::AutoClaim(std::string_view key, std::string_view group, std:
       if (!s.ok()) return s;
       me = c;
     }
-    s = Reassign(db_, &g, group, n.consumer, consumer, &*me);
+    s = Reassign(db_, &g, group, id, n.consumer, consumer, &*me);
     if (!s.ok()) return s;
     n.consumer = std::string(consumer);
     n.delivery_time = now;
@@ -589,7 +653,8 @@ Status RedisStream::AutoClaim(std::string_view key, std::string_view group, std:
     *next = StreamID{};
   }
   if (me) PutConsumer(db_, g.keys, group, consumer, *me);
-  PutGroup(db_, g.keys, group, g.group);
+  s = PutGroup(db_, g.keys, group, &g.group);
+  if (!s.ok()) return s;
   db_->ctx()->Touch(db_->id(), key);
   return Status::OK();
 }
@@ -601,7 +666,8 @@ Status RedisStream::Groups(std::string_view key, const StreamMeta& meta, std::ve
   return Scan(db_, gp, gp, [&](std::string_view name, std::string_view value) {
     stream::Group g;
     if (g.Decode(value)) {
-      out->push_back(StreamGroupInfo{std::string(name), g.last_id, g.entries_read, g.pending, g.consumers});
+      out->push_back(
+          StreamGroupInfo{std::string(name), g.last_id, g.entries_read, g.pending, g.consumers, g.pel_floor});
     }
     return true;
   });
@@ -619,12 +685,13 @@ Status RedisStream::Consumers(std::string_view key, const StreamMeta& meta, std:
   });
 }
 
-Status RedisStream::GroupPending(std::string_view key, const StreamMeta& meta, std::string_view group,
+Status RedisStream::GroupPending(std::string_view key, const StreamMeta& meta, const StreamGroupInfo& group,
                                  const std::string* consumer, uint64_t count, std::vector<StreamPending>* out) {
   out->clear();
   Keys keys = stream::KeysOf(db_, key, meta.version);
-  std::string pel = keys.PelPrefix(group);
-  return Scan(db_, pel, pel, [&](std::string_view rest, std::string_view value) {
+  std::string pel = keys.PelPrefix(group.name);
+  return Scan(db_, pel, PelSeek(keys, group.name, group.pel_floor, StreamID{}), [&](std::string_view rest,
+                                                                                    std::string_view value) {
     stream::Nack n;
     if (rest.size() != 16 || !n.Decode(value)) return true;
     if (consumer && n.consumer != *consumer) return true;

@@ -76,6 +76,21 @@ struct Group {
   StreamID last_id;
   int64_t entries_read = -1;
   uint64_t pending = 0, consumers = 0;
+  // Every pending id is >= pel_floor; pel_stale counts the PEL entries removed
+  // since pel_floor was last the first pending id. Walks of the PEL start at the
+  // floor, so the tombstones of acknowledged entries before it (an LSM keeps
+  // them until compaction) are not stepped over. Records written before the
+  // floor existed decode with 0-0, a floor too.
+  StreamID pel_floor;
+  uint32_t pel_stale = 0;
+
+  // Call before counting a new pending entry id.
+  void NotePelInsert(const StreamID& id) {
+    if (pending == 0 || id < pel_floor) {
+      pel_floor = id;
+      pel_stale = 0;
+    }
+  }
 
   std::string Encode() const {
     std::string out;
@@ -83,6 +98,8 @@ struct Group {
     PutBE64(&out, static_cast<uint64_t>(entries_read));
     PutBE64(&out, pending);
     PutBE64(&out, consumers);
+    PutId(&out, pel_floor);
+    PutBE32(&out, pel_stale);
     return out;
   }
   bool Decode(std::string_view in) {
@@ -91,6 +108,10 @@ struct Group {
     entries_read = static_cast<int64_t>(DecodeBE64(in.data() + 16));
     pending = DecodeBE64(in.data() + 24);
     consumers = DecodeBE64(in.data() + 32);
+    if (in.size() >= 60) {
+      pel_floor = GetId(in.data() + 40);
+      pel_stale = DecodeBE32(in.data() + 56);
+    }
     return true;
   }
 };

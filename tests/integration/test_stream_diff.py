@@ -337,6 +337,52 @@ def pending(diff, *args):
     assert out[0] == out[1], f"{args}: kvrocks {out[0]} != redis {out[1]}"
 
 
+def test_pel_walks_after_acks_claims_and_deletes(diff):
+    """kvrocks walks a group's PEL from a recorded floor (the tombstones of
+    acknowledged entries stay behind it); XCLAIM FORCE can put an id under it,
+    DELCONSUMER and the claims of deleted entries remove entries anywhere. Every
+    walk (XPENDING both forms, XREADGROUP of history, XAUTOCLAIM, XINFO FULL)
+    must still answer as Redis."""
+    import random
+    rng = random.Random(41)
+    consumers = ["a", "b", "c"]
+    next_id = 1
+    diff("XGROUP", "CREATE", "s", "g", "0", "MKSTREAM")
+    for step in range(1500):
+        op = rng.randrange(12)
+        if op < 3:
+            for _ in range(rng.randrange(1, 6)):
+                diff("XADD", "s", f"{next_id}-0", "f", str(next_id))
+                next_id += 1
+        elif op < 5:
+            diff("XREADGROUP", "GROUP", "g", rng.choice(consumers), "COUNT", str(rng.randrange(1, 8)),
+                 "STREAMS", "s", ">")
+        elif op < 7:  # acknowledge mostly the oldest pending entries
+            base = max(1, next_id - rng.choice([next_id, 40, 10]))
+            ids = [f"{base + rng.randrange(0, 12)}-0" for _ in range(rng.randrange(1, 6))]
+            diff("XACK", "s", "g", *ids)
+        elif op == 7:
+            ids = [f"{rng.randrange(1, next_id + 1)}-0" for _ in range(rng.randrange(1, 4))]
+            diff("XCLAIM", "s", "g", rng.choice(consumers), "0", *ids, "FORCE", "JUSTID")
+        elif op == 8:
+            diff("XAUTOCLAIM", "s", "g", rng.choice(consumers), "0", f"{rng.randrange(0, next_id)}-0",
+                 "COUNT", str(rng.randrange(1, 6)), "JUSTID")
+        elif op == 9:
+            if rng.randrange(6) == 0:
+                diff("XGROUP", "DELCONSUMER", "s", "g", rng.choice(consumers))
+            else:
+                diff("XDEL", "s", f"{rng.randrange(1, next_id + 1)}-0")
+        elif op == 10:
+            diff("XPENDING", "s", "g")
+            pending(diff, "s", "g", "-", "+", "5")
+            pending(diff, "s", "g", f"({rng.randrange(0, next_id)}-0", "+", "3", rng.choice(consumers))
+        else:
+            c = rng.choice(consumers)
+            diff("XREADGROUP", "GROUP", "g", c, "COUNT", "3", "STREAMS", "s", "0")
+    diff("XPENDING", "s", "g")
+    pending(diff, "s", "g", "-", "+", "100000")
+
+
 def test_claim_and_autoclaim(diff):
     for i in range(1, 11):
         diff("XADD", "s", f"{i}-0", "f", str(i))
@@ -376,6 +422,17 @@ def test_claim_and_autoclaim(diff):
     XAUTOCLAIM nokey g erin 0 0
     XPENDING s g
     @pending s g - + 100 dave
+    XADD t 1-0 f v
+    XADD t 2-0 f v
+    XADD t 3-0 f v
+    XADD t 4-0 f v
+    XGROUP CREATE t g 0
+    XREADGROUP GROUP g c COUNT 4 STREAMS t >
+    XDEL t 2-0 4-0
+    XAUTOCLAIM t g c 0 0 COUNT 2 JUSTID
+    XPENDING t g
+    XCLAIM t g c 0 3-0 4-0 JUSTID
+    XPENDING t g
     """, {"pending": pending})
 
 
