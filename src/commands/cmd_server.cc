@@ -478,6 +478,7 @@ std::string InfoRocksdb(Server* srv) {
   Line(&s, "pending_compaction_bytes",
        static_cast<int64_t>(st->GetIntProperty("rocksdb.estimate-pending-compaction-bytes")));
   Line(&s, "is_write_stopped", static_cast<int64_t>(st->GetIntProperty("rocksdb.is-write-stopped")));
+  Line(&s, "tombstone_compactions", static_cast<int64_t>(st->tombstone_compactor()->done()));
   return s;
 }
 

@@ -257,10 +257,14 @@ class BoundedIterator : public rocksdb::Iterator {
 std::unique_ptr<rocksdb::Iterator> Context::NewIterator(ColumnFamily cf, rocksdb::ReadOptions ro) {
   ro.snapshot = snapshot_;
   rocksdb::Iterator* base = storage_->db()->NewIterator(ro, storage_->cf(cf));
+  std::unique_ptr<rocksdb::Iterator> it;
   if (HasWrites() && (used_cfs_ & (1u << static_cast<int>(cf)))) {
-    return std::make_unique<BoundedIterator>(Indexed()->NewIteratorWithBase(storage_->cf(cf), base, &ro), ro);
+    it = std::make_unique<BoundedIterator>(Indexed()->NewIteratorWithBase(storage_->cf(cf), base, &ro), ro);
+  } else {
+    it.reset(base);
   }
-  return std::unique_ptr<rocksdb::Iterator>(base);
+  WatchTombstones(storage_->tombstone_compactor(), storage_->cf(cf), ro, it.get());
+  return it;
 }
 
 void Context::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {

@@ -251,6 +251,7 @@ Status Storage::Open() {
   // A server that starts as a replica keeps expired keys' elements from its first compaction on.
   g_subkey_filter->set_keep_expired(!config_->replicaof.empty());
   g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata));
+  tombstone_compactor_ = std::make_unique<TombstoneCompactor>(db_.get());
   return LoadState();
 }
 
@@ -304,6 +305,7 @@ Status Storage::MarkToDrop(const std::vector<uint8_t>& dbs) {
 void Storage::Close() {
   std::lock_guard<std::mutex> g(close_mu_);
   if (!db_) return;
+  if (tombstone_compactor_) tombstone_compactor_->Stop();
   g_subkey_filter->Detach();
   // Persist the version high-water mark so that versions never repeat even if the clock steps back.
   std::string v;
@@ -319,6 +321,7 @@ void Storage::Close() {
   for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
   handles_.clear();
   db_->Close();
+  tombstone_compactor_.reset();
   db_.reset();
 }
 

@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "storage/compression_sampler.h"
 #include "storage/lock_manager.h"
+#include "storage/tombstone_compactor.h"
 
 namespace kvrocks {
 
@@ -74,6 +75,8 @@ class Storage {
   Status IngestSorted(ColumnFamily cf, const std::vector<std::pair<rocksdb::Slice, rocksdb::Slice>>& kvs);
 
   LockManager* locks() { return &locks_; }
+  // Compacts ranges where reads step over many tombstones (null before Open).
+  TombstoneCompactor* tombstone_compactor() { return tombstone_compactor_.get(); }
   // String values of at least this size are stored out of line (see key_encoding.h).
   size_t string_inline_limit() const {
     return config_->rocksdb_min_blob_size > 0 ? static_cast<size_t>(config_->rocksdb_min_blob_size) : 4096;
@@ -209,6 +212,7 @@ class Storage {
   std::array<std::atomic<uint64_t>, kMaxDatabases> expire_floor_;
   std::mutex close_mu_;
   std::mutex staging_mu_;
+  std::unique_ptr<TombstoneCompactor> tombstone_compactor_;
 };
 
 }  // namespace kvrocks

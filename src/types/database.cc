@@ -270,8 +270,9 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
 Status Database::Keys(std::string_view pattern, std::vector<std::string>* keys) {
   std::string prefix = MetaDbPrefix(db_);
   std::string upper = MetaDbPrefix(db_ + 1);
-  rocksdb::Slice upper_slice(upper);
+  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
   rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
   if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
   auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
   uint64_t now = ExpiryNowMs();
@@ -296,8 +297,9 @@ Status Database::Scan(const std::string& after, size_t count, std::string_view p
                       std::vector<std::string>* keys, std::string* next) {
   std::string prefix = MetaDbPrefix(db_);
   std::string upper = MetaDbPrefix(db_ + 1);
-  rocksdb::Slice upper_slice(upper);
+  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
   rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
   if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
   auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
   uint64_t now = ExpiryNowMs();
@@ -343,8 +345,9 @@ Status Database::RandomKey(std::string* key) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
   std::string prefix = MetaDbPrefix(db_);
   std::string upper = MetaDbPrefix(db_ + 1);
-  rocksdb::Slice upper_slice(upper);
+  rocksdb::Slice lower_slice(prefix), upper_slice(upper);
   rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
   if (db_ != 255) ro.iterate_upper_bound = &upper_slice;
   auto it = ctx_->NewIterator(ColumnFamily::kMetadata, ro);
   uint64_t now = ExpiryNowMs();

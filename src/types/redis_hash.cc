@@ -235,20 +235,9 @@ Status RedisHash::Scan(std::string_view key, const std::string& after, size_t co
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  std::string upper = prefix;
-  // prefix ends with the 8-byte version; incrementing it bounds the iteration.
-  for (size_t i = upper.size(); i-- > 0;) {
-    if (static_cast<uint8_t>(upper[i]) != 0xff) {
-      upper[i] = static_cast<char>(static_cast<uint8_t>(upper[i]) + 1);
-      upper.resize(i + 1);
-      break;
-    }
-  }
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  SubkeyBounds bounds(db_->id(), key, meta.version);
+  const std::string& prefix = bounds.prefix();
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
   if (after.empty()) {
     it->Seek(prefix);
   } else {

@@ -176,8 +176,9 @@ Status RedisList::Range(std::string_view key, int64_t start, int64_t stop, std::
   if (!ClampRange(static_cast<int64_t>(lm.meta.size), &start, &stop)) return Status::OK();
   std::string first = ElemKey(key, lm, lm.head + static_cast<uint64_t>(start));
   std::string upper = ElemKey(key, lm, lm.head + static_cast<uint64_t>(stop) + 1);
-  rocksdb::Slice upper_slice(upper);
+  rocksdb::Slice lower_slice(first), upper_slice(upper);
   rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
   ro.iterate_upper_bound = &upper_slice;
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
   for (it->Seek(first); it->Valid(); it->Next()) elems->push_back(it->value().ToString());

@@ -169,9 +169,9 @@ Status RedisSet::Scan(std::string_view key, const std::string& after, size_t cou
   bool exists;
   Status s = LoadSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  rocksdb::ReadOptions ro;
-  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  SubkeyBounds bounds(db_->id(), key, meta.version);
+  const std::string& prefix = bounds.prefix();
+  auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
   if (after.empty()) {
     it->Seek(prefix);
   } else {

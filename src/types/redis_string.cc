@@ -51,8 +51,9 @@ Status RedisString::ReadChunks(std::string_view key, const std::string& raw, uin
   const uint64_t first = offset / kStringFragmentBytes, last = (end - 1) / kStringFragmentBytes;
   std::string lower = EncodeFragmentKey(db_->id(), key, meta.version, static_cast<uint32_t>(first));
   std::string upper = EncodeFragmentKey(db_->id(), key, meta.version, static_cast<uint32_t>(last + 1));
-  rocksdb::Slice upper_slice(upper);
+  rocksdb::Slice lower_slice(lower), upper_slice(upper);
   rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
   ro.iterate_upper_bound = &upper_slice;
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
   const size_t index_at = upper.size() - 4;
