@@ -72,7 +72,7 @@ std::string LowBound(std::string_view suffix) { return std::string(suffix.substr
 
 // An upper bound of suffix that is at most kEdgeBytes long: suffix itself, or the
 // successor of its cut (trailing 0xff bytes dropped, the last byte incremented;
-// a score's first byte is never 0xff throughout, NaN being refused).
+// a score's 8 bytes are never all 0xff, +inf being 0xfff0..., NaN refused).
 std::string HighBound(std::string_view suffix) {
   if (suffix.size() <= kEdgeBytes) return std::string(suffix);
   std::string cut(suffix.substr(0, kEdgeBytes));
