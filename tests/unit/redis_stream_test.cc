@@ -25,11 +25,10 @@ class RedisStreamTest : public TempStorageTest {
   template <typename Fn>
   uint64_t Skipped(Fn fn) {
     rocksdb::get_perf_context()->Reset();
-    Context ctx(storage_.get());
-    Database db(&ctx, 0);
-    RedisStream stream(&db);
-    fn(stream);
-    EXPECT_TRUE(ctx.Commit().ok());
+    WithDb([&](Database& db) {
+      RedisStream stream(&db);
+      fn(stream);
+    });
     return rocksdb::get_perf_context()->internal_delete_skipped_count;
   }
   void SetUp() override {

@@ -28,30 +28,27 @@ using Model = std::set<std::pair<double, std::string>>;
 class RedisZSetTest : public TempStorageTest {
  protected:
   template <typename Fn>
-  void Write(Fn fn) {
-    Context ctx(storage_.get());
-    Database db(&ctx, 0);
-    RedisZSet z(&db);
-    fn(z);
-    ASSERT_TRUE(ctx.Commit().ok());
+  void Write(Fn fn, bool commit = true) {
+    WithDb(
+        [&](Database& db) {
+          RedisZSet z(&db);
+          fn(z);
+        },
+        commit);
   }
   template <typename Fn>
   void Read(Fn fn) {
-    Context ctx(storage_.get());
-    Database db(&ctx, 0);
-    RedisZSet z(&db);
-    fn(z);
+    Write(fn, false);
   }
   // Drops the edges from key's metadata, as sets written before them had it.
   void ForgetEdges(std::string_view key) {
-    Context ctx(storage_.get());
-    Database db(&ctx, 0);
-    LoadedKey lk;
-    Metadata meta;
-    ASSERT_TRUE(db.Load(key, &lk).ok() && lk.live && meta.Decode(lk.raw).ok());
-    meta.payload.resize(1);
-    db.Restamp(&lk, meta.Encode());
-    ASSERT_TRUE(ctx.Commit().ok());
+    WithDb([&](Database& db) {
+      LoadedKey lk;
+      Metadata meta;
+      ASSERT_TRUE(db.Load(key, &lk).ok() && lk.live && meta.Decode(lk.raw).ok());
+      meta.payload.resize(1);
+      db.Restamp(&lk, meta.Encode());
+    });
   }
   // Checks the whole set both ways, the first and last few by rank, and a range by score.
   void Check(const Model& model, std::mt19937_64& rng) {

@@ -11,7 +11,9 @@
 
 #include "common/time_util.h"
 #include "config/config.h"
+#include "storage/context.h"
 #include "storage/storage.h"
+#include "types/database.h"
 
 class TempStorageTest : public ::testing::Test {
  protected:
@@ -23,6 +25,14 @@ class TempStorageTest : public ::testing::Test {
     cfg_.rocksdb_block_cache_size = 8 << 20;
     storage_ = std::make_unique<kvrocks::Storage>(&cfg_);
     ASSERT_TRUE(storage_->Open().ok());
+  }
+  // Runs fn(db) on db 0 of a fresh context, then commits its writes if commit.
+  template <typename Fn>
+  void WithDb(Fn fn, bool commit = true) {
+    kvrocks::Context ctx(storage_.get());
+    kvrocks::Database db(&ctx, 0);
+    fn(db);
+    if (commit) ASSERT_TRUE(ctx.Commit().ok());
   }
   void TearDown() override {
     storage_.reset();

@@ -27,26 +27,17 @@ class TombstoneCompactorTest : public TempStorageTest {
   void FillAndDrain(int total, int removed) {
     std::vector<std::string> names;
     for (int i = 0; i < total; i++) names.push_back("m" + std::to_string(i));
-    Context ctx(storage_.get());
-    Database db(&ctx, 0);
-    RedisSet set(&db);
     std::vector<std::string_view> add(names.begin(), names.end()), rem(names.begin(), names.begin() + removed);
     int64_t n;
-    ASSERT_TRUE(set.Add("k", add, &n).ok());
-    ASSERT_TRUE(ctx.Commit().ok());
-    Context ctx2(storage_.get());
-    Database db2(&ctx2, 0);
-    ASSERT_TRUE(RedisSet(&db2).Remove("k", rem, &n).ok());
-    ASSERT_TRUE(ctx2.Commit().ok());
+    WithDb([&](Database& db) { ASSERT_TRUE(RedisSet(&db).Add("k", add, &n).ok()); });
+    WithDb([&](Database& db) { ASSERT_TRUE(RedisSet(&db).Remove("k", rem, &n).ok()); });
   }
   // SMEMBERS: {members seen, tombstones skipped}.
   std::pair<size_t, uint64_t> Members() {
-    Context ctx(storage_.get());
-    Database db(&ctx, 0);
     rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);  // for this test's own count
     uint64_t before = rocksdb::get_perf_context()->internal_delete_skipped_count;
     std::vector<std::string> members;
-    EXPECT_TRUE(RedisSet(&db).Members("k", &members).ok());
+    WithDb([&](Database& db) { EXPECT_TRUE(RedisSet(&db).Members("k", &members).ok()); }, false);
     uint64_t skipped = rocksdb::get_perf_context()->internal_delete_skipped_count - before;
     rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
     return {members.size(), skipped};
