@@ -358,7 +358,7 @@ Status RedisZSet::Card(std::string_view key, uint64_t* size) {
 }
 
 Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<double>& from,
-                       const std::function<bool(const ZMember&)>& fn) {
+                       const std::function<bool(const ZMember&)>& fn, std::string_view from_member) {
   LoadedKey lk;
   Metadata meta;
   bool exists;
@@ -384,15 +384,21 @@ Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<doubl
   if (!rev) {
     if (from) {
       std::string target = prefix + EncodeScore(*from);
+      target.append(from_member);
       it->Seek(edges.known ? std::max(target, lower) : target);
     } else {
       it->SeekToFirst();
     }
   } else {
     if (from) {
-      // Last entry with score <= from: seek past every member of that score.
+      // Last entry <= (from, from_member), or with score <= from: past every
+      // member of that score.
       std::string past = prefix + EncodeScore(*from);
-      past.append(1024, '\xff');
+      if (from_member.empty()) {
+        past.append(1024, '\xff');
+      } else {
+        past.append(from_member);
+      }
       if (edges.known && past >= upper) {
         it->SeekToLast();
       } else {
@@ -492,8 +498,23 @@ Status RedisZSet::RangeByLex(std::string_view key, const LexBound& min, const Le
                              int64_t limit, std::vector<ZMember>* out) {
   out->clear();
   int64_t skipped = 0;
-  // Lex ranges assume one score for all members (as in Redis); walk in set order.
-  return Walk(key, rev, std::nullopt, [&](const ZMember& m) {
+  // Lex ranges assume one score for all members (as in Redis). The walk, in set
+  // order, starts at the range's bound among the members of the end's score: the
+  // members it passes over would all be filtered out (below min, above max).
+  const LexBound& start = rev ? max : min;
+  if (rev ? start.neg_inf : start.pos_inf) {
+    uint64_t size;  // nothing is in range; WRONGTYPE still is an error
+    return Card(key, &size);
+  }
+  std::optional<double> edge_score;
+  if (!start.neg_inf && !start.pos_inf) {
+    Status s = Walk(key, rev, std::nullopt, [&](const ZMember& m) {
+      edge_score = m.score;
+      return false;
+    });
+    if (!s.ok() || !edge_score) return s;
+  }
+  return Walk(key, rev, edge_score, [&](const ZMember& m) {
     if (!rev && !LexAboveMin(m.member, min)) return true;
     if (rev && !LexBelowMax(m.member, max)) return true;
     if (!rev && !LexBelowMax(m.member, max)) return false;
@@ -505,7 +526,7 @@ Status RedisZSet::RangeByLex(std::string_view key, const LexBound& min, const Le
     if (limit >= 0 && static_cast<int64_t>(out->size()) >= limit) return false;
     out->push_back(m);
     return limit < 0 || static_cast<int64_t>(out->size()) < limit;
-  });
+  }, edge_score ? std::string_view(start.value) : std::string_view());
 }
 
 Status RedisZSet::Rank(std::string_view key, std::string_view member, bool rev, std::optional<int64_t>* rank,

@@ -67,9 +67,10 @@ class RedisZSet {
   Status Card(std::string_view key, uint64_t* size);
 
   // Visits members in score order (reverse if rev) starting at the lowest (highest)
-  // score >= min (<= max); fn returns false to stop.
+  // score >= from (<= from); fn returns false to stop. With from_member too, the
+  // walk starts at (from, from_member): the first member >= it (the last <= it).
   Status Walk(std::string_view key, bool rev, const std::optional<double>& from,
-              const std::function<bool(const ZMember&)>& fn);
+              const std::function<bool(const ZMember&)>& fn, std::string_view from_member = {});
   // Members with rank in [start, stop] (Redis indexes, negative from the end).
   Status RangeByRank(std::string_view key, int64_t start, int64_t stop, bool rev, std::vector<ZMember>* out);
   Status RangeByScore(std::string_view key, const ScoreBound& min, const ScoreBound& max, bool rev, int64_t offset,

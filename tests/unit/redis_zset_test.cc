@@ -188,4 +188,31 @@ TEST_F(RedisZSetTest, PopsDoNotWalkOverEarlierPops) {
   });
 }
 
+// ZRANGEBYLEX and ZREVRANGEBYLEX seek to their bound among the members of one
+// score (autocomplete over a big set), instead of walking up to it from an end.
+TEST_F(RedisZSetTest, LexRangesSeekToTheirBound) {
+  Write([&](RedisZSet& z) {
+    std::vector<ZMember> ms;
+    for (int i = 0; i < 20000; i++) ms.push_back({"w" + std::to_string(100000 + i), 0});
+    int64_t n;
+    std::optional<double> incr;
+    ASSERT_TRUE(z.Add("z", ms, {}, &n, &incr).ok());
+  });
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  for (bool rev : {false, true}) {
+    rocksdb::get_perf_context()->Reset();
+    std::vector<ZMember> out;
+    Read([&](RedisZSet& z) {
+      LexBound min{"w115000", false}, max{"w115004", true};
+      ASSERT_TRUE(z.RangeByLex("z", min, max, rev, 0, -1, &out).ok());
+    });
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(out[0].member, rev ? "w115003" : "w115000");
+    uint64_t steps = rocksdb::get_perf_context()->next_on_memtable_count +
+                     rocksdb::get_perf_context()->prev_on_memtable_count;
+    EXPECT_LE(steps, 20u) << (rev ? "ZREVRANGEBYLEX" : "ZRANGEBYLEX");
+  }
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+}
+
 }  // namespace
