@@ -208,6 +208,31 @@ def test_draining_and_refilling_at_both_ends(diff):
     assert diff.kv.call("DUMP", "q") == diff.ref.call("DUMP", "q")
 
 
+def test_lex_ranges_from_every_kind_of_bound(diff):
+    """kvrocks seeks to a lex range's bound; on a set of one score every bound
+    form, LIMIT and removal must give Redis' replies."""
+    import random
+    rng = random.Random(7)
+    words = sorted({"".join(rng.choice("abc") for _ in range(rng.randrange(0, 4))) for _ in range(60)})
+    for w in words:
+        diff("ZADD", "lex", "0", w)
+
+    def bound():
+        return rng.choice(["-", "+", "[" + rng.choice(words + ["b", "bz", ""]), "(" + rng.choice(words + ["ab", ""])])
+
+    for _ in range(300):
+        lo, hi = bound(), bound()
+        limit = rng.choice([[], ["LIMIT", str(rng.randrange(0, 5)), str(rng.randrange(-1, 6))]])
+        diff("ZRANGEBYLEX", "lex", lo, hi, *limit)
+        diff("ZREVRANGEBYLEX", "lex", hi, lo, *limit)
+        diff("ZLEXCOUNT", "lex", lo, hi)
+        diff("ZRANGE", "lex", lo, hi, "BYLEX", *(["REV"] if rng.randrange(2) else []), *limit)
+        if rng.randrange(10) == 0:
+            diff("ZREMRANGEBYLEX", "lex", lo, hi)
+            diff("ZADD", "lex", "0", rng.choice(words))
+    diff("ZRANGE", "lex", "0", "-1")
+
+
 def test_set_operations(diff):
     diff.run("""
     ZADD a 1 x 2 y 3 z
