@@ -6,6 +6,7 @@ the ratio kvrocks/redis for each case.
   bench/compare.py [--rounds 3] [--requests 200000] [--workers N] [--cases set_p1,get_p1,...]
   bench/compare.py --cases collections      # HSET HGET LPUSH LPOP LRANGE_100 SADD SPOP ZADD ZRANGE
   bench/compare.py --cases large            # a 1M-member sorted set: ZADD ZSCORE ZRANGE BYSCORE LIMIT
+  bench/compare.py --cases ranks            # another one, asked for ranks: ZRANK ZREVRANK, then ZADD to it
   bench/compare.py --cases types            # SETBIT GETBIT PFADD PFCOUNT GEOADD GEOSEARCH XADD XRANGE
   bench/compare.py --cases scripting        # EVALSHA of small scripts, PUBLISH to 100 subscribers
 """
@@ -83,7 +84,8 @@ COLLECTION_CASES = {
 }
 
 # The large-collection case (--cases large): a 1M-member sorted set, then point
-# operations and short score ranges on it.
+# operations and short score ranges on it. Members are m:<i> with i as
+# redis-benchmark writes __rand_int__ (12 digits), so that its commands find them.
 LARGE_SIZE = 1000000
 LARGE_CASES = {
     "big_zadd": (["ZADD", "bigz", "__rand_int__", "m:__rand_int__"], 0, 1),
@@ -117,7 +119,15 @@ SCRIPT_CASES = {
     "evalsha_incr": (["EVALSHA", SCRIPT_SHA["incr"], "1", "counter:__rand_int__"], 0, 1),
     "publish_100": (["PUBLISH", "bench-channel", "message-of-about-thirty-bytes"], 0, 1),
 }
-ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES, **TYPE_CASES, **SCRIPT_CASES}
+# Ranks (--cases ranks): a second 1M-member set, whose ranks are asked for, so
+# that kvrocks keeps a rank index for it (docs/encoding.md); ZADD to it then
+# measures what keeping the index costs (against big_zadd of --cases large).
+RANK_CASES = {
+    "rank_zrank": (["ZRANK", "rankz", "m:__rand_int__"], 0, 1),
+    "rank_zrevrank": (["ZREVRANK", "rankz", "m:__rand_int__"], 0, 1),
+    "rank_zadd": (["ZADD", "rankz", "__rand_int__", "m:__rand_int__"], 0, 1),
+}
+ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES, **TYPE_CASES, **SCRIPT_CASES, **RANK_CASES}
 
 
 class Subscribers:
@@ -153,14 +163,14 @@ class Subscribers:
             s.close()
 
 
-def load_large_zset(port):
-    """Fills bigz with LARGE_SIZE members m:<i> (score i) through pipelined ZADDs."""
+def load_large_zset(port, key=b"bigz"):
+    """Fills key with LARGE_SIZE members m:<i> (score i, i in 12 digits) through pipelined ZADDs."""
     with socket.create_connection(("127.0.0.1", port)) as s:
         batch = 1000
         for start in range(0, LARGE_SIZE, batch):
-            parts = [b"*%d\r\n$4\r\nZADD\r\n$4\r\nbigz\r\n" % (2 + 2 * batch)]
+            parts = [b"*%d\r\n$4\r\nZADD\r\n$%d\r\n%s\r\n" % (2 + 2 * batch, len(key), key)]
             for i in range(start, start + batch):
-                sc, m = str(i).encode(), b"m:%d" % i
+                sc, m = str(i).encode(), b"m:%012d" % i
                 parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(sc), sc, len(m), m))
             s.sendall(b"".join(parts))
             buf = b""
@@ -205,6 +215,8 @@ def main():
             cases += list(TYPE_CASES)
         elif c == "scripting":
             cases += list(SCRIPT_CASES)
+        elif c == "ranks":
+            cases += list(RANK_CASES)
         else:
             cases.append(c)
 
@@ -228,6 +240,14 @@ def main():
                 t0 = time.time()
                 load_large_zset(port)
                 print(f"loaded {LARGE_SIZE} members on port {port} in {time.time() - t0:.1f}s",
+                      file=sys.stderr, flush=True)
+            wait_quiet(kv_port)
+        if any(c in RANK_CASES for c in cases):
+            for port in (kv_port, rd_port):
+                t0 = time.time()
+                load_large_zset(port, b"rankz")
+                call(port, "ZRANK", "rankz", "m:000000000001")  # kvrocks builds the rank index here
+                print(f"loaded and ranked {LARGE_SIZE} members on port {port} in {time.time() - t0:.1f}s",
                       file=sys.stderr, flush=True)
             wait_quiet(kv_port)
         if any(c in SCRIPT_CASES for c in cases):

@@ -602,7 +602,8 @@ void Memory(CommandCall& call) {
     rocksdb::SizeApproximationOptions opts;
     opts.include_memtables = true;
     opts.include_files = true;
-    for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream}) {
+    for (ColumnFamily cf :
+         {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream, ColumnFamily::kZSetRank}) {
       uint64_t size = 0;
       if (st->db()->GetApproximateSizes(opts, st->cf(cf), &range, 1, &size).ok()) bytes += size;
     }

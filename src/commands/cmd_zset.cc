@@ -810,6 +810,8 @@ std::vector<std::pair<int, std::string>> KeysAfterNumkeys2(const CommandCall& ca
 }  // namespace
 
 void RegisterZSetCommands(CommandTable* t) {
+  // The commands that ask for ranks lock their key: they may build the set's
+  // rank index (RedisZSet::EnsureRankIndex).
   const uint32_t w = kCmdWrite | kCmdDenyOOM | kCmdFast, r = kCmdReadOnly | kCmdFast, rs = kCmdReadOnly;
   const uint32_t ws = kCmdWrite | kCmdDenyOOM, wd = kCmdWrite, b = kCmdWrite | kCmdBlocking | kCmdNoScript | kCmdFast;
   t->Add({"zadd", -4, w, 1, 1, 1, ZAdd, "sorted_set", "Adds one or more members to a sorted set, or updates their scores.", "1.2.0"});
@@ -820,11 +822,11 @@ void RegisterZSetCommands(CommandTable* t) {
   t->Add({"zmscore", -3, r, 1, 1, 1, ZMScore, "sorted_set", "Returns the score of one or more members in a sorted set.", "6.2.0"});
   t->Add({"zcount", 4, r, 1, 1, 1, ZCount, "sorted_set", "Returns the count of members in a sorted set that have scores within a range.", "2.0.0"});
   t->Add({"zlexcount", 4, r, 1, 1, 1, ZLexCount, "sorted_set", "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9"});
-  t->Add({"zrank", 3, r, 1, 1, 1, ZRank, "sorted_set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"});
-  t->Add({"zrevrank", 3, r, 1, 1, 1, ZRevRank, "sorted_set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"});
-  t->Add({"zrange", -4, rs, 1, 1, 1, ZRange, "sorted_set", "Returns members in a sorted set within a range of indexes.", "1.2.0"});
+  t->Add({"zrank", 3, r | kCmdLocksKeys, 1, 1, 1, ZRank, "sorted_set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"});
+  t->Add({"zrevrank", 3, r | kCmdLocksKeys, 1, 1, 1, ZRevRank, "sorted_set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"});
+  t->Add({"zrange", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRange, "sorted_set", "Returns members in a sorted set within a range of indexes.", "1.2.0"});
   t->Add({"zrangestore", -5, ws, 1, 2, 1, ZRangeStore, "sorted_set", "Stores a range of members from sorted set in a key.", "6.2.0"});
-  t->Add({"zrevrange", -4, rs, 1, 1, 1, ZRevRange, "sorted_set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"});
+  t->Add({"zrevrange", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRevRange, "sorted_set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"});
   t->Add({"zrangebyscore", -4, rs, 1, 1, 1, ZRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores.", "1.0.5"});
   t->Add({"zrevrangebyscore", -4, rs, 1, 1, 1, ZRevRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores in reverse order.", "2.2.0"});
   t->Add({"zrangebylex", -4, rs, 1, 1, 1, ZRangeByLex, "sorted_set", "Returns members in a sorted set within a lexicographical range.", "2.8.9"});
@@ -846,7 +848,7 @@ void RegisterZSetCommands(CommandTable* t) {
   t->Add({"zinterstore", -4, ws, 1, 1, 1, ZInterStore, "sorted_set", "Stores the intersect of multiple sorted sets in a key.", "2.0.0", KeysAfterNumkeys2});
   t->Add({"zdiffstore", -4, ws, 1, 1, 1, ZDiffStore, "sorted_set", "Stores the difference of multiple sorted sets in a key.", "6.2.0", KeysAfterNumkeys2});
   t->Add({"zintercard", -3, rs, 0, 0, 0, ZInterCard, "sorted_set", "Returns the number of members of the intersect of multiple sorted sets.", "7.0.0", KeysAfterNumkeys1});
-  t->Add({"zscan", -3, rs, 1, 1, 1, ZScan, "sorted_set", "Iterates over members and scores of a sorted set.", "2.8.0"});
+  t->Add({"zscan", -3, rs | kCmdLocksKeys, 1, 1, 1, ZScan, "sorted_set", "Iterates over members and scores of a sorted set.", "2.8.0"});
 }
 
 }  // namespace kvrocks

@@ -31,6 +31,7 @@ class Status {
   bool IsNotFound() const { return code_ == kNotFound; }
   bool IsRedisError() const { return code_ == kRedisError; }
   bool IsTimedOut() const { return code_ == kTimedOut; }
+  bool IsCorruption() const { return code_ == kCorruption; }
   Code code() const { return code_; }
   const std::string& message() const { return msg_; }
 

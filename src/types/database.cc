@@ -204,7 +204,7 @@ Status Database::CopySubkeys(std::string_view src, const LoadedKey& from, Databa
   if (!s.ok() || !meta.HasSubkeys()) return s;
   std::string prefix = EncodeSubkeyPrefix(db_, src, meta.version);
   std::string dst_prefix = EncodeSubkeyPrefix(dst_db->db_, dst, new_version);
-  for (auto cf : {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream}) {
+  for (auto cf : {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream, ColumnFamily::kZSetRank}) {
     rocksdb::ReadOptions ro;
     auto it = ctx_->NewIterator(cf, ro);
     std::string k, v;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/encoding.h"
+#include "types/zset_rank.h"
 
 namespace kvrocks {
 
@@ -13,6 +14,25 @@ static constexpr uint8_t kSkiplistFlag = 1;  // payload[0]: reported as skiplist
 // (Redis compares the two equal); the member's own record keeps the sign that
 // Redis replies with, and walks read it from there for zero scores.
 static constexpr uint8_t kNegativeZeroFlag = 2;
+// payload[0] bits 4-7: the number of levels of the set's rank index (0: none).
+static constexpr int kRankLevelsShift = 4;
+// A set of this many members gets a rank index when a rank is asked of it
+// (ZRANK, ZREVRANK, a range by rank starting kRankBuildOffset or more members
+// from its end); writes keep it from then on, and drop it below kRankDropAt
+// members, where a walk from an end is as cheap. Sets whose ranks nobody asks
+// for never pay for one (it roughly halves ZADD's throughput, docs/encoding.md).
+static constexpr uint64_t kRankBuildAt = 1024;
+static constexpr int64_t kRankBuildOffset = 256;
+static constexpr uint64_t kRankDropAt = 256;
+
+static int RankLevels(const Metadata& meta) {
+  return meta.payload.empty() ? 0 : static_cast<uint8_t>(meta.payload[0]) >> kRankLevelsShift;
+}
+
+static void SetRankLevels(Metadata* meta, int levels) {
+  auto flags = static_cast<uint8_t>(meta->payload[0]) & ((1 << kRankLevelsShift) - 1);
+  meta->payload[0] = static_cast<char>(flags | (levels << kRankLevelsShift));
+}
 
 std::string EncodeScore(double score) {
   if (score == 0) score = 0;  // -0 and 0 are equal scores
@@ -136,8 +156,44 @@ static Status EdgeLost(const rocksdb::Iterator& it) {
   return it.status().ok() ? Status::Corruption("sorted set members missing") : Status::IOError(it.status().ToString());
 }
 
-Status RedisZSet::StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e) {
+std::unique_ptr<ZSetRankIndex> RedisZSet::RankForWrite(std::string_view key, const Metadata& meta, size_t changes) {
+  int levels = RankLevels(meta);
+  // A write that changes many members rebuilds the index once, at the end.
+  if (levels == 0 || changes > std::max<uint64_t>(64, meta.size / 8)) return nullptr;
+  return std::make_unique<ZSetRankIndex>(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+}
+
+Status RedisZSet::FinishRank(std::string_view key, Metadata* meta, ZSetRankIndex* incremental) {
+  // An emptied set's records go with its version (the compaction filter).
+  if (meta->size == 0) return Status::OK();
+  int levels = incremental != nullptr ? incremental->levels() : RankLevels(*meta);
+  bool wanted = meta->size >= (levels > 0 ? kRankDropAt : kRankBuildAt);
+  if (incremental != nullptr && wanted && !incremental->broken()) {
+    SetRankLevels(meta, levels);
+    return Status::OK();
+  }
+  if (levels == 0) return Status::OK();  // built on a read that needs it (EnsureRankIndex)
+  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), levels);
+  Status s = wanted ? index.Build() : index.Drop();
+  SetRankLevels(meta, index.levels());
+  return s;
+}
+
+Status RedisZSet::EnsureRankIndex(std::string_view key, const LoadedKey& lk, Metadata* meta) {
+  if (RankLevels(*meta) > 0) return Status::OK();
+  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), 0);
+  Status s = index.Build();
+  if (!s.ok()) return s;
+  SetRankLevels(meta, index.levels());
+  // Not a modification of the set: no WATCH, keyspace event or dirty count.
+  db_->ctx()->Put(ColumnFamily::kMetadata, lk.meta_key, meta->Encode());
+  return Status::OK();
+}
+
+Status RedisZSet::StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e, ZSetRankIndex* rank) {
   Status s = RefindEdges(key, *meta, e);
+  if (!s.ok()) return s;
+  s = FinishRank(key, meta, rank);
   if (!s.ok()) return s;
   EncodeEdges(*e, meta);
   db_->StoreCollection(key, lk, *meta);
@@ -205,14 +261,19 @@ Status RedisZSet::LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, 
   return db_->LoadCollection(key, RedisType::kZSet, lk, meta, exists);
 }
 
-void RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, std::string_view member, double score,
-                          const std::optional<double>& old) {
+Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, ZSetRankIndex* rank,
+                            std::string_view member, double score, const std::optional<double>& old) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
   const bool was_empty = !old && meta->size == 0;
   if (old) {
-    db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + EncodeScore(*old) + std::string(member));
+    std::string old_suffix = EncodeScore(*old) + std::string(member);
+    db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + old_suffix);
     edges->low_stale++;
     edges->high_stale++;
+    if (rank != nullptr) {
+      Status s = rank->Remove(old_suffix);
+      if (!s.ok()) return s;
+    }
   } else {
     meta->size++;
   }
@@ -231,16 +292,20 @@ void RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, st
   db_->ctx()->Put(ColumnFamily::kSubkey, prefix + std::string(member), RawScore(score));
   std::string score_key = prefix + EncodeScore(score) + std::string(member);
   db_->ctx()->Put(ColumnFamily::kZSetScore, score_key, "");
-  NoteInsert(edges, std::string_view(score_key).substr(prefix.size()), was_empty);
+  std::string_view suffix = std::string_view(score_key).substr(prefix.size());
+  NoteInsert(edges, suffix, was_empty);
+  return rank != nullptr ? rank->Insert(suffix) : Status::OK();
 }
 
-void RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, std::string_view member,
-                             double score) {
+Status RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, ZSetRankIndex* rank,
+                               std::string_view member, double score) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string suffix = EncodeScore(score) + std::string(member);
   db_->ctx()->Delete(ColumnFamily::kSubkey, prefix + std::string(member));
-  db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + EncodeScore(score) + std::string(member));
+  db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + suffix);
   edges->low_stale++;
   edges->high_stale++;
+  return rank != nullptr ? rank->Remove(suffix) : Status::OK();
 }
 
 Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members, const AddFlags& f, int64_t* result,
@@ -259,6 +324,7 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
     if (f.whole_set) MarkSkiplistIfBig(&meta, members);
   }
   Edges edges = DecodeEdges(meta);
+  auto rank = RankForWrite(key, meta, members.size());
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   bool changed_meta = false;
   std::string raw;
@@ -276,12 +342,13 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
     if (old && ((f.gt && !(score > *old)) || (f.lt && !(score < *old)))) continue;
     if (f.incr) *incr_score = score;
     if (old && *old == score) continue;
-    PutMember(key, &meta, &edges, m.member, score, old);
+    s = PutMember(key, &meta, &edges, rank.get(), m.member, score, old);
+    if (!s.ok()) return s;
     changed_meta = true;
     if (written != nullptr) (*written)++;
     if (!old || f.ch) (*result)++;
   }
-  return changed_meta ? StoreZSet(key, &lk, &meta, &edges) : Status::OK();
+  return changed_meta ? StoreZSet(key, &lk, &meta, &edges, rank.get()) : Status::OK();
 }
 
 Status RedisZSet::Score(std::string_view key, std::string_view member, std::optional<double>* score) {
@@ -308,16 +375,18 @@ Status RedisZSet::Remove(std::string_view key, const std::vector<std::string_vie
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
   Edges edges = DecodeEdges(meta);
+  auto rank = RankForWrite(key, meta, members.size());
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), raw;
   for (std::string_view m : members) {
     s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + std::string(m), &raw);
     if (s.IsNotFound()) continue;
     if (!s.ok()) return s;
-    DeleteMember(key, meta, &edges, m, ParseRawScore(raw));
+    s = DeleteMember(key, meta, &edges, rank.get(), m, ParseRawScore(raw));
+    if (!s.ok()) return s;
     meta.size--;
     (*removed)++;
   }
-  return *removed > 0 ? StoreZSet(key, &lk, &meta, &edges) : Status::OK();
+  return *removed > 0 ? StoreZSet(key, &lk, &meta, &edges, rank.get()) : Status::OK();
 }
 
 Status RedisZSet::RemoveMembers(std::string_view key, const std::vector<ZMember>& members, int64_t* removed,
@@ -329,8 +398,10 @@ Status RedisZSet::RemoveMembers(std::string_view key, const std::vector<ZMember>
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists || members.empty()) return s;
   Edges edges = DecodeEdges(meta);
+  auto rank = RankForWrite(key, meta, members.size());
   for (const auto& m : members) {
-    DeleteMember(key, meta, &edges, m.member, m.score);
+    s = DeleteMember(key, meta, &edges, rank.get(), m.member, m.score);
+    if (!s.ok()) return s;
     meta.size--;
     (*removed)++;
   }
@@ -345,7 +416,7 @@ Status RedisZSet::RemoveMembers(std::string_view key, const std::vector<ZMember>
       edges.high_stale = 0;
     }
   }
-  return StoreZSet(key, &lk, &meta, &edges);
+  return StoreZSet(key, &lk, &meta, &edges, rank.get());
 }
 
 Status RedisZSet::Card(std::string_view key, uint64_t* size) {
@@ -359,6 +430,18 @@ Status RedisZSet::Card(std::string_view key, uint64_t* size) {
 
 Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<double>& from,
                        const std::function<bool(const ZMember&)>& fn, std::string_view from_member) {
+  if (!from) return WalkFrom(key, rev, nullptr, fn);
+  std::string target = EncodeScore(*from);
+  if (rev && from_member.empty()) {
+    target.append(1024, '\xff');  // past every member of that score
+  } else {
+    target.append(from_member);
+  }
+  return WalkFrom(key, rev, &target, fn);
+}
+
+Status RedisZSet::WalkFrom(std::string_view key, bool rev, const std::string* from,
+                           const std::function<bool(const ZMember&)>& fn) {
   LoadedKey lk;
   Metadata meta;
   bool exists;
@@ -383,22 +466,14 @@ Status RedisZSet::Walk(std::string_view key, bool rev, const std::optional<doubl
   auto it = db_->ctx()->NewIterator(ColumnFamily::kZSetScore, ro);
   if (!rev) {
     if (from) {
-      std::string target = prefix + EncodeScore(*from);
-      target.append(from_member);
+      std::string target = prefix + *from;
       it->Seek(edges.known ? std::max(target, lower) : target);
     } else {
       it->SeekToFirst();
     }
   } else {
     if (from) {
-      // Last entry <= (from, from_member), or with score <= from: past every
-      // member of that score.
-      std::string past = prefix + EncodeScore(*from);
-      if (from_member.empty()) {
-        past.append(1024, '\xff');
-      } else {
-        past.append(from_member);
-      }
+      std::string past = prefix + *from;
       if (edges.known && past >= upper) {
         it->SeekToLast();
       } else {
@@ -442,15 +517,34 @@ Status RedisZSet::All(std::string_view key, std::vector<ZMember>* out, bool* exi
 
 Status RedisZSet::RangeByRank(std::string_view key, int64_t start, int64_t stop, bool rev, std::vector<ZMember>* out) {
   out->clear();
-  uint64_t size;
-  Status s = Card(key, &size);
-  if (!s.ok() || size == 0) return s;
-  auto n = static_cast<int64_t>(size);
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || meta.size == 0) return s;
+  auto n = static_cast<int64_t>(meta.size);
   if (start < 0) start += n;
   if (stop < 0) stop += n;
   if (start < 0) start = 0;
   if (start > stop || start >= n) return Status::OK();
   if (stop >= n) stop = n - 1;
+  if (start >= kRankBuildOffset && meta.size >= kRankBuildAt) {
+    s = EnsureRankIndex(key, lk, &meta);
+    if (!s.ok()) return s;
+  }
+  if (RankLevels(meta) > 0 && start > 0) {
+    // Start at the first member in range, found through the rank index.
+    std::string first;
+    uint64_t forward = rev ? n - 1 - start : start;
+    s = ZSetRankIndex(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), RankLevels(meta))
+            .Select(forward, &first);
+    if (!s.ok()) return s;
+    int64_t want = stop - start + 1;
+    return WalkFrom(key, rev, &first, [&](const ZMember& m) {
+      out->push_back(m);
+      return static_cast<int64_t>(out->size()) < want;
+    });
+  }
   int64_t i = 0;
   return Walk(key, rev, std::nullopt, [&](const ZMember& m) {
     if (i >= start) out->push_back(m);
@@ -532,10 +626,27 @@ Status RedisZSet::RangeByLex(std::string_view key, const LexBound& min, const Le
 Status RedisZSet::Rank(std::string_view key, std::string_view member, bool rev, std::optional<int64_t>* rank,
                        double* score) {
   rank->reset();
-  std::optional<double> sc;
-  Status s = Score(key, member, &sc);
-  if (!s.ok() || !sc) return s;
-  *score = *sc;
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), raw;
+  s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + std::string(member), &raw);
+  if (s.IsNotFound()) return Status::OK();
+  if (!s.ok()) return s;
+  *score = ParseRawScore(raw);
+  if (meta.size >= kRankBuildAt) {
+    s = EnsureRankIndex(key, lk, &meta);
+    if (!s.ok()) return s;
+  }
+  if (RankLevels(meta) > 0) {
+    uint64_t below;
+    s = ZSetRankIndex(db_->ctx(), prefix, RankLevels(meta)).CountBelow(EncodeScore(*score) + std::string(member), &below);
+    if (!s.ok()) return s;
+    *rank = static_cast<int64_t>(rev ? meta.size - 1 - below : below);
+    return Status::OK();
+  }
   int64_t i = 0;
   return Walk(key, rev, std::nullopt, [&](const ZMember& m) {
     if (m.member == member) {
@@ -555,8 +666,11 @@ Status RedisZSet::Store(std::string_view dst, const std::vector<ZMember>& member
   // Redis builds the result as a skiplist and converts it to a listpack only if small enough.
   MarkSkiplistIfBig(&meta, members);
   Edges edges;
-  for (const auto& m : members) PutMember(dst, &meta, &edges, m.member, m.score, std::nullopt);
-  return StoreZSet(dst, &lk, &meta, &edges);
+  for (const auto& m : members) {
+    s = PutMember(dst, &meta, &edges, nullptr, m.member, m.score, std::nullopt);
+    if (!s.ok()) return s;
+  }
+  return StoreZSet(dst, &lk, &meta, &edges, nullptr);
 }
 
 }  // namespace kvrocks

@@ -1,14 +1,17 @@
 // The sorted set type. Each member has two entries of the same version:
 //   subkey CF:     prefix(version) | member                   -> score (8 bytes, IEEE bits)
 //   zset_score CF: prefix(version) | order-preserving score(8) | member -> ""
-// Point operations (ZADD, ZREM, ZSCORE, ZINCRBY) are O(1) RocksDB operations;
-// ranges by score or lex seek the score index and read what they return; ranges
-// by rank and ZRANK walk from an end (O(rank), see docs/encoding.md). The metadata
+//   zset_rank CF:  counts for ranks, once a rank is asked of a big set (zset_rank.h)
+// Point operations (ZADD, ZREM, ZSCORE, ZINCRBY) are O(1) RocksDB operations
+// (plus O(log n) for the rank index, when the set has one); ranges by score or lex
+// seek the score index and read what they return; ranges by rank and ZRANK go
+// through the rank index, or walk from an end on small sets. The metadata
 // records where the live members begin and end, so walks from an end do not step
 // over the tombstones of earlier pops and removals.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +21,8 @@
 #include "types/encoding_limits.h"
 
 namespace kvrocks {
+
+class ZSetRankIndex;
 
 // Order-preserving encoding of a double (for the score index). -0 sorts as 0.
 std::string EncodeScore(double score);
@@ -101,12 +106,27 @@ class RedisZSet {
   // Finds a stale (or unknown) edge again, once per kMaxStale removals.
   Status RefindEdges(std::string_view key, const Metadata& meta, Edges* e);
   // Stores meta with its edges (refound first if stale).
-  Status StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e);
+  // Stores meta with its edges (refound first if stale) and its rank index:
+  // kept member by member in `rank` (RankForWrite), else built, rebuilt or
+  // dropped here as the set's size asks.
+  // Walk from a score-index suffix: the first entry >= *from (rev: the last <=
+  // *from), or from an end if from is null.
+  Status WalkFrom(std::string_view key, bool rev, const std::string* from,
+                  const std::function<bool(const ZMember&)>& fn);
+  Status StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e, ZSetRankIndex* rank);
+  // The set's rank index, for a write of `changes` members to keep member by
+  // member; null when there is none or the write is better off rebuilding it.
+  std::unique_ptr<ZSetRankIndex> RankForWrite(std::string_view key, const Metadata& meta, size_t changes);
+  Status FinishRank(std::string_view key, Metadata* meta, ZSetRankIndex* incremental);
+  // Builds the set's rank index if it has none. The caller holds the key's
+  // lock (the rank commands take it: kCmdLocksKeys).
+  Status EnsureRankIndex(std::string_view key, const LoadedKey& lk, Metadata* meta);
 
   Metadata NewZSet() const;
-  void PutMember(std::string_view key, Metadata* meta, Edges* edges, std::string_view member, double score,
-                 const std::optional<double>& old);
-  void DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, std::string_view member, double score);
+  Status PutMember(std::string_view key, Metadata* meta, Edges* edges, ZSetRankIndex* rank, std::string_view member,
+                   double score, const std::optional<double>& old);
+  Status DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, ZSetRankIndex* rank,
+                      std::string_view member, double score);
 
   Database* db_;
 };

@@ -208,6 +208,93 @@ def test_draining_and_refilling_at_both_ends(diff):
     assert diff.kv.call("DUMP", "q") == diff.ref.call("DUMP", "q")
 
 
+def test_ranks_of_big_sets_through_the_rank_index(diff):
+    """Sets past 1024 members answer ZRANK, ZREVRANK and ranges by rank from a
+    tree of counts (types/zset_rank.h) that every write keeps: single and bulk
+    ZADD, score moves, ZREM, pops, rank and score range removals, ZRANGESTORE
+    and ZUNIONSTORE results, RENAME/COPY; the set shrinks below 256 (the index is
+    dropped) and grows back. Every reply must be Redis'."""
+    import random
+    rng = random.Random(39)
+    long = "\xff" * 70
+
+    def member():
+        m = f"m{rng.randrange(4000)}"
+        return long + m if rng.randrange(9) == 0 else m
+
+    def score():
+        return str(rng.randrange(-300, 300)) if rng.randrange(4) else rng.choice(["-inf", "+inf", "0", "1.5"])
+
+    def ranks(key):
+        card = int(diff.kv.call("ZCARD", key).split(b"\r\n")[0][1:])
+        for _ in range(3):
+            start = rng.randrange(-card - 5, card + 5) if card else 0
+            diff("ZRANGE", key, str(start), str(start + rng.randrange(0, 6)), "WITHSCORES")
+            diff("ZREVRANGE", key, str(start), str(start + rng.randrange(0, 6)))
+            diff("ZRANGE", key, str(start), str(start + 3), "REV", "WITHSCORES")
+            m = member()
+            diff("ZRANK", key, m)
+            diff("ZREVRANK", key, m)
+
+    for i in range(0, 3000, 500):
+        args = []
+        for _ in range(500):
+            args += [score(), member()]
+        diff("ZADD", "big", *args)
+    ranks("big")
+    for step in range(900):
+        op = rng.randrange(16)
+        if op < 4:
+            diff("ZADD", "big", score(), member())
+        elif op == 4:
+            args = []
+            for _ in range(rng.choice([5, 300])):
+                args += [score(), member()]
+            diff("ZADD", "big", *args)
+        elif op == 5:
+            diff("ZINCRBY", "big", str(rng.randrange(-50, 50)), member())
+        elif op == 6:
+            diff("ZREM", "big", *[member() for _ in range(rng.choice([1, 3, 400]))])
+        elif op == 7:
+            diff(rng.choice(["ZPOPMIN", "ZPOPMAX"]), "big", str(rng.randrange(1, 4)))
+        elif op == 8:
+            a = rng.randrange(-600, 600)
+            diff("ZREMRANGEBYRANK", "big", str(a), str(a + rng.choice([0, 2, 40])))
+        elif op == 9:
+            a = rng.randrange(-300, 300)
+            diff("ZREMRANGEBYSCORE", "big", str(a), str(a + rng.choice([0, 3])))
+        elif op == 10:
+            a = rng.randrange(0, 2000)
+            diff("ZRANGESTORE", "copy", "big", str(a), str(a + rng.choice([10, 1500])))
+            ranks("copy")
+        elif op == 11:
+            diff("ZUNIONSTORE", "u", "2", "big", "copy", "WEIGHTS", "1", "2")
+            ranks("u")
+        elif op == 12 and step % 7 == 0:
+            diff("COPY", "big", "big2", "REPLACE")
+            diff("ZADD", "big2", score(), member())
+            ranks("big2")
+        elif op == 13 and step % 11 == 0:
+            diff("RENAME", "big", "tmp")
+            diff("RENAME", "tmp", "big")
+        elif op == 14 and step % 5 == 0:
+            card = int(diff.kv.call("ZCARD", "big").split(b"\r\n")[0][1:])
+            # Shrink to ~200 members (the index goes), or regrow.
+            if card > 1200:
+                diff("ZREMRANGEBYRANK", "big", "100", str(card - 101))
+            else:
+                args = []
+                for _ in range(1200):
+                    args += [score(), member()]
+                diff("ZADD", "big", *args)
+        ranks("big")
+        if step % 100 == 0:
+            diff("ZRANGE", "big", "0", "-1", "WITHSCORES")
+    diff("ZRANGE", "big", "0", "-1", "WITHSCORES")
+    for key in ("big", "copy", "u", "big2"):
+        diff("ZRANGE", key, "0", "-1", "WITHSCORES")
+
+
 def test_lex_ranges_from_every_kind_of_bound(diff):
     """kvrocks seeks to a lex range's bound; on a set of one score every bound
     form, LIMIT and removal must give Redis' replies."""

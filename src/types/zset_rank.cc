@@ -1,0 +1,362 @@
+#include "types/zset_rank.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <glog/logging.h>
+
+#include "common/encoding.h"
+
+namespace kvrocks {
+
+namespace {
+
+// The first key greater than every key that starts with prefix.
+std::string PrefixEnd(std::string prefix) {
+  while (!prefix.empty() && static_cast<uint8_t>(prefix.back()) == 0xff) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<uint8_t>(prefix.back()) + 1);
+  return prefix;
+}
+
+Status IteratorError(const rocksdb::Iterator& it, const char* what) {
+  if (!it.status().ok()) return Status::IOError(it.status().ToString());
+  return Status::Corruption(std::string("sorted set rank index: ") + what);
+}
+
+}  // namespace
+
+ZSetRankIndex::ZSetRankIndex(Context* ctx, std::string prefix, int levels, uint32_t fanout)
+    : ctx_(ctx), prefix_(std::move(prefix)), levels_(levels), fanout_(fanout) {
+  upper_ = PrefixEnd(prefix_);
+  lower_slice_ = prefix_;
+  upper_slice_ = upper_;
+}
+
+// A boundary's key inside its level: the bytes complemented, 0xff (from 0x00)
+// escaped as 0xff 0x00, and 0xff 0xff at the end, so that keys sort in the
+// reverse order of their boundaries ("" last).
+void ZSetRankIndex::AppendInverted(std::string* out, std::string_view boundary) {
+  for (char c : boundary) {
+    out->push_back(static_cast<char>(~c));
+    if (c == 0) out->push_back('\0');
+  }
+  out->append("\xff\xff", 2);
+}
+
+std::string ZSetRankIndex::LevelKey(int level, std::string_view boundary) const {
+  std::string k;
+  k.reserve(prefix_.size() + 3 + boundary.size());
+  k.append(prefix_);
+  k.push_back(static_cast<char>(level));
+  AppendInverted(&k, boundary);
+  return k;
+}
+
+std::unique_ptr<rocksdb::Iterator> ZSetRankIndex::NewIterator(ColumnFamily cf) {
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice_;
+  ro.iterate_upper_bound = &upper_slice_;
+  return ctx_->NewIterator(cf, ro);
+}
+
+bool ZSetRankIndex::ParseKey(std::string_view key, int* level, std::string* boundary) {
+  if (key.size() < 3) return false;
+  *level = static_cast<uint8_t>(key[0]);
+  boundary->clear();
+  for (size_t i = 1; i + 1 < key.size(); i++) {
+    if (static_cast<uint8_t>(key[i]) != 0xff) {
+      boundary->push_back(static_cast<char>(~key[i]));
+    } else if (static_cast<uint8_t>(key[++i]) == 0xff) {
+      return i + 1 == key.size();
+    } else {
+      boundary->push_back('\0');
+    }
+  }
+  return false;
+}
+
+// Whether it stands on a record of level; if so, *boundary and *count are its record.
+static bool ReadRecord(const rocksdb::Iterator& it, size_t prefix_size, int level, std::string* boundary,
+                       uint64_t* count) {
+  if (!it.Valid() || it.value().size() != 8) return false;
+  int found;
+  std::string_view k(it.key().data(), it.key().size());
+  if (!ZSetRankIndex::ParseKey(k.substr(prefix_size), &found, boundary) || found != level) return false;
+  *count = DecodeBE64(it.value().data());
+  return true;
+}
+
+// Records of a level sort from the greatest boundary down, so the record
+// containing a suffix is the first at or after the suffix's own key: a
+// forward seek, which stops at a record's newest version. (Counts change with
+// every write and an LSM keeps each overwrite until a flush; a SeekForPrev
+// steps back over all of them, a walk in boundary order would too.)
+Status ZSetRankIndex::Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out) {
+  it->Seek(LevelKey(level, suffix));
+  if (!ReadRecord(*it, prefix_.size(), level, &out->boundary, &out->count)) {
+    return IteratorError(*it, "no record contains a member");
+  }
+  return Status::OK();
+}
+
+void ZSetRankIndex::PutRecord(int level, const std::string& boundary, uint64_t count) {
+  std::string v;
+  PutBE64(&v, count);
+  ctx_->Put(ColumnFamily::kZSetRank, LevelKey(level, boundary), v);
+}
+
+void ZSetRankIndex::DeleteRecord(int level, const std::string& boundary) {
+  ctx_->Delete(ColumnFamily::kZSetRank, LevelKey(level, boundary));
+}
+
+// An index found inconsistent is not kept up: the writer rebuilds it
+// (RedisZSet::FinishRank) rather than refusing writes to the set.
+static Status NoteBroken(const Status& s, bool* broken) {
+  if (!s.IsCorruption()) return s;
+  LOG(ERROR) << s.message() << "; the index will be rebuilt";
+  *broken = true;
+  return Status::OK();
+}
+
+Status ZSetRankIndex::Insert(std::string_view suffix) {
+  if (levels_ == 0 || broken_) return Status::OK();
+  return NoteBroken(Add(suffix), &broken_);
+}
+
+Status ZSetRankIndex::Remove(std::string_view suffix) {
+  if (levels_ == 0 || broken_) return Status::OK();
+  return NoteBroken(Subtract(suffix), &broken_);
+}
+
+Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path) {
+  path->assign(levels_ + 2, Record{});
+  auto it = NewIterator(ColumnFamily::kZSetRank);
+  for (int k = 1; k <= levels_; k++) {
+    Status s = Containing(it.get(), k, suffix, &(*path)[k]);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status ZSetRankIndex::Add(std::string_view suffix) {
+  std::vector<Record> path;
+  Status s = PathTo(suffix, &path);
+  if (!s.ok()) return s;
+  for (int k = 1; k <= levels_; k++) PutRecord(k, path[k].boundary, ++path[k].count);
+  return SplitIfFull(1, path[1]);
+}
+
+Status ZSetRankIndex::Subtract(std::string_view suffix) {
+  std::vector<Record> path;
+  Status s = PathTo(suffix, &path);
+  if (!s.ok()) return s;
+  for (int k = 1; k <= levels_; k++) {
+    if (path[k].count == 0) return Status::Corruption("sorted set rank index: count below zero");
+  }
+  // Top down, so that a record emptied above no longer keeps its boundary below.
+  // An emptied record's group is empty: the records below with its boundary
+  // (its first child, that child's first child ...) are empty too and go with it.
+  std::vector<std::string> emptied;
+  bool deleted_above = false;
+  for (int k = levels_; k >= 1; k--) {
+    Record& r = path[k];
+    r.count--;
+    bool used_above = k < levels_ && path[k + 1].boundary == r.boundary && !deleted_above;
+    for (const auto& e : emptied) {
+      if (e != r.boundary) DeleteRecord(k, e);
+    }
+    if (r.count == 0 && !r.boundary.empty() && !used_above) {
+      DeleteRecord(k, r.boundary);
+      if (std::find(emptied.begin(), emptied.end(), r.boundary) == emptied.end()) emptied.push_back(r.boundary);
+      deleted_above = true;
+    } else {
+      PutRecord(k, r.boundary, r.count);
+      deleted_above = false;
+    }
+  }
+  return Status::OK();
+}
+
+Status ZSetRankIndex::SplitIfFull(int level, const Record& r) {
+  const uint64_t full = 2ULL * fanout_;
+  std::string cut;
+  uint64_t first = 0;  // members staying in r
+  if (level == 1) {
+    if (r.count <= full) return Status::OK();
+    Status s = MemberAfter(r.boundary, fanout_, &cut);
+    if (!s.ok()) return s;
+    first = fanout_;
+  } else {
+    std::vector<Record> children;
+    Status s = Children(level, r.boundary, &children);
+    if (!s.ok()) return s;
+    if (children.size() <= full) return Status::OK();
+    for (uint32_t i = 0; i < fanout_; i++) first += children[i].count;
+    cut = children[fanout_].boundary;
+  }
+  PutRecord(level, r.boundary, first);
+  PutRecord(level, cut, r.count - first);
+  // The level above has one more child.
+  if (level == levels_) {
+    std::vector<Record> top;
+    Status s = Group(level, "", nullptr, &top);
+    if (!s.ok() || top.size() <= full) return s;
+    if (levels_ == 15) return Status::OK();  // the metadata keeps 4 bits; 128^15 members are never reached
+    uint64_t total = 0;
+    for (const auto& t : top) total += t.count;
+    levels_++;
+    PutRecord(levels_, "", total);
+    return SplitIfFull(levels_, Record{"", total});
+  }
+  Record parent;
+  auto it = NewIterator(ColumnFamily::kZSetRank);
+  Status s = Containing(it.get(), level + 1, r.boundary, &parent);
+  it.reset();
+  if (!s.ok()) return s;
+  return SplitIfFull(level + 1, parent);
+}
+
+Status ZSetRankIndex::Children(int level, const std::string& boundary, std::vector<Record>* out) {
+  // The group ends at the next greater boundary of `level`: the record before
+  // this one in key order (one step back, on splits only).
+  std::string end;
+  bool bounded = false;
+  {
+    auto it = NewIterator(ColumnFamily::kZSetRank);
+    it->Seek(LevelKey(level, boundary));
+    if (it->Valid()) it->Prev();
+    uint64_t count;
+    bounded = ReadRecord(*it, prefix_.size(), level, &end, &count);
+    if (!it->status().ok()) return IteratorError(*it, "");
+  }
+  return Group(level - 1, boundary, bounded ? &end : nullptr, out);
+}
+
+Status ZSetRankIndex::Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out) {
+  out->clear();
+  auto it = NewIterator(ColumnFamily::kZSetRank);
+  it->Seek(end != nullptr ? LevelKey(level, *end) : prefix_ + static_cast<char>(level));
+  for (; it->Valid(); it->Next()) {
+    Record c;
+    if (!ReadRecord(*it, prefix_.size(), level, &c.boundary, &c.count)) break;
+    if (end != nullptr && c.boundary >= *end) continue;
+    if (c.boundary < start) break;
+    out->push_back(std::move(c));
+  }
+  if (!it->status().ok()) return IteratorError(*it, "");
+  std::reverse(out->begin(), out->end());
+  return Status::OK();
+}
+
+Status ZSetRankIndex::MemberAfter(const std::string& block_start, uint64_t skip, std::string* found) {
+  auto it = NewIterator(ColumnFamily::kZSetScore);
+  uint64_t i = 0;
+  for (it->Seek(prefix_ + block_start); it->Valid(); it->Next(), i++) {
+    if (i == skip) {
+      found->assign(it->key().data() + prefix_.size(), it->key().size() - prefix_.size());
+      return Status::OK();
+    }
+  }
+  return IteratorError(*it, "fewer members than counted");
+}
+
+Status ZSetRankIndex::CountMembers(const std::string& block_start, std::string_view stop, uint64_t* n) {
+  *n = 0;
+  auto it = NewIterator(ColumnFamily::kZSetScore);
+  std::string end = prefix_ + std::string(stop);
+  for (it->Seek(prefix_ + block_start); it->Valid() && it->key().compare(end) < 0; it->Next()) (*n)++;
+  if (!it->status().ok()) return IteratorError(*it, "");
+  return Status::OK();
+}
+
+Status ZSetRankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
+  *rank = 0;
+  std::string start;  // the group of each level: the boundary of the record containing suffix above
+  {
+    auto it = NewIterator(ColumnFamily::kZSetRank);
+    for (int k = levels_; k >= 1; k--) {
+      // From the record containing suffix down to the group's start: the records before it.
+      Record containing, r;
+      Status s = Containing(it.get(), k, suffix, &containing);
+      if (!s.ok()) return s;
+      if (containing.boundary != start) {
+        for (it->Next(); ReadRecord(*it, prefix_.size(), k, &r.boundary, &r.count); it->Next()) {
+          *rank += r.count;
+          if (r.boundary <= start) break;
+        }
+        if (!it->status().ok()) return IteratorError(*it, "");
+      }
+      start = std::move(containing.boundary);
+    }
+  }
+  uint64_t in_block;
+  Status s = CountMembers(start, suffix, &in_block);
+  *rank += in_block;
+  return s;
+}
+
+Status ZSetRankIndex::Select(uint64_t rank, std::string* suffix) {
+  std::string start, end;  // the group: [start, end), end empty for none
+  bool bounded = false;
+  std::vector<Record> group;
+  for (int k = levels_; k >= 1; k--) {
+    Status s = Group(k, start, bounded ? &end : nullptr, &group);
+    if (!s.ok()) return s;
+    size_t i = 0;
+    for (; i < group.size() && rank >= group[i].count; i++) rank -= group[i].count;
+    if (i == group.size()) return Status::Corruption("sorted set rank index: rank past the end");
+    if (i + 1 < group.size()) {
+      end = group[i + 1].boundary;
+      bounded = true;
+    }
+    start = group[i].boundary;
+  }
+  return MemberAfter(start, rank, suffix);
+}
+
+Status ZSetRankIndex::Drop() {
+  std::vector<std::string> keys;
+  {
+    auto it = NewIterator(ColumnFamily::kZSetRank);
+    for (it->Seek(prefix_); it->Valid(); it->Next()) keys.emplace_back(it->key().data(), it->key().size());
+    if (!it->status().ok()) return IteratorError(*it, "");
+  }
+  for (const auto& k : keys) ctx_->Delete(ColumnFamily::kZSetRank, k);
+  levels_ = 0;
+  return Status::OK();
+}
+
+Status ZSetRankIndex::Build() {
+  Status s = Drop();
+  if (!s.ok()) return s;
+  // Level 1: blocks of F members, half full, so that inserts find room.
+  std::vector<Record> level;
+  {
+    auto it = NewIterator(ColumnFamily::kZSetScore);
+    uint64_t i = 0;
+    for (it->Seek(prefix_); it->Valid(); it->Next(), i++) {
+      if (i % fanout_ == 0) {
+        level.push_back(Record{i == 0 ? std::string() : std::string(it->key().data() + prefix_.size(),
+                                                                     it->key().size() - prefix_.size()),
+                               0});
+      }
+      level.back().count++;
+    }
+    if (!it->status().ok()) return IteratorError(*it, "");
+  }
+  if (level.empty()) return Status::OK();
+  for (int k = 1;; k++) {
+    for (const auto& r : level) PutRecord(k, r.boundary, r.count);
+    levels_ = k;
+    if (level.size() <= 2ULL * fanout_ || k == 15) break;
+    std::vector<Record> above;
+    for (size_t i = 0; i < level.size(); i++) {
+      if (i % fanout_ == 0) above.push_back(Record{level[i].boundary, 0});
+      above.back().count += level[i].count;
+    }
+    level = std::move(above);
+  }
+  return Status::OK();
+}
+
+}  // namespace kvrocks

@@ -1,0 +1,115 @@
+// Order statistics for big sorted sets: ZRANK, ZREVRANK and ranges by rank in
+// O(log n) RocksDB work instead of a walk from an end of the score index.
+//
+// The index is a tree of counts over the score index (column family
+// zset_rank, one version's records under its subkey prefix):
+//
+//   prefix | level(1) | boundary, bytes inverted  ->  count (8 bytes, big-endian)
+//
+// Inverted: each level's keys sort from the greatest boundary down (LevelKey),
+// so that every lookup a write makes is a forward seek (zset_rank.cc).
+//
+// `boundary` is a score-index suffix (order-preserving score(8) member); the
+// first record of every level has the empty boundary. A level-1 record counts
+// the members in [boundary, next level-1 boundary); a level-k record (k > 1)
+// counts the members of its children: the level-(k-1) records from its
+// boundary up to the next level-k boundary (every level-k boundary is also a
+// level-(k-1) boundary). A level-1 record holds at most 2F members and a
+// group at most 2F children (F = fanout): past that a record is split in two,
+// its first F members (children) staying. The top level holds at most 2F
+// records; past that a level is added above. Records whose count falls to zero
+// are deleted (except the first of a level and a record whose boundary the
+// level above still uses), so no walk crosses more than 2F records per level
+// and 2F members at the bottom, whatever the set's history.
+//
+// The caller (RedisZSet) holds the key's lock, keeps the number of levels in
+// the set's metadata and calls Insert/Remove after it wrote or deleted the
+// member's score-index entry in the same context.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/context.h"
+
+namespace kvrocks {
+
+class ZSetRankIndex {
+ public:
+  static constexpr uint32_t kFanout = 128;
+
+  // prefix: the set version's subkey prefix. levels: 0 when the set has no index.
+  ZSetRankIndex(Context* ctx, std::string prefix, int levels, uint32_t fanout = kFanout);
+  ZSetRankIndex(const ZSetRankIndex&) = delete;  // iterators' bounds point into it
+  ZSetRankIndex& operator=(const ZSetRankIndex&) = delete;
+
+  int levels() const { return levels_; }
+
+  // Counts a member whose score-index suffix was just written.
+  Status Insert(std::string_view suffix);
+  // Uncounts a member whose score-index suffix was just deleted.
+  Status Remove(std::string_view suffix);
+  // Whether an Insert or Remove found the index inconsistent (a bug, reported
+  // in the log): the writer then rebuilds it instead of failing the write.
+  bool broken() const { return broken_; }
+  // Replaces the index with one built from the score index as the context sees it.
+  Status Build();
+  // Deletes every record of the index (levels() becomes 0).
+  Status Drop();
+
+  // A boundary as record keys hold it: bytes sorting in the reverse order of
+  // the boundaries. ParseKey reads a record key (without its prefix) back:
+  // level and boundary; false if malformed.
+  static void AppendInverted(std::string* out, std::string_view boundary);
+  static bool ParseKey(std::string_view key, int* level, std::string* boundary);
+
+  // *rank: how many members sort before suffix (the member's 0-based rank).
+  Status CountBelow(std::string_view suffix, uint64_t* rank);
+  // *suffix: the score-index suffix of the member of 0-based rank `rank`
+  // (which must be below the set's size).
+  Status Select(uint64_t rank, std::string* suffix);
+
+ private:
+  struct Record {
+    std::string boundary;
+    uint64_t count = 0;
+  };
+  std::string LevelKey(int level, std::string_view boundary) const;
+  std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf);
+  // The record of `level` containing suffix (greatest boundary <= suffix).
+  // Insert or Remove without the broken check.
+  Status Add(std::string_view suffix);
+  Status Subtract(std::string_view suffix);
+  // The record containing suffix at every level (path[k], k = 1..levels).
+  Status PathTo(std::string_view suffix, std::vector<Record>* path);
+  Status Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out);
+  void PutRecord(int level, const std::string& boundary, uint64_t count);
+  void DeleteRecord(int level, const std::string& boundary);
+  // Splits the level-`level` record r (count already updated) if it is too big,
+  // then whatever that overfills above it.
+  Status SplitIfFull(int level, const Record& r);
+  // The children of the level-`level` record starting at boundary (level > 1),
+  // in order.
+  Status Children(int level, const std::string& boundary, std::vector<Record>* out);
+  // The records of `level` with boundaries in [start, *end) (end null: no
+  // upper end), in boundary order.
+  Status Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out);
+  // The suffix of the member `skip` places after the first at or past block_start.
+  Status MemberAfter(const std::string& block_start, uint64_t skip, std::string* found);
+  // How many members lie in [block_start, stop).
+  Status CountMembers(const std::string& block_start, std::string_view stop, uint64_t* n);
+
+  Context* ctx_;
+  std::string prefix_;
+  std::string upper_;  // the first key past the prefix
+  rocksdb::Slice lower_slice_, upper_slice_;
+  int levels_;
+  uint32_t fanout_;
+  bool broken_ = false;
+};
+
+}  // namespace kvrocks
