@@ -6,7 +6,7 @@ the ratio kvrocks/redis for each case.
   bench/compare.py [--rounds 3] [--requests 200000] [--workers N] [--cases set_p1,get_p1,...]
   bench/compare.py --cases collections      # HSET HGET LPUSH LPOP LRANGE_100 SADD SPOP ZADD ZRANGE
   bench/compare.py --cases large            # a 1M-member sorted set: ZADD ZSCORE ZRANGE BYSCORE LIMIT
-  bench/compare.py --cases ranks            # another one, asked for ranks: ZRANK ZREVRANK, then ZADD to it
+  bench/compare.py --cases ranks            # another one, asked for ranks: ZRANK ZREVRANK, then ZADD/ZINCRBY to it
   bench/compare.py --cases types            # SETBIT GETBIT PFADD PFCOUNT GEOADD GEOSEARCH XADD XRANGE
   bench/compare.py --cases scripting        # EVALSHA of small scripts, PUBLISH to 100 subscribers
 """
@@ -126,6 +126,7 @@ RANK_CASES = {
     "rank_zrank": (["ZRANK", "rankz", "m:__rand_int__"], 0, 1),
     "rank_zrevrank": (["ZREVRANK", "rankz", "m:__rand_int__"], 0, 1),
     "rank_zadd": (["ZADD", "rankz", "__rand_int__", "m:__rand_int__"], 0, 1),
+    "rank_zincrby": (["ZINCRBY", "rankz", "1", "m:__rand_int__"], 0, 1),
 }
 ALL_CASES = {**CASES, **COLLECTION_CASES, **LARGE_CASES, **TYPE_CASES, **SCRIPT_CASES, **RANK_CASES}
 

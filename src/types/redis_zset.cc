@@ -265,15 +265,12 @@ Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, 
                             std::string_view member, double score, const std::optional<double>& old) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
   const bool was_empty = !old && meta->size == 0;
+  std::string old_suffix;
   if (old) {
-    std::string old_suffix = EncodeScore(*old) + std::string(member);
+    old_suffix = EncodeScore(*old) + std::string(member);
     db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + old_suffix);
     edges->low_stale++;
     edges->high_stale++;
-    if (rank != nullptr) {
-      Status s = rank->Remove(old_suffix);
-      if (!s.ok()) return s;
-    }
   } else {
     meta->size++;
   }
@@ -294,7 +291,8 @@ Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, 
   db_->ctx()->Put(ColumnFamily::kZSetScore, score_key, "");
   std::string_view suffix = std::string_view(score_key).substr(prefix.size());
   NoteInsert(edges, suffix, was_empty);
-  return rank != nullptr ? rank->Insert(suffix) : Status::OK();
+  if (rank == nullptr) return Status::OK();
+  return old ? rank->Move(old_suffix, suffix) : rank->Insert(suffix);
 }
 
 Status RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, ZSetRankIndex* rank,

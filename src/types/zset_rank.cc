@@ -128,14 +128,32 @@ Status ZSetRankIndex::Remove(std::string_view suffix) {
   return NoteBroken(Subtract(suffix), &broken_);
 }
 
-Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path) {
+Status ZSetRankIndex::Move(std::string_view from, std::string_view to) {
+  if (levels_ == 0 || broken_) return Status::OK();
+  return NoteBroken(Relocate(from, to), &broken_);
+}
+
+Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
+  std::vector<Record> path;
+  Record to_block;
+  Status s = PathTo(from, &path, to, &to_block);
+  if (!s.ok()) return s;
+  // A member moving within its level-1 block (a small ZINCRBY, mostly) changes
+  // no count at any level: the blocks above contain that block.
+  if (to_block.boundary == path[1].boundary) return Status::OK();
+  s = SubtractPath(&path);
+  return s.ok() ? Add(to) : s;
+}
+
+Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path, std::string_view also,
+                             Record* also_block) {
   path->assign(levels_ + 2, Record{});
   auto it = NewIterator(ColumnFamily::kZSetRank);
   for (int k = 1; k <= levels_; k++) {
     Status s = Containing(it.get(), k, suffix, &(*path)[k]);
     if (!s.ok()) return s;
   }
-  return Status::OK();
+  return also_block != nullptr ? Containing(it.get(), 1, also, also_block) : Status::OK();
 }
 
 Status ZSetRankIndex::Add(std::string_view suffix) {
@@ -149,7 +167,11 @@ Status ZSetRankIndex::Add(std::string_view suffix) {
 Status ZSetRankIndex::Subtract(std::string_view suffix) {
   std::vector<Record> path;
   Status s = PathTo(suffix, &path);
-  if (!s.ok()) return s;
+  return s.ok() ? SubtractPath(&path) : s;
+}
+
+Status ZSetRankIndex::SubtractPath(std::vector<Record>* records) {
+  std::vector<Record>& path = *records;
   for (int k = 1; k <= levels_; k++) {
     if (path[k].count == 0) return Status::Corruption("sorted set rank index: count below zero");
   }

@@ -53,7 +53,11 @@ class ZSetRankIndex {
   Status Insert(std::string_view suffix);
   // Uncounts a member whose score-index suffix was just deleted.
   Status Remove(std::string_view suffix);
-  // Whether an Insert or Remove found the index inconsistent (a bug, reported
+  // Recounts a member whose score-index suffix changed from `from` to `to`
+  // (both entries already written): Remove(from) then Insert(to), or nothing
+  // when both lie in one level-1 block.
+  Status Move(std::string_view from, std::string_view to);
+  // Whether an Insert, Remove or Move found the index inconsistent (a bug, reported
   // in the log): the writer then rebuilds it instead of failing the write.
   bool broken() const { return broken_; }
   // Replaces the index with one built from the score index as the context sees it.
@@ -81,11 +85,16 @@ class ZSetRankIndex {
   std::string LevelKey(int level, std::string_view boundary) const;
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf);
   // The record of `level` containing suffix (greatest boundary <= suffix).
-  // Insert or Remove without the broken check.
+  // Insert, Remove and Move without the broken check.
   Status Add(std::string_view suffix);
   Status Subtract(std::string_view suffix);
-  // The record containing suffix at every level (path[k], k = 1..levels).
-  Status PathTo(std::string_view suffix, std::vector<Record>* path);
+  Status Relocate(std::string_view from, std::string_view to);
+  // Subtract along a path from PathTo (its counts are changed).
+  Status SubtractPath(std::vector<Record>* path);
+  // The record containing suffix at every level (path[k], k = 1..levels), and
+  // with also_block, the level-1 record containing `also` (same iterator).
+  Status PathTo(std::string_view suffix, std::vector<Record>* path, std::string_view also = {},
+                Record* also_block = nullptr);
   Status Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out);
   void PutRecord(int level, const std::string& boundary, uint64_t count);
   void DeleteRecord(int level, const std::string& boundary);

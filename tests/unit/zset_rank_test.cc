@@ -160,7 +160,16 @@ TEST_F(ZSetRankTest, CountsStayExactThroughRandomWrites) {
       // Phases: growth, shrinking, then both; one batch holds many operations.
       int grow = round < 20 ? 80 : round < 40 ? 15 : 50;
       for (int op = 0; op < 60; op++) {
-        if (static_cast<int>(rng() % 100) < grow || members.size() < 2) {
+        if (rng() % 4 == 0 && members.size() > 1) {  // a member moves (a score update)
+          auto it = std::next(members.begin(), static_cast<long>(rng() % members.size()));
+          std::string from = *it, to = Suffix(rng() % 5000);
+          if (members.count(to)) continue;
+          members.erase(it);
+          members.insert(to);
+          db.ctx()->Delete(ColumnFamily::kZSetScore, prefix_ + from);
+          db.ctx()->Put(ColumnFamily::kZSetScore, prefix_ + to, "");
+          ASSERT_TRUE(index.Move(from, to).ok());
+        } else if (static_cast<int>(rng() % 100) < grow || members.size() < 2) {
           std::string m = Suffix(rng() % 5000);
           if (!members.insert(m).second) continue;
           db.ctx()->Put(ColumnFamily::kZSetScore, prefix_ + m, "");
