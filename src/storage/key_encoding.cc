@@ -35,6 +35,12 @@ bool DecodeMetaKey(std::string_view raw, uint8_t* db, std::string_view* user_key
 
 std::string MetaDbPrefix(uint8_t db) { return std::string(1, static_cast<char>(db)); }
 
+std::string PrefixSuccessor(std::string prefix) {
+  while (!prefix.empty() && static_cast<uint8_t>(prefix.back()) == 0xff) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<uint8_t>(prefix.back()) + 1);
+  return prefix;
+}
+
 std::string EncodeSubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version) {
   std::string out;
   out.reserve(15 + user_key.size());

@@ -61,6 +61,9 @@ std::string MetaDbPrefix(uint8_t db);
 
 // Prefix of all subkeys of one incarnation (version) of a key.
 std::string EncodeSubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version);
+// The shortest key greater than every key that starts with prefix: trailing
+// 0xff bytes dropped, the last byte incremented ("" for a prefix of all 0xff).
+std::string PrefixSuccessor(std::string prefix);
 // Parses the fixed part of a subkey; false on malformed input.
 bool DecodeSubkeyPrefix(std::string_view raw, uint8_t* db, std::string_view* user_key, uint64_t* version);
 

@@ -95,10 +95,7 @@ std::string LowBound(std::string_view suffix) { return std::string(suffix.substr
 // a score's 8 bytes are never all 0xff, +inf being 0xfff0..., NaN refused).
 std::string HighBound(std::string_view suffix) {
   if (suffix.size() <= kEdgeBytes) return std::string(suffix);
-  std::string cut(suffix.substr(0, kEdgeBytes));
-  while (!cut.empty() && static_cast<uint8_t>(cut.back()) == 0xff) cut.pop_back();
-  if (!cut.empty()) cut.back() = static_cast<char>(static_cast<uint8_t>(cut.back()) + 1);
-  return cut;
+  return PrefixSuccessor(std::string(suffix.substr(0, kEdgeBytes)));
 }
 
 bool ReadBound(std::string_view* in, std::string* bound, uint32_t* stale) {

@@ -6,17 +6,11 @@
 #include <glog/logging.h>
 
 #include "common/encoding.h"
+#include "storage/key_encoding.h"
 
 namespace kvrocks {
 
 namespace {
-
-// The first key greater than every key that starts with prefix.
-std::string PrefixEnd(std::string prefix) {
-  while (!prefix.empty() && static_cast<uint8_t>(prefix.back()) == 0xff) prefix.pop_back();
-  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<uint8_t>(prefix.back()) + 1);
-  return prefix;
-}
 
 Status IteratorError(const rocksdb::Iterator& it, const char* what) {
   if (!it.status().ok()) return Status::IOError(it.status().ToString());
@@ -27,7 +21,7 @@ Status IteratorError(const rocksdb::Iterator& it, const char* what) {
 
 ZSetRankIndex::ZSetRankIndex(Context* ctx, std::string prefix, int levels, uint32_t fanout)
     : ctx_(ctx), prefix_(std::move(prefix)), levels_(levels), fanout_(fanout) {
-  upper_ = PrefixEnd(prefix_);
+  upper_ = PrefixSuccessor(prefix_);
   lower_slice_ = prefix_;
   upper_slice_ = upper_;
 }

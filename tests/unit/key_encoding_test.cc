@@ -93,3 +93,14 @@ TEST(KeyEncoding, StringEncodingFlagsKeepTypeAndValue) {
     EXPECT_EQ(m.payload, "100");
   }
 }
+
+TEST(KeyEncoding, PrefixSuccessorBoundsEveryKeyWithThePrefix) {
+  EXPECT_EQ(PrefixSuccessor("ab"), "ac");
+  EXPECT_EQ(PrefixSuccessor(std::string("a\xff\xff", 3)), "b");
+  EXPECT_EQ(PrefixSuccessor(std::string("\xff\xff", 2)), "");
+  std::string prefix = EncodeSubkeyPrefix(3, "k", 0x00000000000000ffULL);
+  std::string end = PrefixSuccessor(prefix);
+  EXPECT_LT(prefix + std::string(100, '\xff'), end);
+  EXPECT_GT(end, prefix);
+  EXPECT_LE(end, EncodeSubkeyPrefix(3, "k", 0x100));  // no key of the next version sorts below it
+}
