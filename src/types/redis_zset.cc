@@ -527,8 +527,9 @@ Status RedisZSet::RangeByRank(std::string_view key, int64_t start, int64_t stop,
     s = EnsureRankIndex(key, lk, &meta);
     if (!s.ok()) return s;
   }
-  if (RankLevels(meta) > 0 && start > 0) {
-    // Start at the first member in range, found through the rank index.
+  if (RankLevels(meta) > 0 && start >= kRankBuildOffset) {
+    // Start at the first member in range, found through the rank index (nearer
+    // an end, walking there is as cheap).
     std::string first;
     uint64_t forward = rev ? n - 1 - start : start;
     s = ZSetRankIndex(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), RankLevels(meta))

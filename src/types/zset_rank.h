@@ -84,7 +84,6 @@ class ZSetRankIndex {
   };
   std::string LevelKey(int level, std::string_view boundary) const;
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf);
-  // The record of `level` containing suffix (greatest boundary <= suffix).
   // Insert, Remove and Move without the broken check.
   Status Add(std::string_view suffix);
   Status Subtract(std::string_view suffix);
@@ -95,6 +94,7 @@ class ZSetRankIndex {
   // with also_block, the level-1 record containing `also` (same iterator).
   Status PathTo(std::string_view suffix, std::vector<Record>* path, std::string_view also = {},
                 Record* also_block = nullptr);
+  // The record of `level` containing suffix (greatest boundary <= suffix).
   Status Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out);
   void PutRecord(int level, const std::string& boundary, uint64_t count);
   void DeleteRecord(int level, const std::string& boundary);
