@@ -172,12 +172,19 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
     case ColumnFamily::kZSetRank:
       o.compaction_filter_factory = g_subkey_filter;
       // A few counts per sorted set, each overwritten by every write to its
-      // set. A memtable keeps every version, and rank walks step over them (a
-      // flush keeps only the last): ZRANK on a 1M-member set right after 100k
-      // ZADDs ran at 2.8k/s with 64 MB buffers, 3.5k with 4 MB, 13k with 256 KB
-      // (25k with none to step over). The family is small (~50 bytes per 128
-      // members), so its flushes and compactions are too.
-      o.write_buffer_size = 256 << 10;
+      // set. A memtable would keep every version and rank walks step over them
+      // (ZRANK on a 1M-member set right after 100k ZADDs: 2.8k/s with 64 MB
+      // buffers, 13k with 256 KB, 25k with no versions), so counts are
+      // overwritten in place (one entry per record in the memtable). In return:
+      // no backward iteration over the family, and no write to a key a range
+      // tombstone covers (the tombstone would hide the update; record keys carry
+      // their set's version, which nothing writes again after FLUSHDB). Larger
+      // buffers then mean fewer sorted runs under each seek: 4 MB against 256 KB,
+      // ZADD to a ranked 1M set 21-24k/s against 16-19k, ZRANK after it 20-24k
+      // against 15-17k (bench/RESULTS.md, session 40). The family is small (~50
+      // bytes per 128 members), so its flushes and compactions are too.
+      o.inplace_update_support = true;
+      o.write_buffer_size = 4 << 20;
       o.max_write_buffer_number = 4;
       o.level0_file_num_compaction_trigger = 2;
       break;

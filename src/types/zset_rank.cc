@@ -128,26 +128,44 @@ Status ZSetRankIndex::Move(std::string_view from, std::string_view to) {
 }
 
 Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
-  std::vector<Record> path;
-  Record to_block;
-  Status s = PathTo(from, &path, to, &to_block);
-  if (!s.ok()) return s;
-  // A member moving within its level-1 block (a small ZINCRBY, mostly) changes
-  // no count at any level: the blocks above contain that block.
-  if (to_block.boundary == path[1].boundary) return Status::OK();
-  s = SubtractPath(&path);
-  return s.ok() ? Add(to) : s;
-}
-
-Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path, std::string_view also,
-                             Record* also_block) {
-  path->assign(levels_ + 2, Record{});
-  auto it = NewIterator(ColumnFamily::kZSetRank);
-  for (int k = 1; k <= levels_; k++) {
-    Status s = Containing(it.get(), k, suffix, &(*path)[k]);
+  // Both paths through one iterator. Above the lowest level where they meet
+  // (a record containing both members) every count stays as it is; a member
+  // moving within its level-1 block (a small ZINCRBY, mostly) changes none.
+  std::vector<Record> old_path, new_path(levels_ + 2);
+  int top = levels_;
+  {
+    auto it = NewIterator(ColumnFamily::kZSetRank);
+    Status s = PathTo(it.get(), from, &old_path);
+    for (int k = 1; s.ok() && k <= levels_; k++) {
+      s = Containing(it.get(), k, to, &new_path[k]);
+      if (s.ok() && new_path[k].boundary == old_path[k].boundary) {
+        top = k - 1;
+        break;
+      }
+    }
     if (!s.ok()) return s;
   }
-  return also_block != nullptr ? Containing(it.get(), 1, also, also_block) : Status::OK();
+  if (top == 0) return Status::OK();
+  // The records of new_path below top are not on old_path, nor in a group
+  // SubtractPath empties (that group would contain `to` too).
+  Status s = SubtractPath(&old_path, top);
+  if (!s.ok()) return s;
+  for (int k = 1; k <= top; k++) PutRecord(k, new_path[k].boundary, ++new_path[k].count);
+  return SplitIfFull(1, new_path[1]);
+}
+
+Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path) {
+  auto it = NewIterator(ColumnFamily::kZSetRank);
+  return PathTo(it.get(), suffix, path);
+}
+
+Status ZSetRankIndex::PathTo(rocksdb::Iterator* it, std::string_view suffix, std::vector<Record>* path) {
+  path->assign(levels_ + 2, Record{});
+  for (int k = 1; k <= levels_; k++) {
+    Status s = Containing(it, k, suffix, &(*path)[k]);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
 }
 
 Status ZSetRankIndex::Add(std::string_view suffix) {
@@ -161,12 +179,12 @@ Status ZSetRankIndex::Add(std::string_view suffix) {
 Status ZSetRankIndex::Subtract(std::string_view suffix) {
   std::vector<Record> path;
   Status s = PathTo(suffix, &path);
-  return s.ok() ? SubtractPath(&path) : s;
+  return s.ok() ? SubtractPath(&path, levels_) : s;
 }
 
-Status ZSetRankIndex::SubtractPath(std::vector<Record>* records) {
+Status ZSetRankIndex::SubtractPath(std::vector<Record>* records, int top) {
   std::vector<Record>& path = *records;
-  for (int k = 1; k <= levels_; k++) {
+  for (int k = 1; k <= top; k++) {
     if (path[k].count == 0) return Status::Corruption("sorted set rank index: count below zero");
   }
   // Top down, so that a record emptied above no longer keeps its boundary below.
@@ -174,7 +192,7 @@ Status ZSetRankIndex::SubtractPath(std::vector<Record>* records) {
   // (its first child, that child's first child ...) are empty too and go with it.
   std::vector<std::string> emptied;
   bool deleted_above = false;
-  for (int k = levels_; k >= 1; k--) {
+  for (int k = top; k >= 1; k--) {
     Record& r = path[k];
     r.count--;
     bool used_above = k < levels_ && path[k + 1].boundary == r.boundary && !deleted_above;
@@ -233,19 +251,41 @@ Status ZSetRankIndex::SplitIfFull(int level, const Record& r) {
 }
 
 Status ZSetRankIndex::Children(int level, const std::string& boundary, std::vector<Record>* out) {
-  // The group ends at the next greater boundary of `level`: the record before
-  // this one in key order (one step back, on splits only).
-  std::string end;
+  // The group ends at the next greater boundary of `level`, found from the top
+  // down. (The record before this one in key order has that boundary too, but
+  // RocksDB cannot iterate backwards over values updated in place.) Splits only.
+  std::string start, end;
   bool bounded = false;
-  {
-    auto it = NewIterator(ColumnFamily::kZSetRank);
-    it->Seek(LevelKey(level, boundary));
-    if (it->Valid()) it->Prev();
-    uint64_t count;
-    bounded = ReadRecord(*it, prefix_.size(), level, &end, &count);
-    if (!it->status().ok()) return IteratorError(*it, "");
-  }
+  Status s = Descend(
+      level,
+      [&boundary](const std::vector<Record>& group) {
+        size_t i = 0;
+        while (i + 1 < group.size() && group[i + 1].boundary <= boundary) i++;
+        return group.empty() || group[i].boundary > boundary ? group.size() : i;
+      },
+      &start, &end, &bounded);
+  if (!s.ok()) return s;
+  if (start != boundary) return Status::Corruption("sorted set rank index: no record at a boundary");
   return Group(level - 1, boundary, bounded ? &end : nullptr, out);
+}
+
+Status ZSetRankIndex::Descend(int level, const std::function<size_t(const std::vector<Record>&)>& choose,
+                              std::string* start, std::string* end, bool* bounded) {
+  start->clear();
+  *bounded = false;
+  std::vector<Record> group;
+  for (int k = levels_; k >= level; k--) {
+    Status s = Group(k, *start, *bounded ? end : nullptr, &group);
+    if (!s.ok()) return s;
+    size_t i = choose(group);
+    if (i >= group.size()) return Status::Corruption("sorted set rank index: no record to descend to");
+    if (i + 1 < group.size()) {
+      *end = group[i + 1].boundary;
+      *bounded = true;
+    }
+    *start = group[i].boundary;
+  }
+  return Status::OK();
 }
 
 Status ZSetRankIndex::Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out) {
@@ -312,22 +352,17 @@ Status ZSetRankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
 }
 
 Status ZSetRankIndex::Select(uint64_t rank, std::string* suffix) {
-  std::string start, end;  // the group: [start, end), end empty for none
-  bool bounded = false;
-  std::vector<Record> group;
-  for (int k = levels_; k >= 1; k--) {
-    Status s = Group(k, start, bounded ? &end : nullptr, &group);
-    if (!s.ok()) return s;
-    size_t i = 0;
-    for (; i < group.size() && rank >= group[i].count; i++) rank -= group[i].count;
-    if (i == group.size()) return Status::Corruption("sorted set rank index: rank past the end");
-    if (i + 1 < group.size()) {
-      end = group[i + 1].boundary;
-      bounded = true;
-    }
-    start = group[i].boundary;
-  }
-  return MemberAfter(start, rank, suffix);
+  std::string start, end;
+  bool bounded;
+  Status s = Descend(
+      1,
+      [&rank](const std::vector<Record>& group) {
+        size_t i = 0;
+        for (; i < group.size() && rank >= group[i].count; i++) rank -= group[i].count;
+        return i;  // the group's size: rank past the end
+      },
+      &start, &end, &bounded);
+  return s.ok() ? MemberAfter(start, rank, suffix) : s;
 }
 
 Status ZSetRankIndex::Drop() {

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -88,12 +89,12 @@ class ZSetRankIndex {
   Status Add(std::string_view suffix);
   Status Subtract(std::string_view suffix);
   Status Relocate(std::string_view from, std::string_view to);
-  // Subtract along a path from PathTo (its counts are changed).
-  Status SubtractPath(std::vector<Record>* path);
-  // The record containing suffix at every level (path[k], k = 1..levels), and
-  // with also_block, the level-1 record containing `also` (same iterator).
-  Status PathTo(std::string_view suffix, std::vector<Record>* path, std::string_view also = {},
-                Record* also_block = nullptr);
+  // Subtracts one along a path from PathTo at levels 1..top (its counts are
+  // changed); the records above top are left as they are.
+  Status SubtractPath(std::vector<Record>* path, int top);
+  // The record containing suffix at every level (path[k], k = 1..levels).
+  Status PathTo(std::string_view suffix, std::vector<Record>* path);
+  Status PathTo(rocksdb::Iterator* it, std::string_view suffix, std::vector<Record>* path);
   // The record of `level` containing suffix (greatest boundary <= suffix).
   Status Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out);
   void PutRecord(int level, const std::string& boundary, uint64_t count);
@@ -104,6 +105,13 @@ class ZSetRankIndex {
   // The children of the level-`level` record starting at boundary (level > 1),
   // in order.
   Status Children(int level, const std::string& boundary, std::vector<Record>* out);
+  // Walks down from the top level to `level`, each level's group being the
+  // children of the record chosen above: choose(group) returns the index of the
+  // record to go on with (the group's size: none, a corruption). *start: the
+  // boundary of the record chosen at `level`; *end, when *bounded, the next
+  // greater boundary of that level (where its group's records end).
+  Status Descend(int level, const std::function<size_t(const std::vector<Record>&)>& choose, std::string* start,
+                 std::string* end, bool* bounded);
   // The records of `level` with boundaries in [start, *end) (end null: no
   // upper end), in boundary order.
   Status Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out);

@@ -308,8 +308,17 @@ TEST_F(ZSetRankTest, AWriteRebuildsAnInconsistentIndex) {
     ASSERT_TRUE(RedisZSet(&db).Rank("z", "m1500", false, &rank, &score).ok());
     EXPECT_EQ(rank, 1500);
   });
+  // Point deletes, not a range tombstone: the family's counts are updated in
+  // place, and an in-place update under a range tombstone stays hidden by it
+  // (record keys carry their set's version, which nothing writes again after
+  // FLUSHDB's range deletes).
   rocksdb::WriteBatch wipe;
-  wipe.DeleteRange(storage_->cf(ColumnFamily::kZSetRank), std::string(1, '\0'), std::string(8, '\xff'));
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        storage_->db()->NewIterator(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kZSetRank)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) wipe.Delete(storage_->cf(ColumnFamily::kZSetRank), it->key());
+  }
+  ASSERT_GT(wipe.Count(), 0u);
   ASSERT_TRUE(storage_->Write(&wipe).ok());
   WithDb([&](Database& db) {
     RedisZSet z(&db);
