@@ -38,6 +38,7 @@ class HashSet {
   void Insert(uint64_t h);
   bool Contains(uint64_t h) const;
   void Clear();
+  size_t size() const { return size_; }
 
  private:
   void Grow();

@@ -50,6 +50,31 @@ TEST_F(ContextTest, LastWriteOfAKeyWinsAndCommitsInOrder) {
   EXPECT_FALSE(ctx.HasWrites());
 }
 
+// Big values to distinct keys commit as written (no sorted copy); a key
+// written several times still commits its last write, once.
+TEST_F(ContextTest, BigValuesCommitAsWrittenButOneKeyOnce) {
+  const std::string big1(4096, 'x'), big2(4096, 'y'), big3(5000, 'z');
+  Context ctx(storage_.get());
+  ctx.Put(ColumnFamily::kSubkey, "m", big1);
+  ctx.Put(ColumnFamily::kSubkey, "a", big2);
+  ctx.Put(ColumnFamily::kMetadata, "z", big3);
+  rocksdb::SequenceNumber before = storage_->db()->GetLatestSequenceNumber();
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(storage_->db()->GetLatestSequenceNumber() - before, 3u);
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "m"), big1);
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "a"), big2);
+  EXPECT_EQ(Stored(ColumnFamily::kMetadata, "z"), big3);
+
+  for (int i = 0; i < 10; i++) ctx.Put(ColumnFamily::kSubkey, "hot", i % 2 ? big1 : big2);
+  ctx.Put(ColumnFamily::kSubkey, "hot", big3);
+  ctx.Delete(ColumnFamily::kSubkey, "m");
+  before = storage_->db()->GetLatestSequenceNumber();
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(storage_->db()->GetLatestSequenceNumber() - before, 2u);  // hot once, m once
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "hot"), big3);
+  EXPECT_EQ(Stored(ColumnFamily::kSubkey, "m"), "<none>");
+}
+
 TEST_F(ContextTest, ReadsSeeEarlierWritesOfTheBatch) {
   ASSERT_TRUE(storage_->db()->Put(rocksdb::WriteOptions(), storage_->cf(ColumnFamily::kSubkey), "old", "db").ok());
   Context ctx(storage_.get());
