@@ -405,7 +405,8 @@ Status Context::Commit() {
                         written_.size() == plain_.Count();
   if (!as_it_is && !OrderWrites()) {
     const rocksdb::WriteBatch& pending = indexed_ ? *index_->GetWriteBatch() : plain_;
-    out = &sorted.emplace(pending.GetDataSize());  // reserved: no regrowth copies
+    // Reserved, with room for the count merges added below: no regrowth copies.
+    out = &sorted.emplace(pending.GetDataSize() + 256 * deltas_.size());
     for (const Write& w : ordered_) {
       rocksdb::ColumnFamilyHandle* h = storage_->cf(static_cast<ColumnFamily>(w.cf));
       switch (w.type) {
