@@ -472,9 +472,10 @@ size_t Server::BlockFilterSlot(const std::string& key) { return std::hash<std::s
 
 void Server::Block(Connection* conn) {
   conn->blocked = true;
+  const bool group_read = !conn->block.args.empty() && EqualsIgnoreCase(conn->block.args[0], "xreadgroup");
   std::lock_guard<std::mutex> g(blocked_mu_);
   for (auto& k : conn->block.keys) {
-    blocked_[k].emplace_back(conn->worker(), conn->id());
+    blocked_[k].push_back(Waiter{conn->worker(), conn->id(), group_read});
     block_filter_[BlockFilterSlot(k.second)].fetch_add(1);
   }
   blocked_clients_++;
@@ -492,7 +493,7 @@ void Server::Unblock(Connection* conn) {
       if (it == blocked_.end()) continue;
       auto& q = it->second;
       for (auto qi = q.begin(); qi != q.end(); ++qi) {
-        if (qi->second == conn->id()) {
+        if (qi->id == conn->id()) {
           q.erase(qi);
           block_filter_[BlockFilterSlot(k.second)].fetch_sub(1);
           break;
@@ -604,15 +605,19 @@ void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool 
   auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
   if (it == blocked_.end() || it->second.empty()) return;
   std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
-  for (const auto& [worker, id] : it->second) {
-    worker->Post([worker = worker, id = id, removed, ticket] {
+  bool first = true;
+  for (const Waiter& waiter : it->second) {
+    // The first in line, and (the write may have deleted or overwritten a
+    // stream) every XREADGROUP: a retry that finds nothing keeps its place.
+    if (!all && !first && !waiter.group_read) continue;
+    first = false;
+    waiter.worker->Post([worker = waiter.worker, id = waiter.id, removed, ticket] {
       Connection* c = worker->Find(id);
       if (c == nullptr) return;
       RunWithTicket(ticket, [&] { c->RetryBlocked(removed); });
       // The client waits for this retry's writes to be committed, not just made.
       if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
     });
-    if (!all) break;
   }
 }
 

@@ -294,7 +294,14 @@ class Server {
   std::map<std::pair<uint8_t, std::string>, std::map<Connection*, bool>> watched_;
 
   std::mutex blocked_mu_;
-  std::map<std::pair<uint8_t, std::string>, std::deque<std::pair<Worker*, uint64_t>>> blocked_;
+  struct Waiter {
+    Worker* worker;
+    uint64_t id;
+    // XREADGROUP: also woken out of turn (WakeBlocked), as Redis ends every such
+    // wait when its stream is deleted or overwritten, whoever waits ahead.
+    bool group_read;
+  };
+  std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>> blocked_;
   std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it
   std::atomic<size_t> timed_blocked_clients_{0};  // the same
   // Blocked clients per slot of a key's hash: a write to a key nobody waits on

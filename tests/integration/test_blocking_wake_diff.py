@@ -96,6 +96,32 @@ def test_what_wakes_a_blocked_client(kvrocks_server, redis_ref, case):
     assert ours == theirs, (block, actions)
 
 
+def readers_behind_a_reader(port, action):
+    """An XREAD blocked on a stream ahead of an XREADGROUP on it, then action:
+    the XREADGROUP's reply, and whether the XREAD still waits."""
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    c.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    first, second = RawClient(port), RawClient(port)
+    first.send_raw(encode(["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]))  # no timeout: it would pass the turn on
+    assert blocked(c)
+    second.send_raw(encode(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"]))
+    assert blocked(c, 2)
+    c.call(*action)
+    replies = [second.read_reply(), blocked(c, 1)]
+    for x in (first, second, c):
+        x.close()
+    return replies
+
+
+@pytest.mark.parametrize("action", [["DEL", "s"], ["FLUSHDB"], ["SET", "s", "x"], ["XGROUP", "DESTROY", "s", "g"]])
+def test_xreadgroup_ends_its_wait_behind_a_reader_that_stays(kvrocks_server, redis_ref, action):
+    """Redis ends every XREADGROUP wait on a stream deleted or overwritten (its
+    group destroyed), whoever waits ahead of it; an XREAD ahead stays blocked."""
+    ours = readers_behind_a_reader(kvrocks_server.port, action)
+    assert ours == readers_behind_a_reader(redis_ref.port, action), action
+
+
 def served_before_reply(port, shift):
     """A BRPOPLPUSH blocked on src, a second one blocked on its destination, a WATCH
     on the last list; then LPUSH src and, pipelined behind it, LRANGE of the last
