@@ -122,7 +122,8 @@ Status Server::Start() {
   if ((config_->port == 0 || hosts.empty()) && config_->unixsocket.empty()) {
     return Status::InvalidArgument("Configured to not listen anywhere, exiting.");
   }
-  for (auto& w : workers_) w->Start();
+  // Every command asks the replica's role: it exists (and a configured replica
+  // already follows, so that no write slips in) before a worker serves anyone.
   replica_ = std::make_unique<Replica>(this);
   Status s = replica_->LoadState();
   if (!s.ok()) return s;
@@ -134,6 +135,7 @@ Status Server::Start() {
     }
     replica_->Follow(host, port);
   }
+  for (auto& w : workers_) w->Start();
   memory_stats_.MarkStartup();
   expire_thread_ = std::thread([this] { ActiveExpireLoop(); });
   return Status::OK();
