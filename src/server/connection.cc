@@ -170,11 +170,15 @@ void Connection::RetryBlocked(bool key_removed) {
   std::vector<std::string> args = block.args;
   processing_ = true;  // the connection must survive its own command
   block.key_removed = key_removed;
+  bool ran;
   {
     ExpiryTimeFreeze frozen;
-    RetryBlockedCommand(this, args);
+    ran = RetryBlockedCommand(this, args);
   }
   block.key_removed = false;
+  // Its keys are gone or of another type: Redis ends the wait of every
+  // XREADGROUP on such a stream, even behind a client that stays blocked.
+  if (!ran) worker_->server()->WakeGroupReaders(block.keys);
   processing_ = false;
   if (closing_) {
     worker_->Close(this);

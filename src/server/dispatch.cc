@@ -268,16 +268,17 @@ bool AnyBlockKeyOfType(Connection* conn, RedisType type) {
 
 }  // namespace
 
-void RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args) {
+bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args) {
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
-  if (spec == nullptr) return;
+  if (spec == nullptr) return true;
   // As Redis' handleClientsBlockedOnKeys: only a key holding the type the client
   // waits for serves it; a key that became another type leaves it blocked.
   RedisType type = WaitedType(*spec);
   // XREADGROUP runs whatever the keys hold: a key deleted or overwritten ends its wait with an error.
   bool group_read = EqualsIgnoreCase(spec->name, "xreadgroup");
-  if (type != RedisType::kNone && !group_read && !AnyBlockKeyOfType(conn, type)) return;
+  if (type != RedisType::kNone && !group_read && !AnyBlockKeyOfType(conn, type)) return false;
   RunCommand(conn, *spec, args);
+  return true;
 }
 
 void FinishBlocked(Connection* conn, const std::string& reply) {

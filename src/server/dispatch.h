@@ -25,7 +25,8 @@ size_t PrefetchGets(Connection* conn, std::string_view input);
 // Runs one command now: locks its keys if it writes, commits its batch.
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args);
 // Re-runs the command of a blocked connection (a key it waits on got data).
-void RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args);
+// False when it did not run: no key it waits on holds the type it waits for.
+bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args);
 // Counts the call of a blocked command answered without running it again
 // (timeout, CLIENT UNBLOCK) with this reply.
 void FinishBlocked(Connection* conn, const std::string& reply);

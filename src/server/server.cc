@@ -602,17 +602,13 @@ bool Server::UnblockClient(uint64_t id, bool error) {
   return true;
 }
 
-void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed) {
+void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed, bool group_readers_only) {
   std::lock_guard<std::mutex> g(blocked_mu_);
   auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
   if (it == blocked_.end() || it->second.empty()) return;
   std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
-  bool first = true;
   for (const Waiter& waiter : it->second) {
-    // The first in line, and (the write may have deleted or overwritten a
-    // stream) every XREADGROUP: a retry that finds nothing keeps its place.
-    if (!all && !first && !waiter.group_read) continue;
-    first = false;
+    if (group_readers_only && !waiter.group_read) continue;
     waiter.worker->Post([worker = waiter.worker, id = waiter.id, removed, ticket] {
       Connection* c = worker->Find(id);
       if (c == nullptr) return;
@@ -620,7 +616,12 @@ void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool 
       // The client waits for this retry's writes to be committed, not just made.
       if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
     });
+    if (!all && !group_readers_only) break;
   }
+}
+
+void Server::WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys) {
+  for (const auto& [db, key] : keys) WakeBlocked(db, key, false, false, true);
 }
 
 void Server::SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed) {

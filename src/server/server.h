@@ -175,6 +175,9 @@ class Server {
   bool HoldForWakes(Connection* conn);
   // Wakes every client blocked on key (stream readers all see a new entry).
   void SignalKeyReadyAll(uint8_t physical_db, const std::string& key);
+  // Retries every XREADGROUP blocked on these (logical db, key)s: a client
+  // ahead of them found their stream deleted or overwritten and stays blocked.
+  void WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys);
   // Wakes the first client blocked on every key of these logical databases
   // (FLUSHDB, FLUSHALL, SWAPDB change keys without touching each).
   void SignalBlockedInDbs(const std::vector<int>& logical_dbs);
@@ -297,9 +300,7 @@ class Server {
   struct Waiter {
     Worker* worker;
     uint64_t id;
-    // XREADGROUP: also woken out of turn (WakeBlocked), as Redis ends every such
-    // wait when its stream is deleted or overwritten, whoever waits ahead.
-    bool group_read;
+    bool group_read;  // XREADGROUP (WakeGroupReaders)
   };
   std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>> blocked_;
   std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it
@@ -309,8 +310,10 @@ class Server {
   static constexpr size_t kBlockFilterSlots = 1024;
   std::array<std::atomic<uint32_t>, kBlockFilterSlots> block_filter_{};
   static size_t BlockFilterSlot(const std::string& key);
-  // Posts a retry to the first (or every) client blocked on (logical db, key).
-  void WakeBlocked(int logical_db, const std::string& key, bool all, bool removed = false);
+  // Posts a retry to the first (or every) client blocked on (logical db, key);
+  // with group_readers_only, to every XREADGROUP blocked on it.
+  void WakeBlocked(int logical_db, const std::string& key, bool all, bool removed = false,
+                   bool group_readers_only = false);
 
   std::atomic<int64_t> pause_until_ms_{0};
   std::atomic<bool> pause_all_{false};
