@@ -182,8 +182,10 @@ size_t ParseAddOrTrim(CommandCall& call, bool xadd, RedisStream::AddArgs* out) {
   return xadd ? i : a.size();
 }
 
+// Every reader blocked on the stream wakes once the command is done (a new
+// entry is for all of them; a destroyed group ends all their waits).
 void SignalStream(CommandCall& call, const std::string& key) {
-  call.server->SignalKeyReadyAll(call.server->storage()->PhysicalDb(call.conn->db), key);
+  call.ctx->WakeAllWaiters(call.server->storage()->PhysicalDb(call.conn->db), key);
 }
 
 void XAdd(CommandCall& call) {
@@ -580,7 +582,7 @@ void XGroup(CommandCall& call) {
     bool destroyed;
     s = rs.DestroyGroup(key, group, &destroyed);
     if (!s.ok()) return ReplyStatusError(call, s);
-    if (destroyed) call.server->SignalKeyReadyAll(call.server->storage()->PhysicalDb(call.conn->db), key);
+    if (destroyed) SignalStream(call, key);
     return reply::Integer(call.out, destroyed ? 1 : 0);
   }
   if (mkcons) {

@@ -163,9 +163,10 @@ void Connection::EndBlock() {
   server()->Unblock(this);
   block.keys.clear();
   block.args.clear();
+  block.sent_args.clear();
 }
 
-void Connection::RetryBlocked(bool key_removed) {
+void Connection::RetryBlocked(const std::pair<uint8_t, std::string>& ready, bool key_removed) {
   if (!block.active) return;
   std::vector<std::string> args = block.args;
   processing_ = true;  // the connection must survive its own command
@@ -173,12 +174,12 @@ void Connection::RetryBlocked(bool key_removed) {
   bool ran;
   {
     ExpiryTimeFreeze frozen;
-    ran = RetryBlockedCommand(this, args);
+    ran = RetryBlockedCommand(this, args, ready);
   }
   block.key_removed = false;
-  // Its keys are gone or of another type: Redis ends the wait of every
+  // The key is gone or of another type: Redis ends the wait of every
   // XREADGROUP on such a stream, even behind a client that stays blocked.
-  if (!ran) worker_->server()->WakeGroupReaders(block.keys);
+  if (!ran) worker_->server()->WakeGroupReaders({ready});
   processing_ = false;
   if (closing_) {
     worker_->Close(this);

@@ -93,6 +93,9 @@ class Connection {
     bool active = false;
     std::vector<std::pair<uint8_t, std::string>> keys;  // (logical db, key)
     std::vector<std::string> args;
+    // The command as the client sent it, when `args` (what a retry runs: XREAD's
+    // $ made an ID) differ: the slow log shows it.
+    std::vector<std::string> sent_args;
     uint64_t timeout_ms = 0;  // 0 = forever
     event* timer = nullptr;
     std::string timeout_reply;  // what a timeout replies; "" = a null array (BLPOP ...)
@@ -109,9 +112,9 @@ class Connection {
   // Readable from other threads: the connection is blocked (CLIENT UNBLOCK).
   std::atomic<bool> blocked{false};
   bool blocked_with_timeout = false;  // counted in Server::TimedBlockedCount (under its blocked lock)
-  // Re-runs the blocked command (a key got data, or was deleted: key_removed),
-  // then resumes reading input.
-  void RetryBlocked(bool key_removed = false);
+  // Re-runs the blocked command on `ready`, the (logical db, key) that got data
+  // (or was deleted: key_removed), then resumes reading input.
+  void RetryBlocked(const std::pair<uint8_t, std::string>& ready, bool key_removed);
   // Starts the timeout of a block that began (if it has one).
   void ArmBlockTimer();
   // Ends blocking: cancels the timer and leaves the server's wait queues.

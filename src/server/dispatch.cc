@@ -233,7 +233,11 @@ void FlushEvents(Server* srv, WriteBatcher* batcher) {
 void StartBlock(Connection* conn, const std::vector<std::string>& args) {
   Connection::BlockState& b = conn->block;
   b.active = true;
-  if (b.args.empty()) b.args = args;
+  if (b.args.empty()) {
+    b.args = args;
+  } else {
+    b.sent_args = args;
+  }
   conn->server()->Block(conn);
   conn->ArmBlockTimer();
 }
@@ -249,35 +253,61 @@ RedisType WaitedType(const CommandSpec& spec) {
   return RedisType::kNone;
 }
 
-bool AnyBlockKeyOfType(Connection* conn, RedisType type) {
-  // The keys' locks first, as the command itself takes them: the write that woke
-  // the client may still be in another worker's batch, which holds them until it commits.
+bool KeyOfType(Connection* conn, const std::pair<uint8_t, std::string>& key, RedisType type) {
+  // The key's lock first, as the command itself takes it: the write that woke
+  // the client may still be in another worker's batch, which holds it until it commits.
   WriteBatcher* batcher = conn->worker()->batcher();
-  Storage* storage = conn->server()->storage();
-  std::vector<uint64_t> locks;
-  for (const auto& [db, key] : conn->block.keys) locks.push_back(LockManager::KeyHash(storage->PhysicalDb(db), key));
-  batcher->Lock(locks);
-  Context* ctx = batcher->ctx();
-  for (const auto& [db, key] : conn->block.keys) {
-    Database d(ctx, storage->PhysicalDb(db));
-    RedisType t;
-    if (d.Type(key, &t).ok() && t == type) return true;
-  }
-  return false;
+  uint8_t db = conn->server()->storage()->PhysicalDb(key.first);
+  batcher->Lock({LockManager::KeyHash(db, key.second)});
+  Database d(batcher->ctx(), db);
+  RedisType t;
+  return d.Type(key.second, &t).ok() && t == type;
 }
+
+// The call Redis makes of a blocked command when one of its keys got ready
+// (serveClientsBlockedOnListKey and the others): it pops or reads that key
+// alone, whatever its other keys hold, and a stream read answers with that
+// stream only. The keys of a blocking command are one run of arguments (for
+// XREAD, followed by their IDs in the same order).
+std::vector<std::string> ServedFromKey(const CommandSpec& spec, const std::vector<std::string>& args,
+                                       const std::string& key) {
+  std::vector<KeyReference> refs = CommandKeyFinder(spec, args).Find(args);
+  if (refs.size() < 2) return args;
+  const size_t first = refs.front().pos, last = refs.back().pos;
+  if (last - first + 1 != refs.size()) return args;
+  size_t j = 0;
+  while (j < refs.size() && args[refs[j].pos] != key) j++;
+  if (j == refs.size()) return args;
+  std::vector<std::string> out(args.begin(), args.begin() + static_cast<long>(first));
+  out.push_back(key);
+  std::string_view name = spec.name;
+  if (name == "xread" || name == "xreadgroup") {
+    if (last + 1 + j < args.size()) out.push_back(args[last + 1 + j]);
+    return out;
+  }
+  if (name == "blmpop" || name == "bzmpop") out[first - 1] = "1";  // numkeys
+  out.insert(out.end(), args.begin() + static_cast<long>(last + 1), args.end());
+  return out;
+}
+
+void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+             const std::vector<std::string>& logged);
 
 }  // namespace
 
-bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args) {
+bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args,
+                         const std::pair<uint8_t, std::string>& ready) {
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
   if (spec == nullptr) return true;
   // As Redis' handleClientsBlockedOnKeys: only a key holding the type the client
   // waits for serves it; a key that became another type leaves it blocked.
   RedisType type = WaitedType(*spec);
-  // XREADGROUP runs whatever the keys hold: a key deleted or overwritten ends its wait with an error.
+  // XREADGROUP runs whatever the key holds: a key deleted or overwritten ends its wait with an error.
   bool group_read = EqualsIgnoreCase(spec->name, "xreadgroup");
-  if (type != RedisType::kNone && !group_read && !AnyBlockKeyOfType(conn, type)) return false;
-  RunCommand(conn, *spec, args);
+  if (type != RedisType::kNone && !group_read && !KeyOfType(conn, ready, type)) return false;
+  const std::vector<std::string> served = conn->block.keys.size() > 1 ? ServedFromKey(*spec, args, ready.second) : args;
+  const std::vector<std::string> sent = conn->block.sent_args;  // the block's end clears it, the slow log comes after
+  RunCall(conn, *spec, served, sent.empty() ? args : sent);
   return true;
 }
 
@@ -308,7 +338,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     reply::Error(&err, "ERR " + s.message());
     conn->Write(err);
   }
-  srv->TouchKeys(ctx.touched(), &ctx.touch_kinds());
+  srv->TouchKeys(ctx.touched(), &ctx.touch_kinds(), &ctx.wake_all());
   if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
 }
 
@@ -372,7 +402,11 @@ size_t PrefetchGets(Connection* conn, std::string_view input) {
   return run;
 }
 
-void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
+namespace {
+
+// RunCommand; `logged` are the arguments the slow log shows.
+void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+             const std::vector<std::string>& logged) {
   Server* srv = conn->server();
   const bool retry = conn->block.active;  // a blocked command run again: already monitored and counted
   if (!retry) FeedMonitors(srv, conn, spec, args, true);
@@ -406,12 +440,12 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
       });
       FlushEvents(srv, nullptr);
       if (!retry) FeedMonitors(srv, conn, spec, args, false);
-      Finish(srv, conn, spec, args, *out, reply_start, start, retry);
+      Finish(srv, conn, spec, logged, *out, reply_start, start, retry);
       return;
     }
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
-    if (!ctx->touched().empty()) {
-      srv->TouchKeys(ctx->touched(), &ctx->touch_kinds());
+    if (!ctx->touched().empty() || !ctx->wake_all().empty()) {
+      srv->TouchKeys(ctx->touched(), &ctx->touch_kinds(), &ctx->wake_all());
       batcher->NoteChanged(ctx, conn->id());
     }
     if (conn->block.requested) {
@@ -427,7 +461,13 @@ void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std
     FlushEvents(srv, batcher);
   }
   if (!retry) FeedMonitors(srv, conn, spec, args, false);
-  Finish(srv, conn, spec, args, *out, reply_start, start, retry);
+  Finish(srv, conn, spec, logged, *out, reply_start, start, retry);
+}
+
+}  // namespace
+
+void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
+  RunCall(conn, spec, args, args);
 }
 
 namespace {
@@ -533,8 +573,8 @@ void RunTransaction(Connection* conn, std::string* out) {
   batcher->Lock(keys);
   Context* ctx = batcher->ctx();
   run(ctx, false);
-  if (!ctx->touched().empty()) {
-    srv->TouchKeys(ctx->touched(), &ctx->touch_kinds());
+  if (!ctx->touched().empty() || !ctx->wake_all().empty()) {
+    srv->TouchKeys(ctx->touched(), &ctx->touch_kinds(), &ctx->wake_all());
     batcher->NoteChanged(ctx, conn->id());
   }
   FlushEvents(srv, batcher);

@@ -24,9 +24,11 @@ void Dispatch(Connection* conn, std::vector<std::string>& args);
 size_t PrefetchGets(Connection* conn, std::string_view input);
 // Runs one command now: locks its keys if it writes, commits its batch.
 void RunCommand(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args);
-// Re-runs the command of a blocked connection (a key it waits on got data).
-// False when it did not run: no key it waits on holds the type it waits for.
-bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args);
+// Re-runs the command of a blocked connection on `ready`, the (logical db, key)
+// of its keys that got data (or was deleted), as Redis serves it from that key
+// alone. False when it did not run: the key does not hold the type it waits for.
+bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args,
+                         const std::pair<uint8_t, std::string>& ready);
 // Counts the call of a blocked command answered without running it again
 // (timeout, CLIENT UNBLOCK) with this reply.
 void FinishBlocked(Connection* conn, const std::string& reply);

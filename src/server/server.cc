@@ -313,27 +313,53 @@ void Server::UnwatchAll(Connection* conn) {
   conn->watch_dirty = false;
 }
 
+void Server::SignalTouched(const std::vector<std::pair<uint8_t, std::string>>& keys,
+                           const std::vector<Context::TouchKind>* kinds,
+                           const std::vector<Context::WakeAll>* wake_all) {
+  // Each key someone may wait on is signalled once, where it was first touched
+  // (Redis' ready_keys keeps that order); its last touch tells whether it ends
+  // deleted (kNoTouch: only noted to wake all its readers).
+  constexpr size_t kNoTouch = SIZE_MAX;
+  std::map<std::pair<uint8_t, std::string>, size_t> last;
+  auto waited = [&](const std::string& key) {
+    return block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) != 0;
+  };
+  for (size_t i = 0; i < keys.size(); i++) {
+    if (waited(keys[i].second)) last[keys[i]] = i;
+  }
+  std::vector<const std::pair<uint8_t, std::string>*> all;
+  if (wake_all != nullptr) {
+    for (const Context::WakeAll& w : *wake_all) {
+      if (!waited(w.key.second)) continue;
+      last.emplace(w.key, kNoTouch);
+      all.push_back(&w.key);
+    }
+  }
+  auto signal = [&](const std::pair<uint8_t, std::string>& key) {
+    auto it = last.find(key);
+    if (it == last.end()) return;
+    const size_t l = it->second;
+    bool removed = l != kNoTouch && kinds != nullptr &&
+                   ((*kinds)[l] == Context::TouchKind::kRemoved || (*kinds)[l] == Context::TouchKind::kExpired);
+    bool wakes_all = std::any_of(all.begin(), all.end(), [&](const auto* k) { return *k == key; });
+    SignalKeyReady(key.first, key.second, removed, wakes_all);
+    last.erase(it);
+  };
+  size_t w = 0;
+  for (size_t i = 0; i <= keys.size() && !last.empty(); i++) {
+    for (; wake_all != nullptr && w < wake_all->size() && (*wake_all)[w].at <= i; w++) signal((*wake_all)[w].key);
+    if (i < keys.size()) signal(keys[i]);
+  }
+}
+
 void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
-                       const std::vector<Context::TouchKind>* kinds) {
+                       const std::vector<Context::TouchKind>* kinds, const std::vector<Context::WakeAll>* wake_all) {
   // As Redis signals a key on every creation, overwrite or deletion (RENAME,
   // COPY, SORT STORE ... onto a list a client waits on; a stream deleted under
   // XREADGROUP): a woken client whose key holds nothing for it blocks on.
   // Counted before its block ends its command's batch (which holds the key
   // locks this write needed), so a waiter is never missed here.
-  if (blocked_clients_.load(std::memory_order_relaxed) != 0) {
-    // The last touch of each key someone may wait on tells whether the key ends deleted.
-    std::map<std::pair<uint8_t, std::string>, size_t> last;
-    for (size_t i = 0; i < keys.size(); i++) {
-      if (block_filter_[BlockFilterSlot(keys[i].second)].load(std::memory_order_relaxed) != 0) last[keys[i]] = i;
-    }
-    for (size_t i = 0; i < keys.size() && !last.empty(); i++) {
-      auto it = last.find(keys[i]);
-      if (it == last.end()) continue;
-      bool removed = kinds != nullptr && it->second == i &&
-                     ((*kinds)[i] == Context::TouchKind::kRemoved || (*kinds)[i] == Context::TouchKind::kExpired);
-      SignalKeyReady(keys[i].first, keys[i].second, removed);
-    }
-  }
+  if (blocked_clients_.load(std::memory_order_relaxed) != 0) SignalTouched(keys, kinds, wake_all);
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
   for (size_t i = 0; i < keys.size(); i++) {
@@ -508,25 +534,72 @@ void Server::Unblock(Connection* conn) {
     conn->blocked_with_timeout = false;
   }
   // Whatever this client was woken for (or leaves behind) goes to the next in line.
-  for (auto& [db, key] : keys) WakeBlocked(db, key, false);
+  for (auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kFirst, false, true);
 }
 
 namespace {
 
 // Held by every retry a client's command posted; the last one to let go
-// resumes that client (waiters[0]), which holds the clients the retries served
-// (HoldForWakes) until its batch is done.
+// resumes that client (`owner`), which holds the clients the retries served
+// (HoldForWakes) until its batch is done, in the order Redis would have freed
+// them (Slot::order), whatever order the workers ran the retries in.
 struct WakeTicket {
-  WakeTicket(Server* s, Worker* w, uint64_t id) : server(s), waiters{{w, id}} {}
+  // Where a wake stands in Redis' order. CLIENT UNBLOCK frees a client during
+  // the command (unblockClient), keys are served after it (handleClientsBlockedOnKeys):
+  // the keys its command signalled in the order of their first signal, each
+  // key's clients one after another (a client served passes the key on), then
+  // the keys those clients' own writes signalled, as the next round.
+  enum class Kind { kUnblock, kSignal, kPassOn };
+  struct Slot {
+    std::vector<uint32_t> order;  // compared lexicographically
+    Connection::ClientRef client;
+    bool served = false;
+    uint32_t passed_on = 0;  // wakes this slot's retry passed on to the next in line
+    uint32_t signalled = 0;  // wakes its own writes caused (the next round)
+  };
+
+  WakeTicket(Server* s, Worker* w, uint64_t id) : server(s), owner(w, id) {}
   WakeTicket(const WakeTicket&) = delete;
   WakeTicket& operator=(const WakeTicket&) = delete;
-  Server* server;
-  std::mutex mu;
-  std::vector<Connection::ClientRef> waiters;
+
+  // A slot for a wake of client, made by the owner's command (parent < 0) or by
+  // the retry of slot parent.
+  size_t Reserve(Kind kind, Connection::ClientRef client, int parent) {
+    std::lock_guard<std::mutex> g(mu);
+    std::vector<uint32_t> order;
+    if (parent < 0) {
+      order = {kind == Kind::kUnblock ? 0u : 1u, top++};
+    } else if (kind == Kind::kSignal) {
+      Slot& p = slots[parent];
+      order.push_back(p.order[0] + 1);
+      order.insert(order.end(), p.order.begin(), p.order.end());
+      order.push_back(0);  // before whatever the clients it passed the key on to signal
+      order.push_back(p.signalled++);
+    } else {
+      Slot& p = slots[parent];
+      order = p.order;
+      order.push_back(1 + p.passed_on++);
+    }
+    slots.push_back(Slot{std::move(order), client});
+    return slots.size() - 1;
+  }
+
   ~WakeTicket() {
     if (server->stopping()) return;  // workers may be gone
-    auto [w, id] = waiters.front();
-    std::vector<Connection::ClientRef> served(waiters.begin() + 1, waiters.end());
+    std::vector<const Slot*> done;
+    for (const Slot& s : slots) {
+      if (s.served) done.push_back(&s);
+    }
+    std::stable_sort(done.begin(), done.end(), [](const Slot* a, const Slot* b) { return a->order < b->order; });
+    std::vector<Connection::ClientRef> served;
+    for (const Slot* s : done) {
+      if (std::find(served.begin(), served.end(), s->client) == served.end()) served.push_back(s->client);
+    }
+    ResumeOwner(std::move(served));
+  }
+
+  void ResumeOwner(std::vector<Connection::ClientRef> served) {
+    auto [w, id] = owner;
     w->Post([w = w, id = id, served = std::move(served)]() mutable {
       if (Connection* c = w->Find(id)) {
         c->WakesServed(std::move(served));
@@ -535,12 +608,20 @@ struct WakeTicket {
       }
     });
   }
+
+  Server* server;
+  Connection::ClientRef owner;
+  std::mutex mu;
+  std::vector<Slot> slots;
+  uint32_t top = 0;
 };
 
 // The client whose command runs on this thread (WakeScope), and the ticket its
-// wakes share so far; inside a retry, the ticket of the client that caused it.
+// wakes share so far; inside a retry, the ticket of the client that caused it
+// and the retry's slot in it.
 thread_local Connection* tl_waiter = nullptr;
 thread_local std::shared_ptr<WakeTicket> tl_ticket;
+thread_local int tl_slot = -1;
 
 // The ticket of the command running on this thread, made on first use (none
 // outside a WakeScope).
@@ -551,15 +632,24 @@ std::shared_ptr<WakeTicket> CurrentTicket(Server* server) {
   return tl_ticket;
 }
 
-// Runs fn (a posted retry or unblock) as part of ticket: what it wakes in turn
+// Reserves client's place in the current ticket (-1: there is none).
+int ReserveSlot(const std::shared_ptr<WakeTicket>& ticket, WakeTicket::Kind kind, Connection::ClientRef client) {
+  if (ticket == nullptr) return -1;
+  return static_cast<int>(ticket->Reserve(kind, client, tl_slot));
+}
+
+// Runs fn (a posted retry or unblock) as slot of ticket: what it wakes in turn
 // joins the same ticket.
 template <typename Fn>
-void RunWithTicket(const std::shared_ptr<WakeTicket>& ticket, Fn fn) {
+void RunWithTicket(const std::shared_ptr<WakeTicket>& ticket, int slot, Fn fn) {
   Connection* outer_waiter = tl_waiter;
   std::shared_ptr<WakeTicket> outer_ticket = std::move(tl_ticket);
+  int outer_slot = tl_slot;
   tl_waiter = nullptr;
   tl_ticket = ticket;
+  tl_slot = slot;
   fn();
+  tl_slot = outer_slot;
   tl_ticket = std::move(outer_ticket);
   tl_waiter = outer_waiter;
 }
@@ -567,9 +657,11 @@ void RunWithTicket(const std::shared_ptr<WakeTicket>& ticket, Fn fn) {
 }  // namespace
 
 // Scopes nest when a worker serves other clients while a script runs (ServeWhileBusy).
-Server::WakeScope::WakeScope(Connection* conn) : conn_(conn), outer_(tl_waiter), outer_ticket_(std::move(tl_ticket)) {
+Server::WakeScope::WakeScope(Connection* conn)
+    : conn_(conn), outer_(tl_waiter), outer_ticket_(std::move(tl_ticket)), outer_slot_(tl_slot) {
   tl_waiter = conn;
   tl_ticket = nullptr;
+  tl_slot = -1;
 }
 
 Server::WakeScope::~WakeScope() {
@@ -579,12 +671,13 @@ Server::WakeScope::~WakeScope() {
   }
   tl_waiter = outer_;
   tl_ticket = std::static_pointer_cast<WakeTicket>(std::move(outer_ticket_));
+  tl_slot = outer_slot_;
 }
 
 bool Server::HoldForWakes(Connection* conn) {
-  if (tl_ticket == nullptr) return false;
+  if (tl_ticket == nullptr || tl_slot < 0) return false;
   std::lock_guard<std::mutex> g(tl_ticket->mu);
-  tl_ticket->waiters.emplace_back(conn->worker(), conn->id());
+  tl_ticket->slots[tl_slot].served = true;
   conn->awaiting_wakes = true;
   return true;
 }
@@ -596,44 +689,42 @@ bool Server::UnblockClient(uint64_t id, bool error) {
   Worker* w = it->second->worker();
   // As a wake: the caller's reply waits for it, the client's next commands
   // for the caller's batch.
-  w->Post([w, id, error, ticket = CurrentTicket(this)] {
-    if (Connection* c = w->Find(id)) RunWithTicket(ticket, [&] { c->UnblockWith(error); });
+  std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
+  int slot = ReserveSlot(ticket, WakeTicket::Kind::kUnblock, {w, id});
+  w->Post([w, id, error, ticket, slot] {
+    if (Connection* c = w->Find(id)) RunWithTicket(ticket, slot, [&] { c->UnblockWith(error); });
   });
   return true;
 }
 
-void Server::WakeBlocked(int logical_db, const std::string& key, bool all, bool removed, bool group_readers_only) {
+void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, bool pass_on) {
   std::lock_guard<std::mutex> g(blocked_mu_);
   auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
   if (it == blocked_.end() || it->second.empty()) return;
   std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
+  const WakeTicket::Kind kind = pass_on ? WakeTicket::Kind::kPassOn : WakeTicket::Kind::kSignal;
   for (const Waiter& waiter : it->second) {
-    if (group_readers_only && !waiter.group_read) continue;
-    waiter.worker->Post([worker = waiter.worker, id = waiter.id, removed, ticket] {
+    if (who == Wakes::kGroupReaders && !waiter.group_read) continue;
+    int slot = ReserveSlot(ticket, kind, {waiter.worker, waiter.id});
+    waiter.worker->Post([worker = waiter.worker, id = waiter.id, ready = it->first, removed, ticket, slot] {
       Connection* c = worker->Find(id);
       if (c == nullptr) return;
-      RunWithTicket(ticket, [&] { c->RetryBlocked(removed); });
+      RunWithTicket(ticket, slot, [&] { c->RetryBlocked(ready, removed); });
       // The client waits for this retry's writes to be committed, not just made.
       if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
     });
-    if (!all && !group_readers_only) break;
+    if (who == Wakes::kFirst) break;
   }
 }
 
 void Server::WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys) {
-  for (const auto& [db, key] : keys) WakeBlocked(db, key, false, false, true);
+  for (const auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kGroupReaders, false, true);
 }
 
-void Server::SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed) {
+void Server::SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed, bool all) {
   if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
   int logical = storage_->LogicalDb(physical_db);
-  if (logical >= 0) WakeBlocked(logical, key, false, removed);
-}
-
-void Server::SignalKeyReadyAll(uint8_t physical_db, const std::string& key) {
-  if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
-  int logical = storage_->LogicalDb(physical_db);
-  if (logical >= 0) WakeBlocked(logical, key, true);
+  if (logical >= 0) WakeBlocked(logical, key, all ? Wakes::kAll : Wakes::kFirst, removed, false);
 }
 
 void Server::SignalBlockedInDbs(const std::vector<int>& logical_dbs) {
@@ -645,7 +736,7 @@ void Server::SignalBlockedInDbs(const std::vector<int>& logical_dbs) {
       if (std::find(logical_dbs.begin(), logical_dbs.end(), k.first) != logical_dbs.end()) keys.push_back(k);
     }
   }
-  for (auto& [db, key] : keys) WakeBlocked(db, key, false);
+  for (auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kFirst, false, false);
 }
 
 size_t Server::BlockedCount() { return blocked_clients_.load() + postponed_clients_.load(); }

@@ -113,8 +113,11 @@ class Server {
   // each (it checks what the key holds now). Called while the key locks are held.
   // kinds (Context::touch_kinds, or null: all modified) tells which touches are
   // deletions (a watcher of a key stale when watched is not dirtied by those).
+  // wake_all (Context::wake_all, or null): keys whose blocked clients all wake
+  // (stream readers), not only the first in line.
   void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
-                 const std::vector<Context::TouchKind>* kinds = nullptr);
+                 const std::vector<Context::TouchKind>* kinds = nullptr,
+                 const std::vector<Context::WakeAll>* wake_all = nullptr);
   // A key's state in a database as WATCH sees it.
   enum class WatchedState { kAbsent, kLive, kStale };
   // A whole-database operation (FLUSHDB, FLUSHALL, SWAPDB) changed key of physical
@@ -145,10 +148,11 @@ class Server {
   // database across SWAPDB; signals name the physical db their write used.
   void Block(Connection* conn);
   void Unblock(Connection* conn);
-  // Called (under the key's lock) by commands that add data to a key.
+  // Called (under the key's lock) for keys a command changed (TouchKeys).
   // removed: the write that signals left the key deleted (a woken XREADGROUP then
   // ends with -UNBLOCKED, decided now, whatever a later write makes of the key).
-  void SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed = false);
+  // all: every client blocked on the key wakes (stream readers all see a new entry).
+  void SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed = false, bool all = false);
   // Redis serves the clients a command unblocks before that command's reply and
   // its client's next command (handleClientsBlockedOnKeys), so a client that
   // sees its LPUSH answered also sees the BRPOPLPUSH it fed done. Here woken
@@ -167,14 +171,13 @@ class Server {
     Connection* conn_;
     Connection* outer_;
     std::shared_ptr<void> outer_ticket_;
+    int outer_slot_;
   };
   // Redis serves every client a write unblocks before any of them runs its next
   // command. Called by a client its retry just served: if that retry belongs
   // to a WakeScope's ticket, the client waits (awaiting_wakes) with the
   // ticket's owner for the rest of the ticket's retries; false if there is none.
   bool HoldForWakes(Connection* conn);
-  // Wakes every client blocked on key (stream readers all see a new entry).
-  void SignalKeyReadyAll(uint8_t physical_db, const std::string& key);
   // Retries every XREADGROUP blocked on these (logical db, key)s: a client
   // ahead of them found their stream deleted or overwritten and stays blocked.
   void WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys);
@@ -310,10 +313,15 @@ class Server {
   static constexpr size_t kBlockFilterSlots = 1024;
   std::array<std::atomic<uint32_t>, kBlockFilterSlots> block_filter_{};
   static size_t BlockFilterSlot(const std::string& key);
-  // Posts a retry to the first (or every) client blocked on (logical db, key);
-  // with group_readers_only, to every XREADGROUP blocked on it.
-  void WakeBlocked(int logical_db, const std::string& key, bool all, bool removed = false,
-                   bool group_readers_only = false);
+  // Posts a retry to the first, every, or every XREADGROUP client blocked on
+  // (logical db, key). pass_on: a client the key served (or that found it gone)
+  // passes it on to the next in line, who then comes right after it in the
+  // order the current ticket frees clients; otherwise a write signalled the key.
+  enum class Wakes { kFirst, kAll, kGroupReaders };
+  // TouchKeys' part for blocked clients.
+  void SignalTouched(const std::vector<std::pair<uint8_t, std::string>>& keys,
+                     const std::vector<Context::TouchKind>* kinds, const std::vector<Context::WakeAll>* wake_all);
+  void WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, bool pass_on);
 
   std::atomic<int64_t> pause_until_ms_{0};
   std::atomic<bool> pause_all_{false};

@@ -121,6 +121,17 @@ class Context {
     touch_marks_.push_back(touch_mark_);
   }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
+  // Every client blocked on key is to wake, not only the first in line: a new
+  // stream entry is for all its readers, a destroyed group ends all their waits
+  // (signalled even by a command whose touches are forgotten, XGROUP).
+  struct WakeAll {
+    size_t at;  // touched().size() when noted: the key's place among the touches
+    std::pair<uint8_t, std::string> key;
+  };
+  void WakeAllWaiters(uint8_t db, std::string_view key) {
+    wake_all_.push_back(WakeAll{touched_.size(), {db, std::string(key)}});
+  }
+  const std::vector<WakeAll>& wake_all() const { return wake_all_; }
   // A stamp, opaque here, that the keys touched from now on carry: the command
   // layer stamps each command's writes with when they happened, for client-side
   // caching to tell the reads that came after them (UINT64_MAX until set).
@@ -211,6 +222,12 @@ class Context {
   }
   // Forgets the touches from index `from` on, but creations.
   void ForgetTouchesFrom(size_t from) {
+    for (WakeAll& w : wake_all_) {
+      if (w.at <= from) continue;
+      size_t at = from;
+      for (size_t i = from; i < w.at; i++) at += touch_kinds_[i] == TouchKind::kCreated;
+      w.at = at;
+    }
     size_t kept = from;
     for (size_t i = from; i < touched_.size(); i++) {
       if (touch_kinds_[i] != TouchKind::kCreated) continue;
@@ -229,6 +246,7 @@ class Context {
     ClearAndTrim(&touched_, kTrimKeepEntries);
     ClearAndTrim(&touch_kinds_, kTrimKeepEntries);
     ClearAndTrim(&touch_marks_, kTrimKeepEntries);
+    wake_all_.clear();
     noted_events_.clear();
   }
 
@@ -360,6 +378,7 @@ class Context {
   std::vector<std::pair<uint8_t, uint64_t>> expires_;
   std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<TouchKind> touch_kinds_;
+  std::vector<WakeAll> wake_all_;
   std::vector<uint64_t> touch_marks_;
   uint64_t touch_mark_ = UINT64_MAX;
   std::vector<NotedEvent> noted_events_;

@@ -256,3 +256,123 @@ def test_blocking_commands_in_a_transaction(kvrocks_server, redis_ref):
             d(*cmd)
         d("EXEC")
         d.close()
+
+
+# Blocked on several keys, served from the one that got ready (Redis'
+# serveClientsBlockedOn*Key): the other keys are not looked at, even when one of
+# them now holds another type, and a stream read answers with that stream only.
+# (setup, blocking command, commands sent after it blocked)
+SERVED_FROM_KEY = [
+    ([], ["BLPOP", "a", "b", "0"], [["SET", "a", "x"], ["LPUSH", "b", "v"]]),
+    ([], ["BLPOP", "a", "b", "0"], [["ZADD", "a", "1", "x"], ["LPUSH", "b", "v"]]),
+    ([], ["BLMPOP", "0", "2", "a", "b", "LEFT"], [["SET", "a", "x"], ["LPUSH", "b", "v"]]),
+    ([], ["BZPOPMIN", "a", "b", "0"], [["SET", "a", "x"], ["ZADD", "b", "1", "m"]]),
+    ([], ["BZMPOP", "0", "2", "a", "b", "MIN"], [["SET", "a", "x"], ["ZADD", "b", "1", "m"]]),
+    ([], ["XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$"], [["SET", "a", "x"], ["XADD", "b", "1-1", "f", "v"]]),
+    ([], ["XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$"],
+     [["MULTI"], ["XADD", "b", "1-1", "f", "v"], ["XADD", "a", "1-1", "f", "v"], ["EXEC"]]),
+    ([["XADD", "a", "1-1", "f", "v"], ["XADD", "b", "1-1", "f", "v"], ["XGROUP", "CREATE", "a", "g", "$"],
+      ["XGROUP", "CREATE", "b", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "a", "b", ">", ">"],
+     [["MULTI"], ["XADD", "b", "2-1", "f", "v"], ["XADD", "a", "2-1", "f", "v"], ["EXEC"]]),
+    ([], ["BLMPOP", "0", "2", "a", "b", "RIGHT", "COUNT", "5"],
+     [["MULTI"], ["RPUSH", "b", "1", "2"], ["RPUSH", "a", "3"], ["EXEC"]]),
+    ([], ["BZMPOP", "0", "3", "a", "b", "c", "MAX", "COUNT", "5"], [["ZADD", "c", "1", "x", "2", "y"]]),
+    ([], ["BLPOP", "a", "b", "a", "0"], [["LPUSH", "a", "z"]]),
+]
+
+
+def served_from_key(port, setup, block, actions):
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    for cmd in setup:
+        c.call(*cmd)
+    c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    c.call("SLOWLOG", "RESET")
+    b = RawClient(port)
+    b.send_raw(encode(block))
+    assert blocked(c)
+    c.send_raw(b"".join(encode(cmd) for cmd in actions))
+    replies = [c.read_reply() for _ in actions] + [b.read_reply()]
+    c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    # The slow log shows the blocked command as the client sent it.
+    replies.append(encode(block)[len(b"*%d\r\n" % len(block)):] in c.call("SLOWLOG", "GET", "100"))
+    b.close()
+    c.close()
+    return replies
+
+
+@pytest.mark.parametrize("case", range(len(SERVED_FROM_KEY)))
+def test_a_client_is_served_from_the_key_that_got_ready(kvrocks_server, redis_ref, case):
+    setup, block, actions = SERVED_FROM_KEY[case]
+    ours = served_from_key(kvrocks_server.port, setup, block, actions)
+    assert ours == served_from_key(redis_ref.port, setup, block, actions), block
+    assert not ours[-2].startswith(b"-") and ours[-1]
+
+
+# Clients one command frees, in the order Redis runs their next commands
+# (processUnblockedClients): CLIENT UNBLOCK frees at once, keys are served after
+# the command (handleClientsBlockedOnKeys) in the order of their first signal, a
+# key's clients one after another, and keys that served clients' writes signal
+# in the next round. Each freed client appends its tag to s.
+# (blockers: (blocking command, tag), commands of the freeing client; "<id:i>" is
+# blocker i's client id)
+FREED_ORDER = {
+    "keys_in_signal_order": ([(["XREAD", "BLOCK", "0", "STREAMS", "x", "$"], "a"), (["BRPOP", "l", "0"], "b")],
+                             [["LPUSH", "l", "v"], ["XADD", "x", "1-1", "f", "v"]]),
+    "stream_key_first": ([(["XREAD", "BLOCK", "0", "STREAMS", "x", "$"], "a"), (["BRPOP", "l", "0"], "b")],
+                         [["XADD", "x", "1-1", "f", "v"], ["LPUSH", "l", "v"]]),
+    "a_keys_clients_in_turn": ([(["BLPOP", "l", "0"], "b1"), (["BLPOP", "l", "0"], "b2"),
+                                (["XREAD", "BLOCK", "0", "STREAMS", "x", "$"], "a")],
+                               [["LPUSH", "l", "p", "q"], ["XADD", "x", "1-1", "f", "v"]]),
+    "next_round": ([(["BLMOVE", "l", "m", "LEFT", "LEFT", "0"], "b"), (["BLPOP", "m", "0"], "c"),
+                    (["XREAD", "BLOCK", "0", "STREAMS", "x", "$"], "a")],
+                   [["LPUSH", "l", "p"], ["XADD", "x", "1-1", "f", "v"]]),
+    "unblock_first": ([(["BLPOP", "l", "0"], "b"), (["BLPOP", "e", "0"], "d")],
+                      [["LPUSH", "l", "p"], ["CLIENT", "UNBLOCK", "<id:1>"]]),
+    "every_stream_reader": ([(["XREAD", "BLOCK", "0", "STREAMS", "x", "$"], "a1"), (["BLPOP", "l", "0"], "b"),
+                             (["XREAD", "BLOCK", "0", "STREAMS", "x", "$"], "a2")],
+                            [["XADD", "x", "1-1", "f", "v"], ["LPUSH", "l", "p"]]),
+    "group_destroyed_last": ([(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"], "a"),
+                              (["BLPOP", "l", "0"], "b")],
+                             [["LPUSH", "l", "p"], ["XGROUP", "DESTROY", "x", "g"]]),
+    "group_destroyed_first": ([(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"], "a"),
+                               (["BLPOP", "l", "0"], "b")],
+                              [["XGROUP", "DESTROY", "x", "g"], ["LPUSH", "l", "p"]]),
+}
+
+
+def freed_order(port, name, transaction, shift):
+    blockers, cmds = FREED_ORDER[name]
+    extra = [RawClient(port) for _ in range(shift)]
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    c.call("XADD", "x", "0-1", "f", "v")
+    c.call("XGROUP", "CREATE", "x", "g", "$")
+    clients, ids = [], []
+    for i, (cmd, tag) in enumerate(blockers):
+        b = RawClient(port)
+        clients.append(b)
+        ids.append(b.call("CLIENT", "ID")[1:-2].decode())
+        b.send_raw(encode(cmd) + encode(["APPEND", "s", tag + ","]))
+        assert blocked(c, i + 1)
+    cmds = [[ids[int(x[4:-1])] if x.startswith("<id:") else x for x in cmd] for cmd in cmds]
+    data = b"".join(encode(cmd) for cmd in cmds)
+    if transaction:
+        data = encode(["MULTI"]) + data + encode(["EXEC"])
+    c.send_raw(data)
+    replies = [c.read_reply() for _ in range(len(cmds) + (2 if transaction else 0))]
+    for b in clients:
+        replies += [b.read_reply(), b.read_reply()]
+    replies.append(c.call("GET", "s"))
+    for x in clients + [c] + extra:
+        x.close()
+    return replies
+
+
+@pytest.mark.parametrize("shift", range(2))
+@pytest.mark.parametrize("transaction", [True, False])
+@pytest.mark.parametrize("name", list(FREED_ORDER))
+def test_freed_clients_go_on_in_the_order_redis_frees_them(kvrocks_server, redis_ref, name, transaction, shift):
+    ours = freed_order(kvrocks_server.port, name, transaction, shift)
+    assert ours == freed_order(redis_ref.port, name, transaction, shift)
