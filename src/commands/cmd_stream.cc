@@ -575,7 +575,7 @@ void XGroup(CommandCall& call) {
     s = create ? rs.CreateGroup(key, group, id, mkstream, entries_read) : rs.SetGroupId(key, group, id, entries_read);
     if (!s.ok()) return ReplyStatusError(call, s);
     // The stream MKSTREAM made is signalled, unlike the group (kCmdUnsignaled).
-    if (!exists) call.ctx->Touch(db.id(), key, Context::TouchKind::kCreated);
+    if (!exists) call.ctx->Touch(db.id(), key, Context::TouchKind::kCreated, true);
     return reply::Ok(call.out);
   }
   if (destroy) {

@@ -81,7 +81,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   offset_ = safe;
   read_offset_ = pos;
   if (!ctx.touched().empty() || !ctx.wake_all().empty()) {
-    server_->TouchKeys(ctx.touched(), &ctx.touch_kinds(), &ctx.wake_all());
+    server_->TouchKeys(ctx);
   }
   server_->KeysChanged(ctx.touched(), 0);  // the master's writes, as a Redis replica invalidates them
   PublishEvents(server_, TakePendingEvents());

@@ -338,7 +338,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     reply::Error(&err, "ERR " + s.message());
     conn->Write(err);
   }
-  srv->TouchKeys(ctx.touched(), &ctx.touch_kinds(), &ctx.wake_all());
+  srv->TouchKeys(ctx);
   if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
 }
 
@@ -445,7 +445,7 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     }
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
     if (!ctx->touched().empty() || !ctx->wake_all().empty()) {
-      srv->TouchKeys(ctx->touched(), &ctx->touch_kinds(), &ctx->wake_all());
+      srv->TouchKeys(*ctx);
       batcher->NoteChanged(ctx, conn->id());
     }
     if (conn->block.requested) {
@@ -574,7 +574,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   Context* ctx = batcher->ctx();
   run(ctx, false);
   if (!ctx->touched().empty() || !ctx->wake_all().empty()) {
-    srv->TouchKeys(ctx->touched(), &ctx->touch_kinds(), &ctx->wake_all());
+    srv->TouchKeys(*ctx);
     batcher->NoteChanged(ctx, conn->id());
   }
   FlushEvents(srv, batcher);

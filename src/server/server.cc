@@ -313,60 +313,69 @@ void Server::UnwatchAll(Connection* conn) {
   conn->watch_dirty = false;
 }
 
-void Server::SignalTouched(const std::vector<std::pair<uint8_t, std::string>>& keys,
-                           const std::vector<Context::TouchKind>* kinds,
-                           const std::vector<Context::WakeAll>* wake_all) {
-  // Each key someone may wait on is signalled once, where it was first touched
-  // (Redis' ready_keys keeps that order); its last touch tells whether it ends
-  // deleted (kNoTouch: only noted to wake all its readers).
-  constexpr size_t kNoTouch = SIZE_MAX;
-  std::map<std::pair<uint8_t, std::string>, size_t> last;
+void Server::SignalTouched(const Context& ctx) {
+  const auto& keys = ctx.touched();
+  const auto& kinds = ctx.touch_kinds();
+  const auto& ready = ctx.touch_ready();
+  const auto& wake_all = ctx.wake_all();
   auto waited = [&](const std::string& key) {
     return block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) != 0;
   };
-  for (size_t i = 0; i < keys.size(); i++) {
-    if (waited(keys[i].second)) last[keys[i]] = i;
-  }
-  std::vector<const std::pair<uint8_t, std::string>*> all;
-  if (wake_all != nullptr) {
-    for (const Context::WakeAll& w : *wake_all) {
-      if (!waited(w.key.second)) continue;
-      last.emplace(w.key, kNoTouch);
-      all.push_back(&w.key);
-    }
-  }
-  auto signal = [&](const std::pair<uint8_t, std::string>& key) {
-    auto it = last.find(key);
-    if (it == last.end()) return;
-    const size_t l = it->second;
-    bool removed = l != kNoTouch && kinds != nullptr &&
-                   ((*kinds)[l] == Context::TouchKind::kRemoved || (*kinds)[l] == Context::TouchKind::kExpired);
-    bool wakes_all = std::any_of(all.begin(), all.end(), [&](const auto* k) { return *k == key; });
-    SignalKeyReady(key.first, key.second, removed, wakes_all);
-    last.erase(it);
+  // Each key someone may wait on is signalled once, in Redis' ready_keys order:
+  // where Redis first signals it (a `ready` touch, a wake of all its readers),
+  // else where it was first touched. Places are 2i+1 for touch i and 2*at for a
+  // wake-all noted before touch `at`.
+  struct Signal {
+    size_t place = SIZE_MAX;
+    bool has_ready = false;
+    size_t last = SIZE_MAX;  // its last touch: does the key end deleted?
+    bool all = false;
   };
-  size_t w = 0;
-  for (size_t i = 0; i <= keys.size() && !last.empty(); i++) {
-    for (; wake_all != nullptr && w < wake_all->size() && (*wake_all)[w].at <= i; w++) signal((*wake_all)[w].key);
-    if (i < keys.size()) signal(keys[i]);
+  std::map<std::pair<uint8_t, std::string>, Signal> signals;
+  for (size_t i = 0; i < keys.size(); i++) {
+    if (!waited(keys[i].second)) continue;
+    Signal& sig = signals[keys[i]];
+    if (ready[i] && !sig.has_ready) {
+      sig.place = 2 * i + 1;
+      sig.has_ready = true;
+    } else if (!sig.has_ready && sig.place == SIZE_MAX) {
+      sig.place = 2 * i + 1;
+    }
+    sig.last = i;
+  }
+  for (const Context::WakeAll& w : wake_all) {
+    if (!waited(w.key.second)) continue;
+    Signal& sig = signals[w.key];
+    if (!sig.has_ready || 2 * w.at < sig.place) sig.place = 2 * w.at;
+    sig.has_ready = true;
+    sig.all = true;
+  }
+  std::vector<std::pair<size_t, decltype(signals)::const_iterator>> order;
+  for (auto it = signals.cbegin(); it != signals.cend(); ++it) order.emplace_back(it->second.place, it);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [place, it] : order) {
+    const Signal& sig = it->second;
+    bool removed = sig.last != SIZE_MAX &&
+                   (kinds[sig.last] == Context::TouchKind::kRemoved || kinds[sig.last] == Context::TouchKind::kExpired);
+    SignalKeyReady(it->first.first, it->first.second, removed, sig.all);
   }
 }
 
-void Server::TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
-                       const std::vector<Context::TouchKind>* kinds, const std::vector<Context::WakeAll>* wake_all) {
+void Server::TouchKeys(const Context& ctx) {
   // As Redis signals a key on every creation, overwrite or deletion (RENAME,
   // COPY, SORT STORE ... onto a list a client waits on; a stream deleted under
   // XREADGROUP): a woken client whose key holds nothing for it blocks on.
   // Counted before its block ends its command's batch (which holds the key
   // locks this write needed), so a waiter is never missed here.
-  if (blocked_clients_.load(std::memory_order_relaxed) != 0) SignalTouched(keys, kinds, wake_all);
+  if (blocked_clients_.load(std::memory_order_relaxed) != 0) SignalTouched(ctx);
+  const auto& keys = ctx.touched();
+  const auto& kinds = ctx.touch_kinds();
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
   for (size_t i = 0; i < keys.size(); i++) {
     auto it = watched_.find(keys[i]);
     if (it == watched_.end()) continue;
-    bool gone = kinds != nullptr &&
-                ((*kinds)[i] == Context::TouchKind::kExpired || (*kinds)[i] == Context::TouchKind::kRemoved);
+    bool gone = kinds[i] == Context::TouchKind::kExpired || kinds[i] == Context::TouchKind::kRemoved;
     for (auto& [c, stale] : it->second) {
       if (stale && gone) {
         stale = false;  // a key stale when watched is now gone: logically no change
@@ -1004,7 +1013,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor, uint6
   if (ctx.Commit().ok()) {
     stats_.expired_keys += expired;
     *expired_total += expired;
-    if (!ctx.touched().empty()) TouchKeys(ctx.touched(), &ctx.touch_kinds());
+    if (!ctx.touched().empty()) TouchKeys(ctx);
     KeysChanged(ctx.touched(), 0);
     NotifyExpired(this, db, expired_names);
   }

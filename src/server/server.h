@@ -109,15 +109,12 @@ class Server {
   // key changes nothing for that watcher, and EXEC does not fail for it.
   void Watch(Connection* conn, uint8_t db, const std::string& key, bool stale);
   void UnwatchAll(Connection* conn);
-  // Marks watchers of modified keys dirty and wakes the first client blocked on
-  // each (it checks what the key holds now). Called while the key locks are held.
-  // kinds (Context::touch_kinds, or null: all modified) tells which touches are
-  // deletions (a watcher of a key stale when watched is not dirtied by those).
-  // wake_all (Context::wake_all, or null): keys whose blocked clients all wake
-  // (stream readers), not only the first in line.
-  void TouchKeys(const std::vector<std::pair<uint8_t, std::string>>& keys,
-                 const std::vector<Context::TouchKind>* kinds = nullptr,
-                 const std::vector<Context::WakeAll>* wake_all = nullptr);
+  // Marks watchers of the keys ctx touched dirty and wakes the first client
+  // blocked on each (it checks what the key holds now), or all of them where
+  // ctx says so (Context::WakeAllWaiters). Called while the key locks are held.
+  // The touch kinds tell which touches are deletions (a watcher of a key stale
+  // when watched is not dirtied by those).
+  void TouchKeys(const Context& ctx);
   // A key's state in a database as WATCH sees it.
   enum class WatchedState { kAbsent, kLive, kStale };
   // A whole-database operation (FLUSHDB, FLUSHALL, SWAPDB) changed key of physical
@@ -319,8 +316,7 @@ class Server {
   // order the current ticket frees clients; otherwise a write signalled the key.
   enum class Wakes { kFirst, kAll, kGroupReaders };
   // TouchKeys' part for blocked clients.
-  void SignalTouched(const std::vector<std::pair<uint8_t, std::string>>& keys,
-                     const std::vector<Context::TouchKind>* kinds, const std::vector<Context::WakeAll>* wake_all);
+  void SignalTouched(const Context& ctx);
   void WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, bool pass_on);
 
   std::atomic<int64_t> pause_until_ms_{0};

@@ -115,10 +115,14 @@ class Context {
   // kExpired: removed because it had expired (the expiry cycle, or a command that
   // found it expired); Redis announces that as "expired", never as the command's.
   enum class TouchKind : uint8_t { kModified, kCreated, kRemoved, kExpired };
-  void Touch(uint8_t db, std::string_view key, TouchKind kind = TouchKind::kModified) {
+  // ready: a change Redis signals to clients blocked on the key (signalKeyAsReady:
+  // a list, sorted set or stream created, a stream deleted or overwritten); the
+  // first such touch of a key orders its wake among the others (Server::TouchKeys).
+  void Touch(uint8_t db, std::string_view key, TouchKind kind = TouchKind::kModified, bool ready = false) {
     touched_.emplace_back(db, std::string(key));
     touch_kinds_.push_back(kind);
     touch_marks_.push_back(touch_mark_);
+    touch_ready_.push_back(ready);
   }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
   // Every client blocked on key is to wake, not only the first in line: a new
@@ -212,6 +216,8 @@ class Context {
   }
   // touch_kinds()[i] is how touched()[i] changed.
   const std::vector<TouchKind>& touch_kinds() const { return touch_kinds_; }
+  // touch_ready()[i]: whether touched()[i] was a `ready` touch.
+  const std::vector<uint8_t>& touch_ready() const { return touch_ready_; }
   // Moves the touched keys to the end of *out and their stamps to the end of
   // *marks (and forgets them, their kinds and noted events, keeping the buffers
   // for the next command).
@@ -235,17 +241,20 @@ class Context {
         touched_[kept] = std::move(touched_[i]);
         touch_kinds_[kept] = touch_kinds_[i];
         touch_marks_[kept] = touch_marks_[i];
+        touch_ready_[kept] = touch_ready_[i];
       }
       kept++;
     }
     touched_.resize(kept);
     touch_kinds_.resize(kept);
     touch_marks_.resize(kept);
+    touch_ready_.resize(kept);
   }
   void ClearTouched() {
     ClearAndTrim(&touched_, kTrimKeepEntries);
     ClearAndTrim(&touch_kinds_, kTrimKeepEntries);
     ClearAndTrim(&touch_marks_, kTrimKeepEntries);
+    ClearAndTrim(&touch_ready_, kTrimKeepEntries);
     wake_all_.clear();
     noted_events_.clear();
   }
@@ -378,6 +387,7 @@ class Context {
   std::vector<std::pair<uint8_t, uint64_t>> expires_;
   std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<TouchKind> touch_kinds_;
+  std::vector<uint8_t> touch_ready_;
   std::vector<WakeAll> wake_all_;
   std::vector<uint64_t> touch_marks_;
   uint64_t touch_mark_ = UINT64_MAX;

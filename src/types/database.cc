@@ -79,11 +79,15 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
       }
     }
   }
-  ctx_->Touch(db_, key, created ? Context::TouchKind::kCreated : Context::TouchKind::kModified);
+  const RedisType type = static_cast<RedisType>(static_cast<uint8_t>(encoded[0]) & 0x0f);
+  // Where Redis signals blocked clients: dbAdd of a type one can wait on, dbOverwrite of a stream.
+  const bool ready = created ? (type == RedisType::kList || type == RedisType::kZSet || type == RedisType::kStream)
+                             : (lk->type == RedisType::kStream && type != RedisType::kStream);
+  ctx_->Touch(db_, key, created ? Context::TouchKind::kCreated : Context::TouchKind::kModified, ready);
   lk->on_disk = true;
   lk->live = new_expire_ms == 0 || new_expire_ms > ExpiryNowMs();
   lk->expire_ms = new_expire_ms;
-  lk->type = static_cast<RedisType>(static_cast<uint8_t>(encoded[0]) & 0x0f);
+  lk->type = type;
   lk->raw.assign(encoded);
 }
 
@@ -108,7 +112,7 @@ void Database::Remove(std::string_view key, LoadedKey* lk) {
   if (!lk->live && ctx_->expires_on_access()) {
     ctx_->TouchExpired(db_, key);
   } else {
-    ctx_->Touch(db_, key, Context::TouchKind::kRemoved);
+    ctx_->Touch(db_, key, Context::TouchKind::kRemoved, lk->type == RedisType::kStream);
   }
   lk->on_disk = lk->live = false;
   lk->expire_ms = 0;

@@ -336,6 +336,10 @@ FREED_ORDER = {
     "group_destroyed_last": ([(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"], "a"),
                               (["BLPOP", "l", "0"], "b")],
                              [["LPUSH", "l", "p"], ["XGROUP", "DESTROY", "x", "g"]]),
+    # Redis signals a key where it becomes a list, sorted set or stream (dbAdd),
+    # not where a command first touches it.
+    "created_after_a_string": ([(["BLPOP", "l", "0"], "a"), (["BZPOPMIN", "z", "0"], "b")],
+                               [["SET", "l", "x"], ["ZADD", "z", "1", "m"], ["DEL", "l"], ["LPUSH", "l", "v"]]),
     "group_destroyed_first": ([(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"], "a"),
                                (["BLPOP", "l", "0"], "b")],
                               [["XGROUP", "DESTROY", "x", "g"], ["LPUSH", "l", "p"]]),
