@@ -305,9 +305,10 @@ bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args,
   // XREADGROUP runs whatever the key holds: a key deleted or overwritten ends its wait with an error.
   bool group_read = EqualsIgnoreCase(spec->name, "xreadgroup");
   if (type != RedisType::kNone && !group_read && !KeyOfType(conn, ready, type)) return false;
-  const std::vector<std::string> served = conn->block.keys.size() > 1 ? ServedFromKey(*spec, args, ready.second) : args;
+  std::vector<std::string> restricted;
+  if (conn->block.keys.size() > 1) restricted = ServedFromKey(*spec, args, ready.second);
   const std::vector<std::string> sent = conn->block.sent_args;  // the block's end clears it, the slow log comes after
-  RunCall(conn, *spec, served, sent.empty() ? args : sent);
+  RunCall(conn, *spec, restricted.empty() ? args : restricted, sent.empty() ? args : sent);
   return true;
 }
 
