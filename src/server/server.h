@@ -310,13 +310,13 @@ class Server {
   static constexpr size_t kBlockFilterSlots = 1024;
   std::array<std::atomic<uint32_t>, kBlockFilterSlots> block_filter_{};
   static size_t BlockFilterSlot(const std::string& key);
+  // TouchKeys' part for blocked clients.
+  void SignalTouched(const Context& ctx);
   // Posts a retry to the first, every, or every XREADGROUP client blocked on
   // (logical db, key). pass_on: a client the key served (or that found it gone)
   // passes it on to the next in line, who then comes right after it in the
   // order the current ticket frees clients; otherwise a write signalled the key.
   enum class Wakes { kFirst, kAll, kGroupReaders };
-  // TouchKeys' part for blocked clients.
-  void SignalTouched(const Context& ctx);
   void WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, bool pass_on);
 
   std::atomic<int64_t> pause_until_ms_{0};
