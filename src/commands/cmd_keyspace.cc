@@ -8,6 +8,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "commands/blocked_signals.h"
 #include "commands/helpers.h"
 #include "commands/scan_cursor.h"
 #include "commands/watched_changes.h"
@@ -290,12 +291,13 @@ void SwapDb(CommandCall& call) {
     std::vector<WatchedChange> changes;
     AddWatchedChanges(call, pa, &pb, &changes);
     AddWatchedChanges(call, pb, &pa, &changes);
+    std::vector<WaitedKey> waited = WaitedKeysBefore(call, {a, b});
     s = call.server->storage()->SwapDb(a, b);
     if (s.ok()) {
       ApplyWatchedChanges(call, changes);
       call.server->SwapWatchedDbs(pa, pb);
       // Blocked clients stay in their database, which now holds the other's keys.
-      call.server->SignalBlockedInDbs({a, b});
+      SignalWaitedKeys(call, waited, DbChange::kSwapped);
     }
   }
   if (!s.ok()) return ReplyStatusError(call, s);
@@ -324,19 +326,21 @@ void FlushDb(CommandCall& call) {
   uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
   std::vector<WatchedChange> changes;
   AddWatchedChanges(call, db, nullptr, &changes);
+  std::vector<WaitedKey> waited = WaitedKeysBefore(call, {call.conn->db});
   const int64_t removed = call.server->storage()->KeyCount(db);
   if (s.ok()) s = call.server->storage()->FlushDb(db);
   if (!s.ok()) return ReplyStatusError(call, s);
   call.ctx->AddDirty(removed);  // Redis counts each removed key
   ApplyWatchedChanges(call, changes);
   call.server->tracking().InvalidateAll();
-  call.server->SignalBlockedInDbs({call.conn->db});
+  SignalWaitedKeys(call, waited, DbChange::kEmptied);
   reply::Ok(call.out);
 }
 
 void FlushAll(CommandCall& call) {
   if (!FlushOptions(call)) return;
   Status s = call.ctx->Commit();
+  std::vector<WaitedKey> waited = WaitedKeysBefore(call);
   std::vector<WatchedChange> changes;
   for (int i = 0; i < Storage::kMaxDatabases && s.ok(); i++) {
     auto db = static_cast<uint8_t>(i);
@@ -349,9 +353,7 @@ void FlushAll(CommandCall& call) {
   if (!s.ok()) return ReplyStatusError(call, s);
   ApplyWatchedChanges(call, changes);
   call.server->tracking().InvalidateAll();
-  std::vector<int> all(static_cast<size_t>(call.server->config()->databases));
-  for (size_t i = 0; i < all.size(); i++) all[i] = static_cast<int>(i);
-  call.server->SignalBlockedInDbs(all);
+  SignalWaitedKeys(call, waited, DbChange::kEmptied);
   reply::Ok(call.out);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/blocked_signals.h"
 #include "commands/helpers.h"
 #include "commands/watched_changes.h"
 #include "common/time_util.h"
@@ -101,6 +102,7 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
   // Watchers of keys that existed see them touched, as by a flush.
   std::vector<WatchedChange> changes;
   for (int j = 0; j < dbs; j++) AddWatchedChanges(call, st->PhysicalDb(j), nullptr, &changes);
+  std::vector<WaitedKey> waited = WaitedKeysBefore(call);
   RdbLoader loader(st, dbs);
   loader.set_access_clock(&srv->access_clock());
   Status s = loader.Begin();
@@ -120,6 +122,7 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
   FunctionRegistry::Instance().Reset(functions);
   if (!s.ok()) PersistFunctions(call);
   ApplyWatchedChanges(call, changes);
+  SignalWaitedKeys(call, waited, DbChange::kReloaded);
   srv->tracking().InvalidateAll();
   return s;
 }

@@ -80,7 +80,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   }
   offset_ = safe;
   read_offset_ = pos;
-  if (!ctx.touched().empty() || !ctx.wake_all().empty()) {
+  if (!ctx.touched().empty() || !ctx.ready_signals().empty()) {
     server_->TouchKeys(ctx);
   }
   server_->KeysChanged(ctx.touched(), 0);  // the master's writes, as a Redis replica invalidates them

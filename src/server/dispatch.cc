@@ -445,7 +445,7 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
       return;
     }
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
-    if (!ctx->touched().empty() || !ctx->wake_all().empty()) {
+    if (!ctx->touched().empty() || !ctx->ready_signals().empty()) {
       srv->TouchKeys(*ctx);
       batcher->NoteChanged(ctx, conn->id());
     }
@@ -574,7 +574,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   batcher->Lock(keys);
   Context* ctx = batcher->ctx();
   run(ctx, false);
-  if (!ctx->touched().empty() || !ctx->wake_all().empty()) {
+  if (!ctx->touched().empty() || !ctx->ready_signals().empty()) {
     srv->TouchKeys(*ctx);
     batcher->NoteChanged(ctx, conn->id());
   }

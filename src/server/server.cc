@@ -317,19 +317,20 @@ void Server::SignalTouched(const Context& ctx) {
   const auto& keys = ctx.touched();
   const auto& kinds = ctx.touch_kinds();
   const auto& ready = ctx.touch_ready();
-  const auto& wake_all = ctx.wake_all();
   auto waited = [&](const std::string& key) {
     return block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) != 0;
   };
   // Each key someone may wait on is signalled once, in Redis' ready_keys order:
-  // where Redis first signals it (a `ready` touch, a wake of all its readers),
-  // else where it was first touched. Places are 2i+1 for touch i and 2*at for a
-  // wake-all noted before touch `at`.
+  // where Redis first signals it (a `ready` touch, a ready signal), else where
+  // it was first touched. Places are 2i+1 for touch i and 2*at for a signal
+  // noted before touch `at`.
   struct Signal {
     size_t place = SIZE_MAX;
     bool has_ready = false;
-    size_t last = SIZE_MAX;  // its last touch: does the key end deleted?
+    size_t last = 0;  // the place of its last touch or removing signal
+    bool removed = false;  // ... and whether that left the key deleted
     bool all = false;
+    size_t seq = 0;  // among signals noted at one place: the order they were noted in
   };
   std::map<std::pair<uint8_t, std::string>, Signal> signals;
   for (size_t i = 0; i < keys.size(); i++) {
@@ -341,23 +342,32 @@ void Server::SignalTouched(const Context& ctx) {
     } else if (!sig.has_ready && sig.place == SIZE_MAX) {
       sig.place = 2 * i + 1;
     }
-    sig.last = i;
+    sig.last = 2 * i + 1;
+    sig.removed = kinds[i] == Context::TouchKind::kRemoved || kinds[i] == Context::TouchKind::kExpired;
   }
-  for (const Context::WakeAll& w : wake_all) {
-    if (!waited(w.key.second)) continue;
-    Signal& sig = signals[w.key];
-    if (!sig.has_ready || 2 * w.at < sig.place) sig.place = 2 * w.at;
+  const auto& noted = ctx.ready_signals();
+  for (size_t j = 0; j < noted.size(); j++) {
+    const Context::ReadySignal& r = noted[j];
+    if (!waited(r.key.second)) continue;
+    Signal& sig = signals[r.key];
+    if (!sig.has_ready || 2 * r.at < sig.place) {
+      sig.place = 2 * r.at;
+      sig.seq = j;
+    }
     sig.has_ready = true;
-    sig.all = true;
+    sig.all |= r.all;
+    if (r.removed && 2 * r.at >= sig.last) {
+      sig.last = 2 * r.at;
+      sig.removed = true;
+    }
   }
-  std::vector<std::pair<size_t, decltype(signals)::const_iterator>> order;
-  for (auto it = signals.cbegin(); it != signals.cend(); ++it) order.emplace_back(it->second.place, it);
+  std::vector<std::pair<std::pair<size_t, size_t>, decltype(signals)::const_iterator>> order;
+  for (auto it = signals.cbegin(); it != signals.cend(); ++it) {
+    order.emplace_back(std::make_pair(it->second.place, it->second.seq), it);
+  }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [place, it] : order) {
-    const Signal& sig = it->second;
-    bool removed = sig.last != SIZE_MAX &&
-                   (kinds[sig.last] == Context::TouchKind::kRemoved || kinds[sig.last] == Context::TouchKind::kExpired);
-    SignalKeyReady(it->first.first, it->first.second, removed, sig.all);
+    SignalKeyReady(it->first.first, it->first.second, it->second.removed, it->second.all);
   }
 }
 
@@ -736,16 +746,17 @@ void Server::SignalKeyReady(uint8_t physical_db, const std::string& key, bool re
   if (logical >= 0) WakeBlocked(logical, key, all ? Wakes::kAll : Wakes::kFirst, removed, false);
 }
 
-void Server::SignalBlockedInDbs(const std::vector<int>& logical_dbs) {
-  if (blocked_clients_.load(std::memory_order_relaxed) == 0) return;
-  std::vector<std::pair<uint8_t, std::string>> keys;
-  {
-    std::lock_guard<std::mutex> g(blocked_mu_);
-    for (auto& [k, waiters] : blocked_) {
-      if (std::find(logical_dbs.begin(), logical_dbs.end(), k.first) != logical_dbs.end()) keys.push_back(k);
+std::vector<std::pair<int, std::string>> Server::BlockedKeysIn(const std::vector<int>& logical_dbs) {
+  std::vector<std::pair<int, std::string>> keys;
+  if (blocked_clients_.load(std::memory_order_relaxed) == 0) return keys;
+  std::lock_guard<std::mutex> g(blocked_mu_);
+  for (int db : logical_dbs) {
+    auto it = blocked_.lower_bound({static_cast<uint8_t>(db), std::string()});
+    for (; it != blocked_.end() && it->first.first == db; ++it) {
+      if (!it->second.empty()) keys.emplace_back(db, it->first.second);
     }
   }
-  for (auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kFirst, false, false);
+  return keys;
 }
 
 size_t Server::BlockedCount() { return blocked_clients_.load() + postponed_clients_.load(); }

@@ -178,9 +178,10 @@ class Server {
   // Retries every XREADGROUP blocked on these (logical db, key)s: a client
   // ahead of them found their stream deleted or overwritten and stays blocked.
   void WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys);
-  // Wakes the first client blocked on every key of these logical databases
-  // (FLUSHDB, FLUSHALL, SWAPDB change keys without touching each).
-  void SignalBlockedInDbs(const std::vector<int>& logical_dbs);
+  // The keys clients are blocked on in these logical databases, by database in
+  // the order given, then by key (FLUSHDB, FLUSHALL, SWAPDB change keys without
+  // touching each: commands/blocked_signals.h).
+  std::vector<std::pair<int, std::string>> BlockedKeysIn(const std::vector<int>& logical_dbs);
   // Clients blocked on keys (or WAIT) or held by CLIENT PAUSE, as Redis'
   // blocked_clients counts them.
   size_t BlockedCount();

@@ -125,17 +125,26 @@ class Context {
     touch_ready_.push_back(ready);
   }
   const std::vector<std::pair<uint8_t, std::string>>& touched() const { return touched_; }
-  // Every client blocked on key is to wake, not only the first in line: a new
-  // stream entry is for all its readers, a destroyed group ends all their waits
-  // (signalled even by a command whose touches are forgotten, XGROUP).
-  struct WakeAll {
+  // A signal to clients blocked on a key that is no touch of it (kept even by a
+  // command whose touches are forgotten, XGROUP): Redis' signalKeyAsReady.
+  struct ReadySignal {
     size_t at;  // touched().size() when noted: the key's place among the touches
     std::pair<uint8_t, std::string> key;
+    bool all;      // every client blocked on key wakes, not only the first in line
+    bool removed;  // the key is gone from here on (until touched again)
   };
+  // Every client blocked on key is to wake: a new stream entry is for all its
+  // readers, a destroyed group ends all their waits.
   void WakeAllWaiters(uint8_t db, std::string_view key) {
-    wake_all_.push_back(WakeAll{touched_.size(), {db, std::string(key)}});
+    ready_signals_.push_back(ReadySignal{touched_.size(), {db, std::string(key)}, true, false});
   }
-  const std::vector<WakeAll>& wake_all() const { return wake_all_; }
+  // The first client blocked on key is to wake, as if the key had been touched
+  // here: a whole database changed under it (SWAPDB, FLUSHDB, FLUSHALL), removed
+  // tells whether the key went away with it.
+  void SignalReady(uint8_t db, std::string_view key, bool removed) {
+    ready_signals_.push_back(ReadySignal{touched_.size(), {db, std::string(key)}, false, removed});
+  }
+  const std::vector<ReadySignal>& ready_signals() const { return ready_signals_; }
   // A stamp, opaque here, that the keys touched from now on carry: the command
   // layer stamps each command's writes with when they happened, for client-side
   // caching to tell the reads that came after them (UINT64_MAX until set).
@@ -228,7 +237,7 @@ class Context {
   }
   // Forgets the touches from index `from` on, but creations.
   void ForgetTouchesFrom(size_t from) {
-    for (WakeAll& w : wake_all_) {
+    for (ReadySignal& w : ready_signals_) {
       if (w.at <= from) continue;
       size_t at = from;
       for (size_t i = from; i < w.at; i++) at += touch_kinds_[i] == TouchKind::kCreated;
@@ -255,7 +264,7 @@ class Context {
     ClearAndTrim(&touch_kinds_, kTrimKeepEntries);
     ClearAndTrim(&touch_marks_, kTrimKeepEntries);
     ClearAndTrim(&touch_ready_, kTrimKeepEntries);
-    wake_all_.clear();
+    ready_signals_.clear();
     noted_events_.clear();
   }
 
@@ -388,7 +397,7 @@ class Context {
   std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<TouchKind> touch_kinds_;
   std::vector<uint8_t> touch_ready_;
-  std::vector<WakeAll> wake_all_;
+  std::vector<ReadySignal> ready_signals_;
   std::vector<uint64_t> touch_marks_;
   uint64_t touch_mark_ = UINT64_MAX;
   std::vector<NotedEvent> noted_events_;

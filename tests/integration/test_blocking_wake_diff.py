@@ -39,6 +39,15 @@ CASES = [
      ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["FLUSHDB"]]),
     ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
      ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["SWAPDB", "0", "1"]]),
+    ([["SELECT", "1"], ["LPUSH", "s", "e1"], ["SELECT", "0"], ["XADD", "s", "1", "f", "v"],
+      ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["SWAPDB", "0", "1"]]),
+    # A stream swapped in for a stream: the reader is served from its group there.
+    ([["SELECT", "1"], ["XADD", "s", "5", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"], ["SELECT", "0"],
+      ["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
+     ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"], [["SWAPDB", "0", "1"]]),
+    # A string swapped in leaves a list waiter blocked.
+    ([["SELECT", "1"], ["SET", "dst", "x"], ["SELECT", "0"]], ["BLPOP", "dst", "0.5"], [["SWAPDB", "0", "1"]]),
     ([["XADD", "s", "1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"]],
      ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "s", ">"],
      [["DEL", "s"], ["XADD", "s", "2", "f", "v"]]),
@@ -343,6 +352,18 @@ FREED_ORDER = {
     "group_destroyed_first": ([(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"], "a"),
                                (["BLPOP", "l", "0"], "b")],
                               [["XGROUP", "DESTROY", "x", "g"], ["LPUSH", "l", "p"]]),
+    # SWAPDB signals the waited keys that hold a list, sorted set or stream
+    # after it (scanDatabaseForReadyKeys); a key created later has its own place.
+    "swapdb_brings_a_list": ([(["BLPOP", "l", "0"], "a"), (["BLPOP", "m", "0"], "b")],
+                             [["SELECT", "1"], ["RPUSH", "m", "v"], ["SWAPDB", "0", "1"], ["SELECT", "0"],
+                              ["LPUSH", "l", "p"]]),
+    # A flush signals the streams it empties (scanDatabaseForDeletedStreams),
+    # which ends XREADGROUP waits, and no other key.
+    "flushdb_ends_a_stream_wait": ([(["BLPOP", "l", "0"], "a"),
+                                    (["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"], "b")],
+                                   [["FLUSHDB"], ["LPUSH", "l", "p"]]),
+    "flushall_then_created": ([(["BLPOP", "l", "0"], "a"), (["BZPOPMIN", "z", "0"], "b")],
+                              [["FLUSHALL"], ["ZADD", "z", "1", "m"], ["LPUSH", "l", "v"]]),
 }
 
 
@@ -380,3 +401,26 @@ def freed_order(port, name, transaction, shift):
 def test_freed_clients_go_on_in_the_order_redis_frees_them(kvrocks_server, redis_ref, name, transaction, shift):
     ours = freed_order(kvrocks_server.port, name, transaction, shift)
     assert ours == freed_order(redis_ref.port, name, transaction, shift)
+
+
+def reload_without_the_stream(port):
+    """An XREADGROUP blocks on x; DEBUG RELOAD NOSAVE loads a dump saved before
+    x existed. Redis signals the stream the reload empties, and its reader's
+    wait ends as the key is gone after the load."""
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    c.call("DEBUG", "RELOAD")  # saves the empty data set
+    c.call("XADD", "x", "0-1", "f", "v")
+    c.call("XGROUP", "CREATE", "x", "g", "$")
+    b = RawClient(port)
+    b.send_raw(encode(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"]))
+    assert blocked(c)
+    replies = [c.call("DEBUG", "RELOAD", "NOSAVE"), b.read_reply(), c.call("EXISTS", "x")]
+    b.close()
+    c.close()
+    return replies
+
+
+def test_debug_reload_ends_the_wait_on_a_stream_it_drops(kvrocks_server, redis_ref):
+    ours = reload_without_the_stream(kvrocks_server.port)
+    assert ours == reload_without_the_stream(redis_ref.port)

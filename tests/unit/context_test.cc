@@ -179,9 +179,10 @@ TEST_F(ContextTest, PrefetchedValuesServeOneReadUnlessWrittenSince) {
   EXPECT_EQ(Read(ctx, ColumnFamily::kMetadata, "a"), "after");
 }
 
-TEST_F(ContextTest, ForgottenTouchesKeepWakeAllMarksInPlace) {
+TEST_F(ContextTest, ForgottenTouchesKeepReadySignalsInPlace) {
   // An unsignaled command (XGROUP) forgets its touches but its creations; a key
-  // it marked to wake all readers keeps its place among the touches left.
+  // it signalled (a wake of all readers, a flushed stream) keeps its place
+  // among the touches left.
   Context ctx(storage_.get());
   ctx.Touch(0, "a", Context::TouchKind::kCreated, true);
   size_t from = ctx.touched().size();
@@ -189,17 +190,21 @@ TEST_F(ContextTest, ForgottenTouchesKeepWakeAllMarksInPlace) {
   ctx.WakeAllWaiters(0, "x");  // after b: before what follows b
   ctx.Touch(0, "c", Context::TouchKind::kCreated, true);
   ctx.Touch(0, "d", Context::TouchKind::kRemoved);
-  ctx.WakeAllWaiters(0, "y");  // after d: at the end
+  ctx.SignalReady(0, "y", true);  // after d: at the end
   ctx.ForgetTouchesFrom(from);
   ASSERT_EQ(ctx.touched().size(), 2u);
   EXPECT_EQ(ctx.touched()[0].second, "a");
   EXPECT_EQ(ctx.touched()[1].second, "c");
   EXPECT_EQ(ctx.touch_ready(), (std::vector<uint8_t>{1, 1}));
-  ASSERT_EQ(ctx.wake_all().size(), 2u);
-  EXPECT_EQ(ctx.wake_all()[0].at, 1u);  // before c
-  EXPECT_EQ(ctx.wake_all()[1].at, 2u);  // after c
+  ASSERT_EQ(ctx.ready_signals().size(), 2u);
+  EXPECT_EQ(ctx.ready_signals()[0].at, 1u);  // before c
+  EXPECT_EQ(ctx.ready_signals()[1].at, 2u);  // after c
+  EXPECT_TRUE(ctx.ready_signals()[0].all);
+  EXPECT_FALSE(ctx.ready_signals()[0].removed);
+  EXPECT_FALSE(ctx.ready_signals()[1].all);
+  EXPECT_TRUE(ctx.ready_signals()[1].removed);
   ctx.ClearTouched();
-  EXPECT_TRUE(ctx.wake_all().empty());
+  EXPECT_TRUE(ctx.ready_signals().empty());
   EXPECT_TRUE(ctx.touch_ready().empty());
 }
 
