@@ -62,6 +62,12 @@ inline uint64_t NowUs() {
   return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+// The wall clock in ns, the clock of the kernel's receive timestamps (SO_TIMESTAMPNS).
+inline uint64_t RealtimeNs() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 inline uint64_t MonotonicUs() {
   using namespace std::chrono;
   return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();

@@ -1,10 +1,13 @@
 #include "server/connection.h"
 
 #include <glog/logging.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <ctime>
 
 #include "commands/command.h"
 #include "common/time_util.h"
@@ -81,12 +84,12 @@ void Connection::OnReadable() {
     want = want > have ? std::max(want - have, kReadChunk) : kReadChunk;
     size_t old = in_.size();
     in_.resize(old + want);
-    n = ::read(fd_, in_.data() + old, want);
+    n = ReadStamped(in_.data() + old, want);
     in_.resize(old + static_cast<size_t>(std::max<ssize_t>(n, 0)));
   } else {
     // Small reads go through a stack buffer: no zero-filling of the query buffer.
     char buf[kReadChunk];
-    n = ::read(fd_, buf, sizeof(buf));
+    n = ReadStamped(buf, sizeof(buf));
     if (n > 0) in_.append(buf, static_cast<size_t>(n));
   }
   if (n <= 0) {
@@ -98,12 +101,36 @@ void Connection::OnReadable() {
   last_interaction_ms = static_cast<int64_t>(NowMs());
   in_peak_ = std::max(in_peak_, in_.size());
   ProcessInput();
+  read_arrival_ns_ = 0;  // what is left waits in the buffer
   if (closing_) {
     worker_->Close(this);
     return;
   }
   if (!awaiting_commit) Flush();
 }
+
+ssize_t Connection::ReadStamped(char* buf, size_t len) {
+  iovec iov{buf, len};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n = ::recvmsg(fd_, &msg, 0);
+  read_arrival_ns_ = 0;
+  if (n <= 0) return n;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      timespec ts;
+      memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+      read_arrival_ns_ = static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+    }
+  }
+  return n;
+}
+
+uint64_t Connection::CommandArrivalNs() const { return read_arrival_ns_ != 0 ? read_arrival_ns_ : RealtimeNs(); }
 
 void Connection::RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms,
                               std::vector<std::string> retry_args, std::string timeout_reply) {

@@ -109,6 +109,13 @@ class Connection {
                     std::vector<std::string> retry_args = {}, std::string timeout_reply = {});
   // CLIENT UNBLOCK: ends a block with the timeout reply, or with an error.
   void UnblockWith(bool error);
+  // When the command running now arrived (wall-clock ns): the kernel's receive
+  // time of the bytes that completed it when it runs as soon as they are read,
+  // else (a command that waited in the buffer behind others) now. Blocked
+  // clients queue by it: with two workers, the second of two BLPOPs sent one
+  // right after the other can be parsed first, yet Redis, reading both in one
+  // pass, blocks them in the order they came.
+  uint64_t CommandArrivalNs() const;
   // Readable from other threads: the connection is blocked (CLIENT UNBLOCK).
   std::atomic<bool> blocked{false};
   bool blocked_with_timeout = false;  // counted in Server::TimedBlockedCount (under its blocked lock)
@@ -210,6 +217,9 @@ class Connection {
   // True if the unsent output exceeds client-output-buffer-limit (the client is then closed).
   bool OverOutputLimit(size_t pending);
   void ProcessInput();
+  // read(2) into buf that also takes the kernel's receive time of the data
+  // (SO_TIMESTAMPNS) into read_arrival_ns_ (0 when the kernel gave none).
+  ssize_t ReadStamped(char* buf, size_t len);
 
   Worker* worker_;
   int fd_;
@@ -228,6 +238,7 @@ class Connection {
   size_t out_peak_ = 0;  // the most out_ held since the last TrimBuffers
   bool close_after_reply_ = false;
   bool processing_ = false;  // inside ProcessInput
+  uint64_t read_arrival_ns_ = 0;  // while OnReadable runs the commands of a read: CommandArrivalNs
   int64_t soft_limit_since_ms_ = 0;  // when the output buffer first exceeded the soft limit
   bool closing_ = false;
   RespParser parser_;

@@ -520,9 +520,13 @@ size_t Server::BlockFilterSlot(const std::string& key) { return std::hash<std::s
 void Server::Block(Connection* conn) {
   conn->blocked = true;
   const bool group_read = !conn->block.args.empty() && EqualsIgnoreCase(conn->block.args[0], "xreadgroup");
+  const uint64_t arrival = conn->CommandArrivalNs();
   std::lock_guard<std::mutex> g(blocked_mu_);
   for (auto& k : conn->block.keys) {
-    blocked_[k].push_back(Waiter{conn->worker(), conn->id(), group_read});
+    std::deque<Waiter>& q = blocked_[k];
+    auto at = q.end();
+    while (at != q.begin() && std::prev(at)->arrival_ns > arrival) --at;
+    q.insert(at, Waiter{conn->worker(), conn->id(), group_read, arrival});
     block_filter_[BlockFilterSlot(k.second)].fetch_add(1);
   }
   blocked_clients_++;

@@ -302,6 +302,7 @@ class Server {
     Worker* worker;
     uint64_t id;
     bool group_read;  // XREADGROUP (WakeGroupReaders)
+    uint64_t arrival_ns;  // a key's waiters queue in the order their commands arrived
   };
   std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>> blocked_;
   std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it

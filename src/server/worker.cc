@@ -325,6 +325,9 @@ bool Worker::AcceptPending(int lfd) {
 
 void Worker::OnAccepted(int fd, const sockaddr* addr) {
   Accepted a{fd, "", "", addr->sa_family == AF_UNIX};
+  // Receive times order the clients that block (Connection::CommandArrivalNs).
+  int stamp = 1;
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &stamp, sizeof(stamp));
   if (a.unix_socket) {
     // As Redis: both addresses of a Unix socket client are "<unixsocket>:0".
     a.peer = server_->config()->unixsocket + ":0";

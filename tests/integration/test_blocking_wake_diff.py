@@ -424,3 +424,33 @@ def reload_without_the_stream(port):
 def test_debug_reload_ends_the_wait_on_a_stream_it_drops(kvrocks_server, redis_ref):
     ours = reload_without_the_stream(kvrocks_server.port)
     assert ours == reload_without_the_stream(redis_ref.port)
+
+
+def served_in_sending_order(port, rounds):
+    """Each round: three fresh clients send BLPOP l one right after the other,
+    without waiting, then two elements arrive; who got what, and who still waits."""
+    c = RawClient(port)
+    c.call("DEL", "l")
+    out = []
+    for _ in range(rounds):
+        clients = [RawClient(port) for _ in range(3)]
+        for b in clients:
+            b.send_raw(encode(["BLPOP", "l", "0"]))
+        assert blocked(c, 3)
+        c.call("RPUSH", "l", "first", "second")
+        out += [clients[0].read_reply(), clients[1].read_reply()]
+        c.call("RPUSH", "l", "third")
+        out.append(clients[2].read_reply())
+        for b in clients:
+            b.close()
+    c.close()
+    return out
+
+
+def test_clients_blocked_at_once_are_served_in_the_order_they_sent(kvrocks_server, redis_ref):
+    """Redis reads the three BLPOPs in one pass and blocks them in the order they
+    came. kvrocks' two workers may parse the second first; the waiters queue by
+    the kernel's receive time of their command (about two rounds in three were
+    served out of order before)."""
+    ours = served_in_sending_order(kvrocks_server.port, 20)
+    assert ours == served_in_sending_order(redis_ref.port, 20)
