@@ -57,7 +57,9 @@ void Unblock(CommandCall& call) {
   }
   int64_t id;
   if (!IntArg(call, 2, &id)) return;
-  reply::Integer(call.out, call.server->UnblockClient(static_cast<uint64_t>(id), error) ? 1 : 0);
+  bool unblocked = call.server->UnblockClient(static_cast<uint64_t>(id), error);
+  call.conn->call_made_error_reply = unblocked && error;
+  reply::Integer(call.out, unblocked ? 1 : 0);
 }
 
 void NoEvict(CommandCall& call) {

@@ -116,6 +116,10 @@ class Connection {
   // right after the other can be parsed first, yet Redis, reading both in one
   // pass, blocks them in the order they came.
   uint64_t CommandArrivalNs() const;
+  // Set by a command that made another client reply with an error (CLIENT
+  // UNBLOCK ... ERROR): Redis counts any error reply made during a call as a
+  // failure of that call (incrCommandStatsOnError). Cleared when it is counted.
+  bool call_made_error_reply = false;
   // Readable from other threads: the connection is blocked (CLIENT UNBLOCK).
   std::atomic<bool> blocked{false};
   bool blocked_with_timeout = false;  // counted in Server::TimedBlockedCount (under its blocked lock)

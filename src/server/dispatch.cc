@@ -109,14 +109,15 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
   if (conn->block.active) return;
   uint64_t dur = MonotonicUs() - start_us;
   std::string_view error = ErrorOf(out, reply_start);
-  bool failed = !error.empty();
+  bool failed = !error.empty() || conn->call_made_error_reply;
+  conn->call_made_error_reply = false;
   if (CommandCounters* c = CommandTable::CountersOf(spec, args)) {
     c->calls.fetch_add(1, std::memory_order_relaxed);
     c->usec.fetch_add(dur, std::memory_order_relaxed);
     if (failed) c->failed_calls.fetch_add(1, std::memory_order_relaxed);
     if (srv->config()->latency_tracking) c->latency.Record(static_cast<int64_t>(dur) * 1000);
   }
-  if (failed) srv->stats().RecordError(error);
+  if (!error.empty()) srv->stats().RecordError(error);
   int64_t latency_threshold = srv->config()->latency_monitor_threshold;
   if (latency_threshold > 0 && static_cast<int64_t>(dur / 1000) >= latency_threshold) {
     srv->latency().Add((spec.flags & kCmdFast) ? "fast-command" : "command", static_cast<int64_t>(dur / 1000));
