@@ -261,8 +261,11 @@ bool KeyOfType(Connection* conn, const std::pair<uint8_t, std::string>& key, Red
   uint8_t db = conn->server()->storage()->PhysicalDb(key.first);
   batcher->Lock({LockManager::KeyHash(db, key.second)});
   Database d(batcher->ctx(), db);
-  RedisType t;
-  return d.Type(key.second, &t).ok() && t == type;
+  LoadedKey lk;
+  if (!d.Peek(key.second, &lk).ok() || !lk.on_disk) return false;
+  // An expired key serves nobody, but the command's own lookup deletes it (and
+  // the client blocks on), as Redis' lookup here does.
+  return !lk.live || lk.type == type;
 }
 
 // The call Redis makes of a blocked command when one of its keys got ready

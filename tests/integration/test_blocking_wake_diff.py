@@ -454,3 +454,34 @@ def test_clients_blocked_at_once_are_served_in_the_order_they_sent(kvrocks_serve
     served out of order before)."""
     ours = served_in_sending_order(kvrocks_server.port, 20)
     assert ours == served_in_sending_order(redis_ref.port, 20)
+
+
+def swapdb_brings_an_expired_key(port):
+    """Redis' list.tcl "SWAPDB wants to wake blocked client, but the key already
+    expired" without its replication stream: SWAPDB signals the key it finds in
+    the table, expired or not; serving it deletes the key, the client blocks on."""
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    c.call("CONFIG", "RESETSTAT")
+    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        c.call("SELECT", "1")
+        c.call("RPUSH", "k", "hello")
+        c.call("PEXPIRE", "k", "100")
+        b = RawClient(port)
+        bid = b.call("CLIENT", "ID")[1:-2].decode()
+        b.send_raw(encode(["BRPOP", "k", "0"]))
+        assert blocked(c)
+        time.sleep(0.2)
+        replies = [c.call("SWAPDB", "1", "0"), c.call("INFO", "stats").split(b"expired_keys:")[1].split(b"\r")[0],
+                   c.call("DBSIZE"), c.call("CLIENT", "UNBLOCK", bid, "TIMEOUT"), b.read_reply()]
+        b.close()
+    finally:
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        c.close()
+    return replies
+
+
+def test_swapdb_wakes_a_client_on_a_key_that_expired(kvrocks_server, redis_ref):
+    ours = swapdb_brings_an_expired_key(kvrocks_server.port)
+    assert ours == swapdb_brings_an_expired_key(redis_ref.port)
