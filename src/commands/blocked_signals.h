@@ -4,9 +4,9 @@
 // is (scanDatabaseForDeletedStreams, which ends XREADGROUP waits), then, when
 // the databases' contents were replaced rather than emptied, a key that now
 // holds a list, sorted set or stream (scanDatabaseForReadyKeys after SWAPDB).
-// A key that only appears later in a
-// transaction is signalled there, so the order in which blocked clients are
-// served stays Redis'.
+// The signals take their place among the transaction's touches (a key that
+// only appears later in it is signalled there), so blocked clients are served
+// in Redis' order.
 #pragma once
 
 #include <string>
