@@ -56,7 +56,8 @@ inline bool ActsOnProcess(const std::string& name) {
                                       "psubscribe", "ssubscribe", "eval", "evalsha", "eval_ro", "evalsha_ro",
                                       "fcall", "fcall_ro", "function", "script", "acl", "quit", "reset",
                                       "hello", "auth", "latency", "watch", "unwatch",
-                                      "info", "role",  // INFO and ROLE read the replica, made by Server::Start
+                                      // INFO, ROLE and FAILOVER read the replica, made by Server::Start
+                                      "info", "role", "failover",
                                       "migrate"};  // connects to the network
   for (const char* s : kSkip) {
     if (name == s) return true;
