@@ -200,10 +200,9 @@ int main(int argc, char** argv) {
     LOG(INFO) << "Loaded " << keys << " keys from " << cfg.load_rdb << " in "
               << (kvrocks::MonotonicUs() - start) / 1000 << " ms";
   }
-  cfg.OnSet("rocksdb.block-cache-size", [&storage](const Config& c) {
-    storage.SetBlockCacheCapacity(static_cast<size_t>(c.rocksdb_block_cache_size));
-    return Status::OK();
-  });
+  for (const std::string& name : kvrocks::Storage::RuntimeOptions()) {
+    cfg.OnSet(name, [&storage, name](const Config&) { return storage.ApplyOption(name); });
+  }
   {
     // Function libraries persisted by FUNCTION LOAD (or an RDB's).
     std::string data;

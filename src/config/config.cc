@@ -222,6 +222,26 @@ std::unique_ptr<Config::Option> StringOption(const char* name, std::string* fiel
   return o;
 }
 
+// rocksdb.compression: one to seven of no, snappy, lz4, zstd separated by colons
+// (levels 0 to 6, the last repeating), as given (storage/storage.cc reads them).
+std::unique_ptr<Config::Option> CompressionLevelsOption(const char* name, std::string* field) {
+  auto o = StringOption(name, field, true);
+  o->set = [field](const std::string& v) {
+    static const char* const kTypes[] = {"no", "snappy", "lz4", "zstd"};
+    bool ok = std::count(v.begin(), v.end(), ':') < 7;
+    for (size_t from = 0; ok && from <= v.size();) {
+      size_t to = std::min(v.find(':', from), v.size());
+      std::string_view level(v.data() + from, to - from);
+      ok = std::any_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return EqualsIgnoreCase(level, t); });
+      from = to + 1;
+    }
+    if (!ok) return Status::InvalidArgument("argument must be 1 to 7 of no, snappy, lz4, zstd separated by ':'");
+    *field = v;
+    return Status::OK();
+  };
+  return o;
+}
+
 std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
   auto o = std::make_unique<Config::Option>();
   o->name = "client-output-buffer-limit";
@@ -583,28 +603,28 @@ Config::Config() {
   Add(RedisNumeric("acllog-max-len", &acllog_max_len, Signed(0, kLongMax), true));
 
   Add(Int64Option("rocksdb.block-cache-size", &rocksdb_block_cache_size, 0, true, true));
-  Add(Int64Option("rocksdb.write-buffer-size", &rocksdb_write_buffer_size, 1024 * 1024, true, false));
-  Add(IntOption("rocksdb.max-write-buffer-number", &rocksdb_max_write_buffer_number, 2, 64, false));
-  Add(IntOption("rocksdb.max-background-jobs", &rocksdb_max_background_jobs, 1, 64, false));
+  Add(Int64Option("rocksdb.write-buffer-size", &rocksdb_write_buffer_size, 1024 * 1024, true, true));
+  Add(IntOption("rocksdb.max-write-buffer-number", &rocksdb_max_write_buffer_number, 2, 64, true));
+  Add(IntOption("rocksdb.max-background-jobs", &rocksdb_max_background_jobs, 1, 64, true));
   Add(IntOption("rocksdb.max-open-files", &rocksdb_max_open_files, 64, 1000000, false));
   Add(IntOption("rocksdb.bloom-filter-bits", &rocksdb_bloom_filter_bits, 0, 64, false));
-  Add(StringOption("rocksdb.compression", &rocksdb_compression, false));
+  Add(CompressionLevelsOption("rocksdb.compression", &rocksdb_compression));
   Add(BoolOption("rocksdb.enable-blob-files", &rocksdb_enable_blob_files, false));
-  Add(Int64Option("rocksdb.min-blob-size", &rocksdb_min_blob_size, 0, true, false));
+  Add(Int64Option("rocksdb.min-blob-size", &rocksdb_min_blob_size, 0, true, true));
   Add(StringOption("rocksdb.blob-compression", &rocksdb_blob_compression, false, {"no", "snappy", "lz4", "zstd"}));
   Add(IntOption("rocksdb.blob-compression-min-saving", &rocksdb_blob_compression_min_saving, 0, 100, true));
-  Add(IntOption("rocksdb.blob-gc-age-cutoff", &rocksdb_blob_gc_age_cutoff, 0, 100, false));
+  Add(IntOption("rocksdb.blob-gc-age-cutoff", &rocksdb_blob_gc_age_cutoff, 0, 100, true));
   Add(IntOption("rocksdb.blob-gc-min-garbage-ratio", &rocksdb_blob_gc_min_garbage_ratio, 0, 100, true));
   Add(StringOption("rocksdb.wal-compression", &rocksdb_wal_compression, false, {"no", "zstd"}));
-  Add(Int64Option("rocksdb.rate-limiter-bytes-per-sec", &rocksdb_rate_limiter_bytes_per_sec, 0, true, false));
+  Add(Int64Option("rocksdb.rate-limiter-bytes-per-sec", &rocksdb_rate_limiter_bytes_per_sec, 0, true, true));
   Add(BoolOption("rocksdb.use-direct-reads", &rocksdb_use_direct_reads, false));
   Add(BoolOption("rocksdb.use-direct-io-for-flush-and-compaction", &rocksdb_use_direct_io_for_flush_and_compaction,
                  false));
   Add(BoolOption("rocksdb.sync-writes", &rocksdb_sync_writes, true));
   Add(BoolOption("rocksdb.low-priority-compaction", &rocksdb_low_priority_compaction, false));
-  Add(Int64Option("rocksdb.target-file-size-base", &rocksdb_target_file_size_base, 1024 * 1024, true, false));
-  Add(IntOption("rocksdb.level0-slowdown-writes-trigger", &rocksdb_level0_slowdown_writes_trigger, 1, 1024, false));
-  Add(IntOption("rocksdb.level0-stop-writes-trigger", &rocksdb_level0_stop_writes_trigger, 1, 1024, false));
+  Add(Int64Option("rocksdb.target-file-size-base", &rocksdb_target_file_size_base, 1024 * 1024, true, true));
+  Add(IntOption("rocksdb.level0-slowdown-writes-trigger", &rocksdb_level0_slowdown_writes_trigger, 1, 1024, true));
+  Add(IntOption("rocksdb.level0-stop-writes-trigger", &rocksdb_level0_stop_writes_trigger, 1, 1024, true));
   for (auto& o : options_) o->default_value = o->get();
 }
 

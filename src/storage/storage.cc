@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <unordered_map>
 
 #include "common/encoding.h"
 #include "common/string_util.h"
@@ -71,6 +72,29 @@ const char* CompressionOptionName(rocksdb::CompressionType t) {
   }
 }
 
+constexpr int kLevels = 7;
+
+// rocksdb.compression ("no:no:lz4:...", the last entry repeating) for each level.
+std::vector<rocksdb::CompressionType> CompressionPerLevel(const std::string& spec) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char ch : spec + ":") {
+    if (ch == ':') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(ch);
+    }
+  }
+  std::vector<rocksdb::CompressionType> levels;
+  for (size_t i = 0; i < kLevels; i++) levels.push_back(ParseCompression(parts[std::min(i, parts.size() - 1)]));
+  return levels;
+}
+
+// rocksdb.rate-limiter-bytes-per-sec as the limiter's rate: 0 (no limit) as the
+// largest rate, which the limiter grants at once.
+int64_t RateLimit(int64_t configured) { return configured > 0 ? configured : INT64_MAX; }
+
 std::shared_ptr<SubkeyFilterFactory> g_subkey_filter = std::make_shared<SubkeyFilterFactory>();
 
 }  // namespace
@@ -97,20 +121,8 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
   o.level0_stop_writes_trigger = config_->rocksdb_level0_stop_writes_trigger;
   o.level_compaction_dynamic_level_bytes = true;
 
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char ch : config_->rocksdb_compression + ":") {
-    if (ch == ':') {
-      parts.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(ch);
-    }
-  }
-  o.num_levels = 7;
-  for (int i = 0; i < o.num_levels; i++) {
-    o.compression_per_level.push_back(ParseCompression(parts[std::min<size_t>(i, parts.size() - 1)]));
-  }
+  o.num_levels = kLevels;
+  o.compression_per_level = CompressionPerLevel(config_->rocksdb_compression);
 
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = block_cache_;
@@ -248,9 +260,8 @@ Status Storage::Open() {
   dbo.keep_log_file_num = 5;
   // Rarely written column families (state, expire) would otherwise pin old WAL files.
   dbo.max_total_wal_size = 4 * static_cast<uint64_t>(config_->rocksdb_write_buffer_size);
-  if (config_->rocksdb_rate_limiter_bytes_per_sec > 0) {
-    dbo.rate_limiter.reset(rocksdb::NewGenericRateLimiter(config_->rocksdb_rate_limiter_bytes_per_sec));
-  }
+  rate_limiter_.reset(rocksdb::NewGenericRateLimiter(RateLimit(config_->rocksdb_rate_limiter_bytes_per_sec)));
+  dbo.rate_limiter = rate_limiter_;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (int i = 0; i < static_cast<int>(ColumnFamily::kCount); i++) {
@@ -260,7 +271,7 @@ Status Storage::Open() {
   rocksdb::Status s = rocksdb::DB::Open(dbo, path, cfs, &handles_, &raw);
   if (!s.ok()) return Status::IOError("open rocksdb at " + path + ": " + s.ToString());
   db_.reset(raw);
-  write_options_.sync = config_->rocksdb_sync_writes;
+  sync_writes_ = config_->rocksdb_sync_writes;
   blob_gc_on_ = config_->rocksdb_enable_blob_files && BlobGcUnconditional();
   blob_gc_ratio_applied_ = 0;  // RocksDB's default force threshold (1.0) is what ratio 0 sets
   blob_compression_ = ParseCompression(config_->rocksdb_blob_compression);
@@ -329,7 +340,9 @@ void Storage::Close() {
   // Persist the version high-water mark so that versions never repeat even if the clock steps back.
   std::string v;
   PutBE64(&v, last_version_.load());
-  db_->Put(write_options_, cf(ColumnFamily::kState), kVersionKey, v);
+  rocksdb::WriteOptions wo;
+  wo.sync = sync_writes_;
+  db_->Put(wo, cf(ColumnFamily::kState), kVersionKey, v);
   rocksdb::FlushOptions fo;
   fo.wait = true;
   db_->Flush(fo, handles_);
@@ -345,10 +358,11 @@ void Storage::Close() {
 }
 
 Status Storage::Write(rocksdb::WriteBatch* batch, bool without_wal) {
-  rocksdb::WriteOptions wo = write_options_;
+  rocksdb::WriteOptions wo;
   if (without_wal) {
     wo.disableWAL = true;
-    wo.sync = false;
+  } else {
+    wo.sync = sync_writes_.load(std::memory_order_relaxed);
   }
   rocksdb::Status s = db_->Write(wo, batch);
   return s.ok() ? Status::OK() : Status::IOError(s.ToString());
@@ -612,7 +626,7 @@ bool Storage::BlobGcUnconditional() const {
 }
 
 void Storage::AdjustBlobGc() {
-  if (!config_->rocksdb_enable_blob_files || config_->rocksdb_blob_gc_age_cutoff == 0) return;
+  if (!config_->rocksdb_enable_blob_files) return;
   rocksdb::ColumnFamilyHandle* h = cf(ColumnFamily::kSubkey);
   uint64_t total = 0, garbage = 0;
   if (!db_->GetIntProperty(h, "rocksdb.live-blob-file-size", &total) ||
@@ -624,7 +638,9 @@ void Storage::AdjustBlobGc() {
   const double percent = total == 0 ? 0 : 100.0 * static_cast<double>(garbage) / static_cast<double>(total);
   const int min = config_->rocksdb_blob_gc_min_garbage_ratio;
   bool want = blob_gc_on_;
-  if (percent >= min) {
+  if (config_->rocksdb_blob_gc_age_cutoff == 0) {
+    want = false;  // no file is old enough to collect
+  } else if (percent >= min) {
     want = true;
   } else if (percent < min / 2.0) {
     want = false;
@@ -701,9 +717,99 @@ uint64_t Storage::GetIntProperty(const std::string& name) {
   return total;
 }
 
-rocksdb::Status Storage::SetBlockCacheCapacity(size_t bytes) {
-  block_cache_->SetCapacity(bytes);
-  return rocksdb::Status::OK();
+const std::vector<std::string>& Storage::RuntimeOptions() {
+  static const std::vector<std::string> kNames = {
+      "rocksdb.block-cache-size",
+      "rocksdb.write-buffer-size",
+      "rocksdb.max-write-buffer-number",
+      "rocksdb.max-background-jobs",
+      "rocksdb.compression",
+      "rocksdb.min-blob-size",
+      "rocksdb.blob-gc-age-cutoff",
+      "rocksdb.target-file-size-base",
+      "rocksdb.level0-slowdown-writes-trigger",
+      "rocksdb.level0-stop-writes-trigger",
+      "rocksdb.rate-limiter-bytes-per-sec",
+      "rocksdb.sync-writes",
+  };
+  return kNames;
+}
+
+Status Storage::ApplyOption(const std::string& name) {
+  using Options = std::unordered_map<std::string, std::string>;
+  // The column families that take options from the config: all, or all but the
+  // rank family, whose write buffers are its own (CFOptions).
+  auto set_cfs = [this](const Options& opts, bool with_rank) -> Status {
+    for (int i = 0; i < static_cast<int>(ColumnFamily::kCount); i++) {
+      if (!with_rank && static_cast<ColumnFamily>(i) == ColumnFamily::kZSetRank) continue;
+      rocksdb::Status s = db_->SetOptions(handles_[i], opts);
+      if (!s.ok()) return Status::InvalidArgument(s.ToString());
+    }
+    return Status::OK();
+  };
+  auto set_subkey = [this](const Options& opts) -> Status {
+    rocksdb::Status s = db_->SetOptions(cf(ColumnFamily::kSubkey), opts);
+    return s.ok() ? Status::OK() : Status::InvalidArgument(s.ToString());
+  };
+  auto set_db = [this](const Options& opts) -> Status {
+    rocksdb::Status s = db_->SetDBOptions(opts);
+    return s.ok() ? Status::OK() : Status::InvalidArgument(s.ToString());
+  };
+  const Config& c = *config_;
+  if (name == "rocksdb.block-cache-size") {
+    block_cache_->SetCapacity(static_cast<size_t>(c.rocksdb_block_cache_size));
+    return Status::OK();
+  }
+  if (name == "rocksdb.write-buffer-size") {
+    Status s = set_cfs({{"write_buffer_size", std::to_string(c.rocksdb_write_buffer_size)}}, false);
+    if (!s.ok()) return s;
+    return set_db({{"max_total_wal_size", std::to_string(4 * c.rocksdb_write_buffer_size)}});  // as Open sets it
+  }
+  if (name == "rocksdb.max-write-buffer-number") {
+    return set_cfs({{"max_write_buffer_number", std::to_string(c.rocksdb_max_write_buffer_number)}}, false);
+  }
+  if (name == "rocksdb.max-background-jobs") {
+    return set_db({{"max_background_jobs", std::to_string(c.rocksdb_max_background_jobs)}});
+  }
+  if (name == "rocksdb.compression") {
+    std::string levels;
+    for (rocksdb::CompressionType t : CompressionPerLevel(c.rocksdb_compression)) {
+      levels += (levels.empty() ? "" : ":") + std::string(CompressionOptionName(t));
+    }
+    return set_cfs({{"compression_per_level", levels}}, true);
+  }
+  if (name == "rocksdb.min-blob-size") {
+    Status s = set_subkey({{"min_blob_size", std::to_string(c.rocksdb_min_blob_size)}});
+    if (!s.ok()) return s;
+    // Blob compression samples the values that become blobs (none without blob compression).
+    if (blob_sample_min_size_.load() != SIZE_MAX) blob_sample_min_size_ = static_cast<size_t>(c.rocksdb_min_blob_size);
+    return Status::OK();
+  }
+  if (name == "rocksdb.blob-gc-age-cutoff") {
+    // AdjustBlobGc turns collection off within a second when the cutoff is 0.
+    return set_subkey({{"blob_garbage_collection_age_cutoff", std::to_string(c.rocksdb_blob_gc_age_cutoff / 100.0)}});
+  }
+  if (name == "rocksdb.target-file-size-base") {
+    return set_cfs({{"target_file_size_base", std::to_string(c.rocksdb_target_file_size_base)},
+                    {"max_bytes_for_level_base", std::to_string(4 * c.rocksdb_target_file_size_base)}},
+                   true);
+  }
+  if (name == "rocksdb.level0-slowdown-writes-trigger") {
+    const int files = c.rocksdb_level0_slowdown_writes_trigger;
+    return set_cfs({{"level0_slowdown_writes_trigger", std::to_string(files)}}, true);
+  }
+  if (name == "rocksdb.level0-stop-writes-trigger") {
+    return set_cfs({{"level0_stop_writes_trigger", std::to_string(c.rocksdb_level0_stop_writes_trigger)}}, true);
+  }
+  if (name == "rocksdb.sync-writes") {
+    sync_writes_ = c.rocksdb_sync_writes;
+    return Status::OK();
+  }
+  if (name == "rocksdb.rate-limiter-bytes-per-sec") {
+    rate_limiter_->SetBytesPerSecond(RateLimit(c.rocksdb_rate_limiter_bytes_per_sec));
+    return Status::OK();
+  }
+  return Status::InvalidArgument("not a run-time RocksDB option: " + name);
 }
 
 }  // namespace kvrocks

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/rate_limiter.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
 #include <array>
@@ -169,7 +170,8 @@ class Storage {
   // less than half of rocksdb.blob-compression-min-saving percent, on again once
   // they shrink by that much. Called about once a second.
   void NoteSubkeyValue(const rocksdb::Slice& value) {
-    if (value.size() >= blob_sample_min_size_ && blob_sampling_.load(std::memory_order_relaxed)) {
+    if (value.size() >= blob_sample_min_size_.load(std::memory_order_relaxed) &&
+        blob_sampling_.load(std::memory_order_relaxed)) {
       blob_sampler_.Note(blob_compression_, value);
     }
   }
@@ -183,7 +185,16 @@ class Storage {
   std::string GetProperty(const std::string& name, ColumnFamily c = ColumnFamily::kMetadata);
   uint64_t GetIntProperty(const std::string& name);
   std::shared_ptr<rocksdb::Cache> block_cache() { return block_cache_; }
-  rocksdb::Status SetBlockCacheCapacity(size_t bytes);
+
+  // The rocksdb.* options that CONFIG SET changes on the running database (they
+  // are mutable in config.cc). ApplyOption hands the option's current value in
+  // the config to RocksDB: SetOptions on the column families it shapes,
+  // SetDBOptions, the block cache's capacity or the rate limiter's rate. On an
+  // error some column families may have taken the value; CONFIG SET then puts
+  // the old value back and applies that.
+  static const std::vector<std::string>& RuntimeOptions();
+  Status ApplyOption(const std::string& name);
+  bool sync_writes() const { return sync_writes_.load(std::memory_order_relaxed); }
 
  private:
   Status LoadState();
@@ -195,13 +206,14 @@ class Storage {
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::shared_ptr<rocksdb::Cache> block_cache_;
-  rocksdb::WriteOptions write_options_;
+  std::shared_ptr<rocksdb::RateLimiter> rate_limiter_;  // always there: its rate can change at run time
+  std::atomic<bool> sync_writes_{false};  // rocksdb.sync-writes: each WAL write fsync'd
   LockManager locks_;
   std::atomic<uint64_t> last_version_{0};
   std::atomic<bool> blob_gc_on_{false};  // what the subkey CF runs with (AdjustBlobGc)
   int blob_gc_ratio_applied_ = 0;        // the ratio its force threshold was set from (AdjustBlobGc only)
   rocksdb::CompressionType blob_compression_ = rocksdb::kNoCompression;  // rocksdb.blob-compression
-  size_t blob_sample_min_size_ = SIZE_MAX;                                 // values that become blobs
+  std::atomic<size_t> blob_sample_min_size_{SIZE_MAX};                     // values that become blobs
   std::atomic<bool> blob_sampling_{false};
   std::atomic<bool> blob_compression_on_{false};  // what the subkey CF runs with (AdjustBlobCompression)
   std::atomic<int> blob_compression_saving_{-1};

@@ -326,6 +326,56 @@ def test_blob_gc_age_cutoff_reaches_rocksdb():
             srv.cleanup()
 
 
+def latest_rocksdb_options(srv):
+    """RocksDB's newest OPTIONS file: it writes one at open and after every change."""
+    return open(max(glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")))).read()
+
+
+def test_rocksdb_options_set_at_run_time_reach_rocksdb():
+    """CONFIG SET of the rocksdb.* options marked [runtime] in kvrocks.conf changes the
+    running database (RocksDB's SetOptions / SetDBOptions), as its OPTIONS file shows;
+    the others stay immutable, and a malformed compression list is refused."""
+    srv = Kvrocks(extra=["--rocksdb.blob-gc-age-cutoff", "40", "--rocksdb.blob-gc-min-garbage-ratio", "0"]).start()
+    try:
+        c = srv.client()
+        wait_blob_gc(c, 1)
+        assert c.execute_command("CONFIG", "SET", "rocksdb.write-buffer-size", "16mb",
+                                 "rocksdb.compression", "no:LZ4", "rocksdb.min-blob-size", "2048",
+                                 "rocksdb.level0-slowdown-writes-trigger", "24",
+                                 "rocksdb.max-background-jobs", "3", "rocksdb.blob-gc-age-cutoff", "0",
+                                 "rocksdb.target-file-size-base", "32mb",
+                                 "rocksdb.rate-limiter-bytes-per-sec", "100mb") in (b"OK", "OK")
+        text = latest_rocksdb_options(srv)
+        subkey = subkey_cf_options(srv)
+        assert "write_buffer_size=16777216" in subkey
+        assert "compression_per_level=kNoCompression:" + ":".join(["kLZ4Compression"] * 6) in subkey
+        assert "min_blob_size=2048" in subkey
+        assert "level0_slowdown_writes_trigger=24" in subkey
+        assert "target_file_size_base=33554432" in subkey and "max_bytes_for_level_base=134217728" in subkey
+        assert "max_background_jobs=3" in text
+        assert "max_total_wal_size=67108864" in text
+        assert subkey.count("blob_garbage_collection_age_cutoff=0.000000") == 1
+        wait_blob_gc(c, 0)  # no file is old enough to collect
+        assert c.config_get("rocksdb.compression") == {"rocksdb.compression": "no:LZ4"}
+
+        # Refused before anything is set: the earlier option keeps its value too.
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command("CONFIG", "SET", "rocksdb.write-buffer-size", "32mb", "rocksdb.compression", "no:lz5")
+        assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'rocksdb.compression') - "
+                                "argument must be 1 to 7 of no, snappy, lz4, zstd separated by ':'")
+        assert "write_buffer_size=16777216" in subkey_cf_options(srv)
+        assert c.config_get("rocksdb.write-buffer-size") == {"rocksdb.write-buffer-size": "16777216"}
+        for immutable in ("rocksdb.bloom-filter-bits", "rocksdb.enable-blob-files", "rocksdb.wal-compression",
+                          "rocksdb.max-open-files", "rocksdb.use-direct-reads"):
+            value = c.config_get(immutable)[immutable]
+            with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+                c.config_set(immutable, value)
+        c.set("k", "v")
+        assert c.get("k") == b"v"
+    finally:
+        srv.cleanup()
+
+
 def blob_gc_state(c):
     info = c.info("rocksdb")
     return info["blob_gc_enabled"], info["blob_garbage_size"], info["blob_files_size"]

@@ -332,6 +332,7 @@ TEST_F(StringTypeTest, BigValuesShareTheBlockCache) {
     EXPECT_EQ(v, big);
   });
   EXPECT_GE(cache->GetUsage(), before + big.size());
-  ASSERT_TRUE(storage_->SetBlockCacheCapacity(16 << 20).ok());
+  cfg_.rocksdb_block_cache_size = 16 << 20;  // CONFIG SET rocksdb.block-cache-size
+  ASSERT_TRUE(storage_->ApplyOption("rocksdb.block-cache-size").ok());
   EXPECT_EQ(cache->GetCapacity(), static_cast<size_t>(16 << 20));
 }
