@@ -49,8 +49,12 @@ void SignalWaitedKeys(CommandCall& call, const std::vector<WaitedKey>& keys, DbC
   }
   if (change != DbChange::kSwapped) return;
   for (size_t i = 0; i < keys.size(); i++) {
-    if (now[i] == RedisType::kList || now[i] == RedisType::kZSet || now[i] == RedisType::kStream) {
+    if (now[i] == RedisType::kList || now[i] == RedisType::kZSet) {
       call.ctx->SignalReady(st->PhysicalDb(keys[i].db), keys[i].key, false);
+    } else if (now[i] == RedisType::kStream) {
+      // As after XADD: Redis offers a stream to every client blocked on it (a read
+      // takes nothing away from the next reader, whose ID may be older).
+      call.ctx->WakeAllWaiters(st->PhysicalDb(keys[i].db), keys[i].key);
     }
   }
 }

@@ -794,12 +794,18 @@ Status Storage::ApplyOption(const std::string& name) {
                     {"max_bytes_for_level_base", std::to_string(4 * c.rocksdb_target_file_size_base)}},
                    true);
   }
-  if (name == "rocksdb.level0-slowdown-writes-trigger") {
-    const int files = c.rocksdb_level0_slowdown_writes_trigger;
-    return set_cfs({{"level0_slowdown_writes_trigger", std::to_string(files)}}, true);
-  }
-  if (name == "rocksdb.level0-stop-writes-trigger") {
-    return set_cfs({{"level0_stop_writes_trigger", std::to_string(c.rocksdb_level0_stop_writes_trigger)}}, true);
+  if (name == "rocksdb.level0-slowdown-writes-trigger" || name == "rocksdb.level0-stop-writes-trigger") {
+    // Both, raised as RocksDB raises them at open: writes slow down no earlier than
+    // the family's L0 compaction starts, and stop no earlier than they slow down.
+    for (auto* h : handles_) {
+      const int compaction = db_->GetOptions(h).level0_file_num_compaction_trigger;
+      const int slowdown = std::max(c.rocksdb_level0_slowdown_writes_trigger, compaction);
+      const int stop = std::max(c.rocksdb_level0_stop_writes_trigger, slowdown);
+      rocksdb::Status s = db_->SetOptions(h, {{"level0_slowdown_writes_trigger", std::to_string(slowdown)},
+                                              {"level0_stop_writes_trigger", std::to_string(stop)}});
+      if (!s.ok()) return Status::InvalidArgument(s.ToString());
+    }
+    return Status::OK();
   }
   if (name == "rocksdb.sync-writes") {
     sync_writes_ = c.rocksdb_sync_writes;

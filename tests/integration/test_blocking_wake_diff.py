@@ -131,6 +131,34 @@ def test_xreadgroup_ends_its_wait_behind_a_reader_that_stays(kvrocks_server, red
     assert ours == readers_behind_a_reader(redis_ref.port, action), action
 
 
+def readers_of_a_swapped_in_stream(port):
+    """Two XREADs of "$" on s in db 0: the first read the IDs of a stream that
+    SWAPDB then took away, the second blocked on no stream; a second SWAPDB brings
+    that stream back. The second reader's reply, and whether the first still waits."""
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    c.call("XADD", "s", "5-1", "f", "v")
+    first, second = RawClient(port), RawClient(port)
+    first.send_raw(encode(["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]))  # waits for IDs after 5-1
+    assert blocked(c)
+    c.call("SWAPDB", "0", "1")
+    second.send_raw(encode(["XREAD", "BLOCK", "5000", "STREAMS", "s", "$"]))  # no stream: any ID
+    assert blocked(c, 2)
+    c.call("SWAPDB", "0", "1")
+    replies = [second.read_reply(), blocked(c, 1)]
+    for x in (first, second, c):
+        x.close()
+    return replies
+
+
+def test_a_swapped_in_stream_serves_every_reader_it_can(kvrocks_server, redis_ref):
+    """SWAPDB signals a waited key that is a stream after the swap to all its
+    readers, as XADD does: a reader it cannot serve does not hold up the next."""
+    ours = readers_of_a_swapped_in_stream(kvrocks_server.port)
+    assert ours == readers_of_a_swapped_in_stream(redis_ref.port)
+    assert ours[1] is True
+
+
 def served_before_reply(port, shift):
     """A BRPOPLPUSH blocked on src, a second one blocked on its destination, a WATCH
     on the last list; then LPUSH src and, pipelined behind it, LRANGE of the last

@@ -56,6 +56,21 @@ TEST_F(StorageOptionsTest, LevelShapeAndCompression) {
   }
 }
 
+// As RocksDB sanitizes them at open: writes slow down no earlier than a family's
+// L0 compaction starts (8 files for big values' subkey family) and stop no
+// earlier than they slow down.
+TEST_F(StorageOptionsTest, L0TriggersAreRaisedAsAtOpen) {
+  Apply("rocksdb.level0-slowdown-writes-trigger", "5");
+  Apply("rocksdb.level0-stop-writes-trigger", "3");
+  EXPECT_EQ(Live(ColumnFamily::kMetadata).level0_slowdown_writes_trigger, 5);
+  EXPECT_EQ(Live(ColumnFamily::kMetadata).level0_stop_writes_trigger, 5);
+  EXPECT_EQ(Live(ColumnFamily::kSubkey).level0_slowdown_writes_trigger, 8);
+  EXPECT_EQ(Live(ColumnFamily::kSubkey).level0_stop_writes_trigger, 8);
+  Apply("rocksdb.level0-stop-writes-trigger", "9");
+  EXPECT_EQ(Live(ColumnFamily::kMetadata).level0_stop_writes_trigger, 9);
+  EXPECT_EQ(Live(ColumnFamily::kSubkey).level0_stop_writes_trigger, 9);
+}
+
 TEST_F(StorageOptionsTest, CompressionListsAreChecked) {
   auto set = [&](const std::string& v) {
     return cfg_.SetAtRuntime({{"rocksdb.compression", v}}, [](const std::string&) { return true; });
