@@ -39,15 +39,20 @@ from conftest import KVROCKS_BIN, REDIS_BIN, encode, free_port
 HELLO_FIELDS = re.compile(rb"(\$7\r\nversion\r\n)\$\d+\r\n[^\r]*\r\n|(\$2\r\nid\r\n):\d+\r\n")
 
 
+def start_redis(port, d):
+    """A redis-server (DEBUG enabled, no persistence) on port with d as its dir."""
+    return subprocess.Popen([REDIS_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", d, "--enable-debug-command", "yes"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def start_servers():
     """A kvrocks and a redis-server (DEBUG enabled) on free ports in a temp dir."""
     d = tempfile.mkdtemp()
     kp, rp = free_port(), free_port()
-    debug = ["--enable-debug-command", "yes"]
-    ps = [subprocess.Popen([KVROCKS_BIN, "--port", str(kp), "--dir", d + "/kv", "--bind", "127.0.0.1"] + debug,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-          subprocess.Popen([REDIS_BIN, "--port", str(rp), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                            "--dir", d] + debug, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    ps = [subprocess.Popen([KVROCKS_BIN, "--port", str(kp), "--dir", d + "/kv", "--bind", "127.0.0.1",
+                            "--enable-debug-command", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+          start_redis(rp, d)]
     time.sleep(1)
     return d, kp, rp, ps
 
@@ -324,8 +329,7 @@ def redis_replay(steps, resp3, digest):
     process picks."""
     d = tempfile.mkdtemp()
     port = free_port()
-    p = subprocess.Popen([REDIS_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                          "--dir", d, "--enable-debug-command", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = start_redis(port, d)
     time.sleep(1)
     try:
         conns, ids = blocking_conns(port, resp3)
@@ -366,10 +370,7 @@ def blocking_main(first, seeds, steps):
                 else:
                     found += report(seed, step, f"conn {i} {cmd} target {target}", a, b, hist)
                 break
-        for port in (kp, rp):
-            for c in conns[port]:
-                c.close()
-        time.sleep(0.2)
+        close_all(conns)
         return found
 
     hunt(first, seeds, one_seed)
