@@ -28,6 +28,23 @@ def wait_ready(port, timeout=60):
     raise RuntimeError(f"port {port} not ready")
 
 
+def machine():
+    """One line naming this machine's CPU, so that recorded figures say where they ran:
+    the ratios depend on it (bench/RESULTS.md, session 44)."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                info.setdefault(k.strip(), v.strip())
+    except OSError:
+        return "machine: unknown"
+    flags = set(info.get("flags", "").split())
+    copy = ",".join(f for f in ("erms", "fsrm") if f in flags) or "no erms/fsrm"
+    return (f"machine: {info.get('model name', '?')}, family {info.get('cpu family', '?')} "
+            f"model {info.get('model', '?')}, {os.cpu_count()} CPUs, {copy}")
+
+
 def encode(*args):
     """One command in RESP."""
     parts = [b"*%d\r\n" % len(args)]

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from common import REDIS_SERVER, ROOT, call, free_port, wait_ready  # noqa: E402
+from common import REDIS_SERVER, ROOT, call, free_port, machine, wait_ready  # noqa: E402
 
 
 def info_field(port, section, field):
@@ -292,6 +292,7 @@ def main():
         r = statistics.median(results[case]["redis"])
         print(f"{case:10} {k:14.0f} {r:12.0f} {k / r:7.2f}")
     print(f"kvrocks peak RSS during the run: {peak_rss / 1024:.0f} MiB")
+    print(machine())
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import REDIS_SERVER, ROOT, call, free_port, wait_ready  # noqa: E402
+from common import REDIS_SERVER, ROOT, call, free_port, machine, wait_ready  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -112,6 +112,7 @@ def main():
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(port)
+        print(machine(), flush=True)
         if args.fill_requests:
             benchmark(port, "set", args.fill_size, args.fill_requests, args.keyspace, 16, args.clients)
         for r in range(1, args.rounds + 1):
