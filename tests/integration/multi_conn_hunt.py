@@ -355,12 +355,11 @@ def blocking_main(first, seeds, steps):
         conns, ids = {}, {}
         for port in (kp, rp):
             conns[port], ids[port] = blocking_conns(port, resp3)
-        hist, played = [], []
+        played = []
         for step in range(steps):
             i = rng.randrange(4)
             cmd = blocking_command(rng)
             target = rng.randrange(4)
-            hist.append((i, cmd))
             played.append((i, cmd, target))
             outs = {port: blocking_step(conns[port], ids[port], port, i, cmd, target, digest) for port in (kp, rp)}
             a, b = outs[kp], outs[rp]
@@ -368,7 +367,8 @@ def blocking_main(first, seeds, steps):
                 if any(redis_replay(played, resp3, digest) == a for _ in range(REPLAYS)):
                     print(f"seed {seed} step {step}: a fresh redis-server ends as kvrocks did; not counted", flush=True)
                 else:
-                    found += report(seed, step, f"conn {i} {cmd} target {target}", a, b, hist)
+                    found += report(seed, step, f"conn {i} {cmd} target {target}", a, b,
+                                    [(j, c) for j, c, _ in played])
                 break
         close_all(conns)
         return found
