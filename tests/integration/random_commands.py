@@ -1016,28 +1016,78 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
             time.sleep(0.02)
     if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
         return []
+    mismatches = key_differences(kv_replica, redis_replica, seed, history)
+    return mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"]
+
+
+def key_differences(kv, ref, seed, history):
+    """The keys of any database whose DEBUG DIGEST-VALUE, type or TTL (to a second)
+    differs between two redis-py clients, as text with the commands that last
+    touched them; keys about to expire are left out (either side may have dropped them)."""
     mismatches = []
     for db in range(16):
-        kv_replica.execute_command("SELECT", db)
-        redis_replica.execute_command("SELECT", db)
-        keys = set(kv_replica.keys("*")) | set(redis_replica.keys("*"))
+        kv.execute_command("SELECT", db)
+        ref.execute_command("SELECT", db)
+        keys = set(kv.keys("*")) | set(ref.keys("*"))
         for key in sorted(keys):
-            a = (kv_replica.execute_command("DEBUG", "DIGEST-VALUE", key), kv_replica.type(key), kv_replica.ttl(key))
-            b = (redis_replica.execute_command("DEBUG", "DIGEST-VALUE", key), redis_replica.type(key),
-                 redis_replica.ttl(key))
+            a = (kv.execute_command("DEBUG", "DIGEST-VALUE", key), kv.type(key), kv.ttl(key))
+            b = (ref.execute_command("DEBUG", "DIGEST-VALUE", key), ref.type(key), ref.ttl(key))
+            if 0 <= a[2] <= 2 or 0 <= b[2] <= 2:
+                continue
             if a[:2] != b[:2] or abs(a[2] - b[2]) > 1:
                 name = key.decode(errors="replace")
                 related = [h for h in history if name in h[1:]][-6:]
                 mismatches.append(f"seed {seed} db {db} key {key!r}: kvrocks {a!r}, redis {b!r}\n"
                                   + "".join(f"    after {h!r}\n" for h in related))
-    kv_replica.execute_command("SELECT", 0)
-    redis_replica.execute_command("SELECT", 0)
-    return mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"]
+    kv.execute_command("SELECT", 0)
+    ref.execute_command("SELECT", 0)
+    return mismatches
+
+
+def restart_mismatches(kv_server, ref_port, seed, count, kill):
+    """Sends count random commands of seed to kvrocks and redis-server, then stops
+    kvrocks (kill -9 when kill, else SIGTERM) and starts it again on its data: every
+    key must come back as the Redis that kept running holds it (value digest, type,
+    TTL). Returns the reply mismatches before the restart and the key differences after."""
+    import redis
+    from conftest import RawClient
+
+    kv, ref = RawClient(kv_server.port), RawClient(ref_port)
+    mismatches = run(kv, ref, seed, count, 2)
+    for c in (kv, ref):
+        c.call("EXEC")  # a MULTI the sequence left open; "without MULTI" otherwise
+        c.close()
+    if mismatches:
+        return mismatches
+    gen = Gen(seed)
+    history = [gen.command() for _ in range(count)]  # for the report (RESTOREs unexpanded)
+
+    def differences(kv_py, ref_py):
+        if kv_py.execute_command("DEBUG", "DIGEST") == ref_py.execute_command("DEBUG", "DIGEST"):
+            return []
+        return key_differences(kv_py, ref_py, seed, history)
+
+    ref_py = redis.Redis(port=ref_port)
+    with redis.Redis(port=kv_server.port) as kv_py:
+        before = differences(kv_py, ref_py)
+    if before:
+        return [f"seed {seed}: the data sets differ before the restart"] + before
+    if kill:
+        kv_server.kill9()
+        kv_server.start()
+    else:
+        kv_server.restart()
+    ref_py.script_flush()  # what a restart of Redis drops too
+    with redis.Redis(port=kv_server.port) as kv_py:
+        after = differences(kv_py, ref_py)
+    ref_py.close()
+    return [f"seed {seed}: after a {'kill -9' if kill else 'SIGTERM'} and a start"] + after if after else []
 
 
 if __name__ == "__main__":
     # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3] [pipeline],
-    # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it.
+    # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
+    # or [restart]: kvrocks restarts after each seed (see restart_mismatches).
     import sys
     from conftest import Kvrocks, RawClient, RealRedis
 
@@ -1057,6 +1107,17 @@ if __name__ == "__main__":
         sys.exit(0)
 
     kv_server, ref_server = Kvrocks().start(), RealRedis()
+    if "restart" in sys.argv[4:]:
+        # [restart]: after each seed's commands kvrocks stops (kill -9 and SIGTERM in
+        # turn) and starts again on its data, which must be what Redis holds.
+        try:
+            for s in range(int(sys.argv[1]), int(sys.argv[2])):
+                for m in restart_mismatches(kv_server, ref_server.port, s, int(sys.argv[3]), s % 2 == 0):
+                    print(m, flush=True)
+        finally:
+            kv_server.cleanup()
+            ref_server.cleanup()
+        sys.exit(0)
     try:
         kv_client, ref_client = RawClient(kv_server.port), RawClient(ref_server.port)
         if "resp3" in sys.argv[4:]:
