@@ -17,7 +17,7 @@ for byte, a hashtable's by its length only (its order follows Redis' per-process
 hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
-  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire]
+  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart]
 """
 import random
 import shutil
@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from conftest import KVROCKS_BIN, REDIS_BIN, RawClient, free_port
+from conftest import KVROCKS_BIN, REDIS_BIN, RawClient, free_port, wait_ready
 import random_commands as rc
 
 SKIP = {
@@ -222,10 +222,19 @@ def run(kv, ref, seed, count, expire_share=0.0):
 def main():
     first, seeds, count = (int(x) for x in sys.argv[1:4])
     resp3 = "resp3" in sys.argv[4:]
+    # [restart]: after each seed kvrocks is killed (-9) and started again on its data,
+    # which must then be what Redis holds (not with [expire]: a restarted kvrocks
+    # expires actively until the next seed's setup turns that off again).
+    restart = "restart" in sys.argv[4:]
     d = tempfile.mkdtemp(prefix="docs-hunt-")
     kv_port, ref_port = free_port(), free_port()
-    procs = [subprocess.Popen([KVROCKS_BIN, "--port", str(kv_port), "--dir", d + "/kv", "--bind", "127.0.0.1",
-                               "--enable-debug-command", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+
+    def start_kvrocks():
+        return subprocess.Popen([KVROCKS_BIN, "--port", str(kv_port), "--dir", d + "/kv", "--bind", "127.0.0.1",
+                                 "--enable-debug-command", "yes"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+
+    procs = [start_kvrocks(),
              subprocess.Popen([REDIS_BIN, "--port", str(ref_port), "--bind", "127.0.0.1", "--save", "",
                                "--appendonly", "no", "--dir", d, "--enable-debug-command", "yes"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
@@ -240,6 +249,18 @@ def main():
             mismatch = run(kv, ref, seed, count, expire_share)
             if mismatch:
                 print(mismatch, flush=True)
+            elif restart:
+                procs[0].kill()
+                procs[0].wait()
+                procs[0] = start_kvrocks()
+                wait_ready(kv_port, procs[0])
+                kv = RawClient(kv_port)
+                if resp3:
+                    kv.call("HELLO", "3")
+                if kv.call("DEBUG", "DIGEST") != ref.call("DEBUG", "DIGEST"):
+                    import redis
+                    diffs = rc.key_differences(redis.Redis(port=kv_port), redis.Redis(port=ref_port), seed, [])
+                    print(f"seed {seed}: the data sets differ after kill -9 and a start\n" + "".join(diffs), flush=True)
     finally:
         for p in procs:
             p.terminate()

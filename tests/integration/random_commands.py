@@ -1044,7 +1044,7 @@ def key_differences(kv, ref, seed, history):
     return mismatches
 
 
-def restart_mismatches(kv_server, ref_port, seed, count, kill):
+def restart_mismatches(kv_server, ref_port, seed, count, kill, pipeline=False):
     """Sends count random commands of seed to kvrocks and redis-server, then stops
     kvrocks (kill -9 when kill, else SIGTERM) and starts it again on its data: every
     key must come back as the Redis that kept running holds it (value digest, type,
@@ -1053,7 +1053,7 @@ def restart_mismatches(kv_server, ref_port, seed, count, kill):
     from conftest import RawClient
 
     kv, ref = RawClient(kv_server.port), RawClient(ref_port)
-    mismatches = run(kv, ref, seed, count, 2)
+    mismatches = run(kv, ref, seed, count, 2, pipeline=pipeline)
     for c in (kv, ref):
         c.call("EXEC")  # a MULTI the sequence left open; "without MULTI" otherwise
         c.close()
@@ -1108,11 +1108,12 @@ if __name__ == "__main__":
 
     kv_server, ref_server = Kvrocks().start(), RealRedis()
     if "restart" in sys.argv[4:]:
-        # [restart]: after each seed's commands kvrocks stops (kill -9 and SIGTERM in
-        # turn) and starts again on its data, which must be what Redis holds.
+        # [restart] [pipeline]: after each seed's commands kvrocks stops (kill -9 and
+        # SIGTERM in turn) and starts again on its data, which must be what Redis holds.
         try:
             for s in range(int(sys.argv[1]), int(sys.argv[2])):
-                for m in restart_mismatches(kv_server, ref_server.port, s, int(sys.argv[3]), s % 2 == 0):
+                for m in restart_mismatches(kv_server, ref_server.port, s, int(sys.argv[3]), s % 2 == 0,
+                                            pipeline="pipeline" in sys.argv[4:]):
                     print(m, flush=True)
         finally:
             kv_server.cleanup()
