@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+import redis
+
 from conftest import KVROCKS_BIN, REDIS_BIN, RawClient, free_port, wait_ready
 import random_commands as rc
 
@@ -258,7 +260,6 @@ def main():
                 if resp3:
                     kv.call("HELLO", "3")
                 if kv.call("DEBUG", "DIGEST") != ref.call("DEBUG", "DIGEST"):
-                    import redis
                     diffs = rc.key_differences(redis.Redis(port=kv_port), redis.Redis(port=ref_port), seed, [])
                     print(f"seed {seed}: the data sets differ after kill -9 and a start\n" + "".join(diffs), flush=True)
     finally:

@@ -9,7 +9,9 @@ KEYS, TTLs); everything else must match exactly.
 import random
 import time
 
-from conftest import encode
+import redis
+
+from conftest import RawClient, encode
 
 KEYS = [f"k{i}" for i in range(6)] + ["{t}a", "{t}b"]
 FIELDS = [f"f{i}" for i in range(5)]
@@ -1049,9 +1051,6 @@ def restart_mismatches(kv_server, ref_port, seed, count, kill, pipeline=False):
     kvrocks (kill -9 when kill, else SIGTERM) and starts it again on its data: every
     key must come back as the Redis that kept running holds it (value digest, type,
     TTL). Returns the reply mismatches before the restart and the key differences after."""
-    import redis
-    from conftest import RawClient
-
     kv, ref = RawClient(kv_server.port), RawClient(ref_port)
     mismatches = run(kv, ref, seed, count, 2, pipeline=pipeline)
     for c in (kv, ref):
@@ -1089,10 +1088,9 @@ if __name__ == "__main__":
     # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
     # or [restart]: kvrocks restarts after each seed (see restart_mismatches).
     import sys
-    from conftest import Kvrocks, RawClient, RealRedis
+    from conftest import Kvrocks, RealRedis
 
     if "replica" in sys.argv[4:]:
-        import redis
         master = RealRedis()
         replicas = [Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}"]).start(),
                     RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])]
