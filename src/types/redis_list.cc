@@ -104,6 +104,8 @@ Status RedisList::Pop(std::string_view key, bool left, uint64_t count, std::vect
   bool exists;
   Status s = LoadList(key, &lk, &lm, &exists);
   if (!s.ok() || !exists) return s;
+  // LPOP key 0 leaves the list unwritten, as Redis' fast exit does: no WATCH signal.
+  if (count == 0) return Status::OK();
   std::string e;
   while (count-- > 0 && lm.meta.size > 0) {
     uint64_t index = left ? lm.head : lm.tail - 1;
