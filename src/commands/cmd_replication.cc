@@ -1,8 +1,14 @@
-// Replication commands: REPLICAOF / SLAVEOF, ROLE, WAIT and FAILOVER.
+// Replication commands: REPLICAOF / SLAVEOF, ROLE, WAIT, FAILOVER, and the
+// master side of the handshake: REPLCONF, SYNC and PSYNC.
+#include <fcntl.h>
 #include <glog/logging.h>
 
 #include "commands/helpers.h"
+#include "replication/rdb_snapshot_sender.h"
 #include "replication/replica.h"
+#include "scripting/functions.h"
+#include "server/connection.h"
+#include "server/server.h"
 
 namespace kvrocks {
 
@@ -101,6 +107,112 @@ void Failover(CommandCall& call) {
   ReplyError(call, "ERR FAILOVER requires connected replicas.");
 }
 
+// REPLCONF option value ... : Redis' replconfCommand. Options are applied in
+// order until one fails. ACK from a client that is not a replica and GETACK
+// end the command without a reply, as in Redis (kvrocks' replica sends its
+// ACKs on its own link every second; a GETACK from a client adds none).
+void ReplConf(CommandCall& call) {
+  const auto& a = call.args;
+  if (a.size() % 2 == 0) return ReplyError(call, kSyntaxError);
+  Connection::ReplConf& rc = call.conn->replconf;
+  for (size_t j = 1; j < a.size(); j += 2) {
+    const std::string& opt = a[j];
+    const std::string& v = a[j + 1];
+    if (EqualsIgnoreCase(opt, "listening-port")) {
+      if (!IntArg(call, j + 1, &rc.listening_port)) return;
+      rc.port_announced = true;
+    } else if (EqualsIgnoreCase(opt, "ip-address")) {
+      if (v.size() >= 256) {  // NET_HOST_STR_LEN
+        return ReplyError(call, "ERR REPLCONF ip-address provided by replica instance is too long: " +
+                                    std::to_string(v.size()) + " bytes");
+      }
+      rc.ip_address = v;
+    } else if (EqualsIgnoreCase(opt, "capa")) {
+      if (EqualsIgnoreCase(v, "eof")) rc.capa_eof = true;  // others (psync2) change nothing here
+    } else if (EqualsIgnoreCase(opt, "ack") || EqualsIgnoreCase(opt, "getack")) {
+      return;  // the clients that may send these are never served a stream here
+    } else if (EqualsIgnoreCase(opt, "rdb-only")) {
+      int64_t n;
+      if (!IntArg(call, j + 1, &n)) return;
+      if (n < 0 || n > 1) return ReplyError(call, "ERR value is out of range, value must between 0 and 1");
+      rc.rdb_only = n == 1;
+    } else if (EqualsIgnoreCase(opt, "rdb-filter-only")) {
+      std::vector<std::string> filters;
+      if (!SplitArgs(v, &filters)) return ReplyError(call, "ERR Missing rdb-filter-only values");
+      rc.exclude_data = true;
+      rc.exclude_functions = true;
+      for (const auto& f : filters) {
+        if (!EqualsIgnoreCase(f, "functions")) {
+          return ReplyError(call, "ERR Unsupported rdb-filter-only option: " + f);
+        }
+        rc.exclude_functions = false;
+      }
+    } else {
+      return ReplyError(call, "ERR Unrecognized REPLCONF option: " + opt);
+    }
+  }
+  reply::Ok(call.out);
+}
+
+// SYNC, and PSYNC replid offset [FAILOVER]: Redis' syncCommand. kvrocks keeps
+// no replication backlog and does not stream its writes to replicas, so what
+// it serves is an RDB snapshot: the client gets +FULLRESYNC (PSYNC), the RDB,
+// and the connection closes, as Redis closes a replica that sent REPLCONF
+// rdb-only 1 (RdbSnapshotSender). A replica (Redis' or kvrocks') would load
+// the snapshot, see the link close, and fetch another on every reconnection,
+// never getting the writes in between: one that did not ask for rdb-only is
+// refused. Replicas announce their port (REPLCONF listening-port) and send
+// PSYNC, then SYNC once PSYNC fails; redis-cli does neither, so a plain SYNC
+// from a client that announced no port gets the snapshot (`redis-cli --rdb`
+// before 7.0 sends only capa eof and SYNC). A PSYNC FAILOVER with this replica's replid would make Redis a master that
+// then serves the old one as a replica; kvrocks cannot serve it, so it is
+// refused in the same way and kvrocks stays a replica (the failover aborts).
+void Sync(CommandCall& call) {
+  const auto& a = call.args;
+  const bool psync = EqualsIgnoreCase(a[0], "psync");
+  Replica* rep = call.server->replica();
+  if (psync && a.size() > 3 && EqualsIgnoreCase(a[3], "failover")) {
+    if (!rep->is_replica()) return ReplyError(call, "ERR PSYNC FAILOVER can't be sent to a master.");
+    if (a[1] != rep->replid()) return ReplyError(call, "ERR PSYNC FAILOVER replid must match my replid.");
+  }
+  if (rep->is_replica() && !rep->link_up()) {
+    return ReplyError(call, "NOMASTERLINK Can't SYNC while not connected with my master");
+  }
+  if (!call.out->empty()) return ReplyError(call, "ERR SYNC and PSYNC are invalid with pending output");
+  const Connection::ReplConf& rc = call.conn->replconf;
+  if ((rc.exclude_data || rc.exclude_functions) && !rc.capa_eof) {
+    return ReplyError(call, "ERR Filtered replica requires EOF capability");
+  }
+  LOG(INFO) << "Replica " << call.conn->peer() << " asks for synchronization";
+  if (psync) {
+    int64_t offset;
+    if (!ParseInt64(a[2], &offset)) {
+      LOG(WARNING) << "Replica " << call.conn->peer() << " asks for synchronization but with a wrong offset";
+      return ReplyError(call, kNotIntegerError);
+    }
+    // No backlog: every PSYNC needs a full sync. "?" asks for one on purpose.
+    if (a[1] != "?") call.server->stats().sync_partial_err.fetch_add(1);
+  }
+  if (!rc.rdb_only && (psync || rc.port_announced)) {
+    return ReplyError(call, "ERR kvrocks streams no commands to replicas: it serves replicas that ask for an "
+                            "RDB snapshot only (REPLCONF rdb-only 1)");
+  }
+  RdbSnapshotSender::Request req;
+  req.fd = ::fcntl(call.conn->fd(), F_DUPFD_CLOEXEC, 0);
+  if (req.fd < 0) return ReplyError(call, "ERR Unable to perform background save");
+  req.peer = call.conn->peer();
+  if (psync) req.preamble = "+FULLRESYNC " + rep->replid() + " " + std::to_string(rep->offset()) + "\r\n";
+  req.include_data = !rc.exclude_data;
+  if (!rc.exclude_functions) {
+    for (const auto& lib : scripting::FunctionRegistry::Instance().Libraries()) req.function_codes.push_back(lib.code);
+  }
+  req.dir = call.server->config()->dir;
+  req.timeout_s = call.server->config()->repl_timeout;
+  // The transfer owns the socket from here; the worker lets go of its copy.
+  call.server->rdb_sender()->Start(std::move(req));
+  call.conn->CloseSoon();
+}
+
 }  // namespace
 
 void RegisterReplicationCommands(CommandTable* t) {
@@ -112,6 +224,12 @@ void RegisterReplicationCommands(CommandTable* t) {
           "completed.", "3.0.0"});
   t->Add({"failover", -1, adm, 0, 0, 0, Failover, "server",
           "Start a coordinated failover between this server and one of its replicas.", "6.2.0"});
+  t->Add({"replconf", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy, 0, 0, 0, ReplConf,
+          "server", "An internal command for configuring the replication stream", "3.0.0"});
+  t->Add({"sync", 1, kCmdAdmin | kCmdNoScript | kCmdDenyMulti, 0, 0, 0, Sync, "server",
+          "Internal command used for replication", "1.0.0"});
+  t->Add({"psync", -3, kCmdAdmin | kCmdNoScript | kCmdDenyMulti, 0, 0, 0, Sync, "server",
+          "Internal command used for replication", "2.8.0"});
   t->Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Role, "server", "Returns the replication role.", "2.8.12"});
 }
 

@@ -283,22 +283,24 @@ std::string InfoStats(Server* srv) {
   Stats& st = srv->stats();
   std::string s = "# Stats\r\n";
   // Mechanisms kvrocks does not have count 0: key eviction (no maxmemory), forks,
-  // active defragmentation, replicas served, I/O threads.
+  // active defragmentation, partial syncs of replicas, I/O threads.
   Line(&s, "total_connections_received", static_cast<int64_t>(st.total_connections_received.load()));
   Line(&s, "total_commands_processed", static_cast<int64_t>(st.total_commands_processed.load()));
   Line(&s, "instantaneous_ops_per_sec", st.Rate(Stats::kOps));
-  Line(&s, "total_net_input_bytes", static_cast<int64_t>(st.net_input_bytes.load()));
-  Line(&s, "total_net_output_bytes", static_cast<int64_t>(st.net_output_bytes.load()));
-  Line(&s, "total_net_repl_input_bytes", static_cast<int64_t>(st.net_repl_input_bytes.load()));
-  Line(&s, "total_net_repl_output_bytes", 0);
+  // The totals include replication traffic, as Redis' do.
+  const uint64_t repl_in = st.net_repl_input_bytes.load(), repl_out = st.net_repl_output_bytes.load();
+  Line(&s, "total_net_input_bytes", static_cast<int64_t>(st.net_input_bytes.load() + repl_in));
+  Line(&s, "total_net_output_bytes", static_cast<int64_t>(st.net_output_bytes.load() + repl_out));
+  Line(&s, "total_net_repl_input_bytes", static_cast<int64_t>(repl_in));
+  Line(&s, "total_net_repl_output_bytes", static_cast<int64_t>(repl_out));
   Line(&s, "instantaneous_input_kbps", Kbps(st.Rate(Stats::kNetInput)));
   Line(&s, "instantaneous_output_kbps", Kbps(st.Rate(Stats::kNetOutput)));
   Line(&s, "instantaneous_input_repl_kbps", Kbps(st.Rate(Stats::kNetReplInput)));
   Line(&s, "instantaneous_output_repl_kbps", Kbps(st.Rate(Stats::kNetReplOutput)));
   Line(&s, "rejected_connections", static_cast<int64_t>(st.rejected_connections.load()));
-  Line(&s, "sync_full", 0);
-  Line(&s, "sync_partial_ok", 0);
-  Line(&s, "sync_partial_err", 0);
+  Line(&s, "sync_full", static_cast<int64_t>(st.sync_full.load()));
+  Line(&s, "sync_partial_ok", 0);  // no replication backlog to continue from
+  Line(&s, "sync_partial_err", static_cast<int64_t>(st.sync_partial_err.load()));
   Line(&s, "expired_keys", static_cast<int64_t>(st.expired_keys.load()));
   Line(&s, "expired_subkeys", static_cast<int64_t>(st.expired_fields.load()));
   // The expiry index finds every due key, and a pass runs until none is left: no

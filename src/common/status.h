@@ -32,6 +32,7 @@ class Status {
   bool IsRedisError() const { return code_ == kRedisError; }
   bool IsTimedOut() const { return code_ == kTimedOut; }
   bool IsCorruption() const { return code_ == kCorruption; }
+  bool IsAborted() const { return code_ == kAborted; }
   Code code() const { return code_; }
   const std::string& message() const { return msg_; }
 

@@ -113,7 +113,8 @@ void PutAux(std::string* out, const std::string& key, const std::string& value) 
 
 // Writes the live keys of one database; *max_version is raised to the RDB
 // version a value needs.
-Status WriteDatabase(Context* ctx, Storage* storage, int logical, RdbOut* out, int* max_version, uint64_t* keys) {
+Status WriteDatabase(Context* ctx, Storage* storage, int logical, RdbOut* out, int* max_version, uint64_t* keys,
+                     const std::atomic<bool>* cancel) {
   uint8_t physical = storage->PhysicalDb(logical);
   if (storage->KeyCount(physical) <= 0) return Status::OK();
   std::string* buf = out->buf();
@@ -128,6 +129,7 @@ Status WriteDatabase(Context* ctx, Storage* storage, int logical, RdbOut* out, i
   std::vector<std::string> batch;
   std::string value;  // one key's type byte and value, the buffer reused
   do {
+    if (cancel != nullptr && cancel->load()) return Status::Aborted("RDB write cancelled");
     batch.clear();
     Status s = db.Scan(cursor, 1000, "*", RedisType::kNone, &batch, &next);
     if (!s.ok()) return s;
@@ -154,7 +156,7 @@ Status WriteDatabase(Context* ctx, Storage* storage, int logical, RdbOut* out, i
 }
 
 Status WriteRdbFileTo(Storage* storage, int databases, const std::vector<std::string>& function_codes,
-                      const std::string& path, uint64_t* keys) {
+                      const std::string& path, uint64_t* keys, const std::atomic<bool>* cancel) {
   RdbOut out;
   Status s = out.Open(path);
   if (!s.ok()) return s;
@@ -173,7 +175,7 @@ Status WriteRdbFileTo(Storage* storage, int databases, const std::vector<std::st
   Context::SnapshotScope snapshot(&ctx);
   int max_version = rdb::kDumpVersion;
   *keys = 0;
-  for (int j = 0; j < databases && s.ok(); j++) s = WriteDatabase(&ctx, storage, j, &out, &max_version, keys);
+  for (int j = 0; j < databases && s.ok(); j++) s = WriteDatabase(&ctx, storage, j, &out, &max_version, keys, cancel);
   if (!s.ok()) return s;
   if (!(s = out.Flush()).ok()) return s;
   if (max_version != rdb::kDumpVersion && !(s = out.RewriteHeader(Header(max_version), path)).ok()) return s;
@@ -187,10 +189,10 @@ Status WriteRdbFileTo(Storage* storage, int databases, const std::vector<std::st
 }  // namespace
 
 Status WriteRdbFile(Storage* storage, int databases, const std::vector<std::string>& function_codes,
-                    const std::string& path, uint64_t* keys) {
+                    const std::string& path, uint64_t* keys, const std::atomic<bool>* cancel) {
   // Redis' rdbSave: a temporary file, renamed over the target once complete.
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  Status s = WriteRdbFileTo(storage, databases, function_codes, tmp, keys);
+  Status s = WriteRdbFileTo(storage, databases, function_codes, tmp, keys, cancel);
   if (s.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
     s = Status::IOError("rename " + tmp + ": " + std::strerror(errno));
   }

@@ -4,6 +4,7 @@
 // field TTLs (those need version 12, Redis 7.4).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,9 +18,10 @@ namespace kvrocks {
 // Writes every live key of logical databases 0..databases-1, read from one
 // snapshot, and the function libraries with the given code, as an RDB file at
 // path (written to a temporary file, synced, then renamed over path). *keys
-// gets the number of keys written.
+// gets the number of keys written. If cancel is given and becomes true, the
+// write stops within a thousand keys with Status::Aborted and path is untouched.
 Status WriteRdbFile(Storage* storage, int databases, const std::vector<std::string>& function_codes,
-                    const std::string& path, uint64_t* keys);
+                    const std::string& path, uint64_t* keys, const std::atomic<bool>* cancel = nullptr);
 
 // Parses the RDB file at path, handing what it holds to handler.
 Status ReadRdbFile(const std::string& path, rdb::Handler* handler);

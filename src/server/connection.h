@@ -152,6 +152,17 @@ class Connection {
   // Signs in as user (AUTH, HELLO AUTH, RESET).
   void SetUser(std::shared_ptr<const AclUser> u);
   bool monitor = false;
+  // What the client said about itself as a replica (REPLCONF), for SYNC / PSYNC.
+  struct ReplConf {
+    int64_t listening_port = 0;
+    bool port_announced = false;     // listening-port given: a replica, not redis-cli
+    std::string ip_address;
+    bool capa_eof = false;
+    bool rdb_only = false;           // rdb-only 1: an RDB snapshot, no stream after it
+    bool exclude_data = false;       // rdb-filter-only without keys
+    bool exclude_functions = false;  // rdb-filter-only without "functions"
+  };
+  ReplConf replconf;
   // The replica's client that applies the master's stream (writes are allowed).
   bool is_master = false;
   // Pub/Sub subscriptions by PubSubKind (channels, patterns, shard channels);

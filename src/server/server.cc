@@ -3,6 +3,7 @@
 #include "commands/command.h"
 #include "commands/script_runner.h"
 #include "common/string_util.h"
+#include "replication/rdb_snapshot_sender.h"
 #include "replication/replica.h"
 #include "server/notify.h"
 
@@ -125,6 +126,7 @@ Status Server::Start() {
   // Every command asks the replica's role: it exists (and a configured replica
   // already follows, so that no write slips in) before a worker serves anyone.
   replica_ = std::make_unique<Replica>(this);
+  rdb_sender_ = std::make_unique<RdbSnapshotSender>(storage_, config_->databases, &stats_);
   Status s = replica_->LoadState();
   if (!s.ok()) return s;
   if (!config_->replicaof.empty()) {
@@ -155,6 +157,7 @@ void Server::Wait() {
     stop_cv_.wait(g, [this] { return stop_.load(); });
   }
   if (replica_) replica_->Stop();
+  if (rdb_sender_) rdb_sender_->Stop();
   for (auto& w : workers_) w->Stop();
   if (expire_thread_.joinable()) expire_thread_.join();
   if (bgsave_thread_.joinable()) bgsave_thread_.join();

@@ -32,6 +32,7 @@ namespace kvrocks {
 class Worker;
 class Connection;
 class Replica;
+class RdbSnapshotSender;
 struct CommandSpec;
 
 // Parses "host port" (the replicaof option).
@@ -52,6 +53,8 @@ class Server {
   Config* config() { return config_; }
   // Replication from a Redis master (REPLICAOF); never null after Start().
   Replica* replica() { return replica_.get(); }
+  // RDB snapshots sent to rdb-only replicas (SYNC / PSYNC); never null after Start().
+  RdbSnapshotSender* rdb_sender() { return rdb_sender_.get(); }
   // Redis' checkGoodReplicasStatus failing: a master whose min-replicas-to-write
   // and min-replicas-max-lag are set has fewer good replicas (it has none).
   bool NotEnoughGoodReplicas();
@@ -286,6 +289,7 @@ class Server {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<int> listening_port_{-1};  // the port of the TCP listeners; -1 while none are bound
   std::unique_ptr<Replica> replica_;
+  std::unique_ptr<RdbSnapshotSender> rdb_sender_;
 
   std::atomic<uint64_t> next_client_id_{0};
   std::atomic<size_t> next_worker_{0};

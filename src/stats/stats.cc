@@ -13,6 +13,9 @@ void Stats::Reset() {
   net_output_bytes = 0;
   total_error_replies = 0;
   net_repl_input_bytes = 0;
+  net_repl_output_bytes = 0;
+  sync_full = 0;
+  sync_partial_err = 0;
   total_reads_processed = 0;
   total_writes_processed = 0;
   expire_cycle_us = 0;
@@ -32,8 +35,9 @@ void Stats::Reset() {
 void Stats::SampleRates(uint64_t now_ms) {
   const uint64_t repl_in = net_repl_input_bytes.load();
   // The network totals include replication traffic, as Redis' do.
+  const uint64_t repl_out = net_repl_output_bytes.load();
   const uint64_t readings[kNumMetrics] = {total_commands_processed.load(), net_input_bytes.load() + repl_in,
-                                          net_output_bytes.load(), repl_in, 0};
+                                          net_output_bytes.load() + repl_out, repl_in, repl_out};
   std::lock_guard<std::mutex> g(rates_mu_);
   for (int m = 0; m < kNumMetrics; m++) {
     RateTracker& r = rates_[m];

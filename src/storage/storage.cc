@@ -184,19 +184,17 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
     case ColumnFamily::kZSetRank:
       o.compaction_filter_factory = g_subkey_filter;
       // A few counts per sorted set, each overwritten by every write to its
-      // set. A memtable would keep every version and rank walks step over them
+      // set. A memtable keeps every version and rank walks step over them
       // (ZRANK on a 1M-member set right after 100k ZADDs: 2.8k/s with 64 MB
-      // buffers, 13k with 256 KB, 25k with no versions), so counts are
-      // overwritten in place (one entry per record in the memtable). In return:
-      // no backward iteration over the family, and no write to a key a range
-      // tombstone covers (the tombstone would hide the update; record keys carry
-      // their set's version, which nothing writes again after FLUSHDB). Larger
-      // buffers then mean fewer sorted runs under each seek: 4 MB against 256 KB,
-      // ZADD to a ranked 1M set 21-24k/s against 16-19k, ZRANK after it 20-24k
-      // against 15-17k (bench/RESULTS.md, session 40). The family is small (~50
-      // bytes per 128 members), so its flushes and compactions are too.
-      o.inplace_update_support = true;
-      o.write_buffer_size = 4 << 20;
+      // buffers, 8.5-13k with 256 KB, 25k with no versions), so this family's
+      // buffers are small. Updating the counts in place (RocksDB's
+      // inplace_update_support, 20-24k/s in session 40) is not an option: a
+      // single family with it makes GetSnapshot() return null for the whole DB
+      // (MemTable::IsSnapshotSupported), and every snapshot read (MGET beside a
+      // concurrent MSET, multi-key reads, the RDB snapshot served by SYNC) would
+      // then see writes that committed after it began (bench/RESULTS.md, session
+      // 46). Storage::Open refuses options that disable snapshots.
+      o.write_buffer_size = 256 << 10;
       o.max_write_buffer_number = 4;
       o.level0_file_num_compaction_trigger = 2;
       break;
@@ -271,6 +269,11 @@ Status Storage::Open() {
   rocksdb::Status s = rocksdb::DB::Open(dbo, path, cfs, &handles_, &raw);
   if (!s.ok()) return Status::IOError("open rocksdb at " + path + ": " + s.ToString());
   db_.reset(raw);
+  // Multi-key reads and RDB snapshots rely on RocksDB snapshots; an option that
+  // disables them (inplace_update_support on any family) must not slip in.
+  const rocksdb::Snapshot* probe = db_->GetSnapshot();
+  if (probe == nullptr) return Status::InvalidArgument("rocksdb options disable snapshots");
+  db_->ReleaseSnapshot(probe);
   sync_writes_ = config_->rocksdb_sync_writes;
   blob_gc_on_ = config_->rocksdb_enable_blob_files && BlobGcUnconditional();
   blob_gc_ratio_applied_ = 0;  // RocksDB's default force threshold (1.0) is what ratio 0 sets

@@ -252,8 +252,9 @@ Status ZSetRankIndex::SplitIfFull(int level, const Record& r) {
 
 Status ZSetRankIndex::Children(int level, const std::string& boundary, std::vector<Record>* out) {
   // The group ends at the next greater boundary of `level`, found from the top
-  // down. (The record before this one in key order has that boundary too, but
-  // RocksDB cannot iterate backwards over values updated in place.) Splits only.
+  // down. (The record before this one in key order has that boundary too; a
+  // backward step would find it, but the family was once updated in place,
+  // where RocksDB cannot iterate backwards, and this works as well.) Splits only.
   std::string start, end;
   bool bounded = false;
   Status s = Descend(

@@ -32,6 +32,23 @@ class ContextTest : public TempStorageTest {
   }
 };
 
+// Storage's options must leave RocksDB's snapshots on (no family with
+// inplace_update_support): MGET and the RDB snapshot rely on them.
+TEST_F(ContextTest, ASnapshotScopeReadsWhatWasThereWhenItBegan) {
+  Context writer(storage_.get());
+  writer.Put(ColumnFamily::kMetadata, "a", "1");
+  ASSERT_TRUE(writer.Commit().ok());
+  Context reader(storage_.get());
+  Context::SnapshotScope snapshot(&reader);
+  Context later(storage_.get());
+  later.Put(ColumnFamily::kMetadata, "a", "2");
+  later.Put(ColumnFamily::kMetadata, "b", "2");
+  ASSERT_TRUE(later.Commit().ok());
+  EXPECT_EQ(Read(reader, ColumnFamily::kMetadata, "a"), "1");
+  EXPECT_EQ(Read(reader, ColumnFamily::kMetadata, "b"), "<none>");
+  EXPECT_EQ(Scan(reader, ColumnFamily::kMetadata), std::vector<std::string>{"a=1"});
+}
+
 TEST_F(ContextTest, LastWriteOfAKeyWinsAndCommitsInOrder) {
   Context ctx(storage_.get());
   ctx.Put(ColumnFamily::kSubkey, "b", "1");

@@ -105,3 +105,21 @@ TEST_F(RdbFileTest, AMissingFileIsAnError) {
   Collected got;
   EXPECT_FALSE(ReadRdbFile(Path(), &got).ok());
 }
+
+TEST_F(RdbFileTest, ACancelledWriteLeavesNoFile) {
+  {
+    Context ctx(storage_.get());
+    Database db0(&ctx, storage_->PhysicalDb(0));
+    bool done;
+    ASSERT_TRUE(RedisString(&db0).Set("s", "v", {}, &done, nullptr).ok());
+    ASSERT_TRUE(ctx.Commit().ok());
+  }
+  std::atomic<bool> cancel{true};
+  uint64_t keys = 0;
+  Status s = WriteRdbFile(storage_.get(), 16, {}, Path(), &keys, &cancel);
+  EXPECT_TRUE(s.IsAborted()) << s.message();
+  EXPECT_FALSE(std::filesystem::exists(Path()));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename().string().find("dump.rdb"), std::string::npos) << entry.path();
+  }
+}

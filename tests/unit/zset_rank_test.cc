@@ -208,37 +208,6 @@ TEST_F(ZSetRankTest, CountsStayExactThroughRandomWrites) {
 // (member by member, or rebuilt by bulk writes) until the set shrinks past the
 // size that drops it; ranks and ranges by rank in both directions always match
 // the model, index or not.
-// Counts are overwritten in place: a memtable keeps one entry per record, not
-// one per write (rank walks would step over every version).
-TEST_F(ZSetRankTest, CountsAreUpdatedInPlace) {
-  std::vector<ZMember> members;
-  for (int i = 0; i < 4000; i++) members.push_back(ZMember{"m" + std::to_string(i), double(i)});
-  int64_t result;
-  std::optional<double> incr;
-  WithDb([&](Database& db) {
-    ASSERT_TRUE(RedisZSet(&db).Add("z", members, RedisZSet::AddFlags{}, &result, &incr).ok());
-  });
-  WithDb([&](Database& db) {  // builds the index: 4000 members, blocks of 128
-    std::optional<int64_t> rank;
-    double score;
-    ASSERT_TRUE(RedisZSet(&db).Rank("z", "m10", false, &rank, &score).ok());
-  });
-  ASSERT_TRUE(storage_->db()->Flush(rocksdb::FlushOptions(), storage_->cf(ColumnFamily::kZSetRank)).ok());
-  std::mt19937 rng(5);
-  for (int i = 0; i < 600; i++) {  // one command per batch: each moves a member across blocks
-    WithDb([&](Database& db) {
-      std::vector<ZMember> move{ZMember{"m" + std::to_string(rng() % 4000), double(rng() % 4000) + 0.5}};
-      ASSERT_TRUE(RedisZSet(&db).Add("z", move, RedisZSet::AddFlags{}, &result, &incr).ok());
-    });
-  }
-  uint64_t entries = 0;
-  ASSERT_TRUE(storage_->db()->GetIntProperty(storage_->cf(ColumnFamily::kZSetRank),
-                                             "rocksdb.num-entries-active-mem-table", &entries));
-  // 32 level-1 records and one above them; ~1200 entries if every put added one.
-  EXPECT_GT(entries, 0u);
-  EXPECT_LE(entries, 40u);
-}
-
 TEST_F(ZSetRankTest, SortedSetRanksMatchAModel) {
   std::mt19937 rng(777);
   std::set<std::pair<double, std::string>> model;

@@ -1,0 +1,159 @@
+#include "replication/rdb_snapshot_sender.h"
+
+#include <fcntl.h>
+#include <glog/logging.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <future>
+
+#include "replication/rdb_file.h"
+#include "stats/stats.h"
+
+namespace kvrocks {
+
+namespace {
+
+Status SocketError(const char* what) {
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::TimedOut(std::string(what) + ": timed out");
+  return Status::IOError(std::string(what) + ": " + std::strerror(errno));
+}
+
+Status SendAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return SocketError("send");
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return Status::OK();
+}
+
+// Sends the file's bytes [0, size) without copying them through user space.
+Status SendFile(int fd, int file, uint64_t size, std::atomic<uint64_t>* sent_total) {
+  off_t offset = 0;
+  while (static_cast<uint64_t>(offset) < size) {
+    ssize_t w = ::sendfile(fd, file, &offset, size - static_cast<uint64_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return SocketError("sendfile");
+    if (w == 0) return Status::IOError("sendfile: the file ended early");
+    sent_total->fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+RdbSnapshotSender::RdbSnapshotSender(Storage* storage, int databases, Stats* stats)
+    : storage_(storage), databases_(databases), stats_(stats) {}
+
+RdbSnapshotSender::~RdbSnapshotSender() { Stop(); }
+
+void RdbSnapshotSender::Start(Request req) {
+  std::lock_guard<std::mutex> g(mu_);
+  Reap();
+  if (stopped_) {
+    ::close(req.fd);
+    return;
+  }
+  auto t = std::make_unique<Transfer>();
+  t->fd = req.fd;
+  Transfer* raw = t.get();
+  const uint64_t id = next_id_++;
+  transfers_.push_back(std::move(t));
+  raw->thread = std::thread([this, raw, id, r = std::move(req)] { Run(raw, r, id); });
+}
+
+void RdbSnapshotSender::Stop() {
+  std::list<std::unique_ptr<Transfer>> all;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stopped_ = true;
+    all.swap(transfers_);
+  }
+  for (auto& t : all) {
+    t->cancel.store(true);
+    std::lock_guard<std::mutex> g(t->fd_mu);
+    // Wakes a send blocked on a client that does not read.
+    if (t->fd >= 0) ::shutdown(t->fd, SHUT_RDWR);
+  }
+  for (auto& t : all) t->thread.join();
+}
+
+size_t RdbSnapshotSender::running() {
+  std::lock_guard<std::mutex> g(mu_);
+  size_t n = 0;
+  for (const auto& t : transfers_) n += t->done.load() ? 0 : 1;
+  return n;
+}
+
+void RdbSnapshotSender::Reap() {
+  for (auto it = transfers_.begin(); it != transfers_.end();) {
+    if ((*it)->done.load()) {
+      (*it)->thread.join();
+      it = transfers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void RdbSnapshotSender::Run(Transfer* t, const Request& req, uint64_t id) {
+  const int fd = t->fd;
+  // Blocking sends, each bounded by repl-timeout (Redis drops a replica that
+  // does not read for that long).
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  timeval tv{};
+  tv.tv_sec = req.timeout_s;
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+
+  const std::string path = req.dir + "/temp-sync-" + std::to_string(::getpid()) + "-" + std::to_string(id) + ".rdb";
+  Status s = SendAll(fd, req.preamble.data(), req.preamble.size());
+  uint64_t keys = 0;
+  if (s.ok()) {
+    LOG(INFO) << "Starting RDB snapshot for SYNC of rdb-only replica " << req.peer << " with target: disk";
+    auto written = std::async(std::launch::async, [&] {
+      return WriteRdbFile(storage_, req.include_data ? databases_ : 0, req.function_codes, path, &keys, &t->cancel);
+    });
+    while (written.wait_for(std::chrono::seconds(1)) != std::future_status::ready) {
+      // Redis' replicationCron: a newline to replicas waiting for their RDB.
+      if (s.ok() && !(s = SendAll(fd, "\n", 1)).ok()) t->cancel.store(true);
+    }
+    Status w = written.get();
+    if (s.ok()) s = w;
+  }
+  if (s.ok()) {
+    int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (file < 0 || ::fstat(file, &st) != 0) {
+      s = Status::IOError("open " + path + ": " + std::strerror(errno));
+    } else {
+      stats_->sync_full.fetch_add(1);
+      const std::string header = "$" + std::to_string(st.st_size) + "\r\n";
+      s = SendAll(fd, header.data(), header.size());
+      if (s.ok()) s = SendFile(fd, file, static_cast<uint64_t>(st.st_size), &stats_->net_repl_output_bytes);
+    }
+    if (file >= 0) ::close(file);
+  }
+  ::unlink(path.c_str());
+  if (s.ok()) {
+    LOG(INFO) << "RDB transfer completed (" << keys << " keys), rdb only replica " << req.peer
+              << " disconnected";
+  } else if (!s.IsAborted()) {  // aborted: Stop() cancelled it
+    LOG(WARNING) << "RDB snapshot for replica " << req.peer << " failed: " << s.message();
+  }
+  {
+    std::lock_guard<std::mutex> g(t->fd_mu);
+    ::close(fd);
+    t->fd = -1;
+  }
+  t->done.store(true);
+}
+
+}  // namespace kvrocks

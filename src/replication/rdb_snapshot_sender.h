@@ -1,0 +1,80 @@
+// RDB snapshots for clients that ask for one over Redis' replication protocol:
+// SYNC, or `REPLCONF rdb-only 1` then PSYNC (`redis-cli --rdb` and
+// `redis-cli --functions-rdb` send REPLCONF rdb-only 1 and SYNC).
+//
+// Each transfer runs on its own thread and owns the client's socket, taken
+// from its worker: the RDB is written from one storage snapshot to a temporary
+// file under dir (a newline goes to the client every second meanwhile, as
+// Redis sends to replicas waiting for their BGSAVE), then sent as Redis'
+// disk-based payload, `$<length>\r\n` and the file's bytes, and the socket is
+// closed, as Redis closes an rdb-only replica once its RDB is sent. A client
+// that stops reading for repl-timeout seconds is dropped.
+//
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "storage/storage.h"
+
+namespace kvrocks {
+
+class Stats;
+
+class RdbSnapshotSender {
+ public:
+  struct Request {
+    int fd = -1;       // the client's socket, owned (and closed) by the sender from Start on
+    std::string peer;  // for the log
+    // Sent ahead of everything else: "+FULLRESYNC <replid> <offset>\r\n" for PSYNC.
+    std::string preamble;
+    bool include_data = true;                 // REPLCONF rdb-filter-only may leave the keys out
+    std::vector<std::string> function_codes;  // the function libraries the RDB carries
+    std::string dir;                          // where the temporary file goes
+    int timeout_s = 60;                       // repl-timeout
+  };
+
+  // stats gets sync_full and the bytes sent (net_repl_output_bytes).
+  RdbSnapshotSender(Storage* storage, int databases, Stats* stats);
+  ~RdbSnapshotSender();
+  RdbSnapshotSender(const RdbSnapshotSender&) = delete;
+  RdbSnapshotSender& operator=(const RdbSnapshotSender&) = delete;
+
+  // Starts a transfer. After Stop() the socket is closed at once.
+  void Start(Request req);
+  // Cancels every transfer (their sockets shut down, their files removed) and
+  // waits for their threads. Called before storage closes.
+  void Stop();
+  // Transfers not finished yet.
+  size_t running();
+
+ private:
+  struct Transfer {
+    std::thread thread;
+    std::atomic<bool> done{false};
+    std::atomic<bool> cancel{false};
+    std::mutex fd_mu;  // guards fd between the thread's close and Stop's shutdown
+    int fd = -1;
+  };
+
+  void Run(Transfer* t, const Request& req, uint64_t id);
+  // Joins and forgets finished transfers (under mu_).
+  void Reap();
+
+  Storage* storage_;
+  int databases_;
+  Stats* stats_;
+  std::mutex mu_;
+  bool stopped_ = false;
+  uint64_t next_id_ = 0;
+  std::list<std::unique_ptr<Transfer>> transfers_;
+};
+
+}  // namespace kvrocks
