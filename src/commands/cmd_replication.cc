@@ -199,7 +199,7 @@ void Sync(CommandCall& call) {
   }
   RdbSnapshotSender::Request req;
   req.fd = ::fcntl(call.conn->fd(), F_DUPFD_CLOEXEC, 0);
-  if (req.fd < 0) return ReplyError(call, "ERR Unable to perform background save");
+  if (req.fd < 0) return ReplyError(call, "ERR BGSAVE failed, replication can't continue");
   req.peer = call.conn->peer();
   if (psync) req.preamble = "+FULLRESYNC " + rep->replid() + " " + std::to_string(rep->offset()) + "\r\n";
   req.include_data = !rc.exclude_data;

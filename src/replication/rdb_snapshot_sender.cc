@@ -86,13 +86,6 @@ void RdbSnapshotSender::Stop() {
   for (auto& t : all) t->thread.join();
 }
 
-size_t RdbSnapshotSender::running() {
-  std::lock_guard<std::mutex> g(mu_);
-  size_t n = 0;
-  for (const auto& t : transfers_) n += t->done.load() ? 0 : 1;
-  return n;
-}
-
 void RdbSnapshotSender::Reap() {
   for (auto it = transfers_.begin(); it != transfers_.end();) {
     if ((*it)->done.load()) {

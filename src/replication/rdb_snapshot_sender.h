@@ -52,8 +52,6 @@ class RdbSnapshotSender {
   // Cancels every transfer (their sockets shut down, their files removed) and
   // waits for their threads. Called before storage closes.
   void Stop();
-  // Transfers not finished yet.
-  size_t running();
 
  private:
   struct Transfer {

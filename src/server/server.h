@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "server/access_clock.h"
 #include "server/acl.h"
+#include "server/connection.h"
 #include "server/memory_stats.h"
 #include "server/migrate_sockets.h"
 #include "server/pubsub.h"
@@ -99,10 +100,15 @@ class Server {
   void Unregister(Connection* conn);
   size_t ClientCount();
   // Calls fn(conn) for every client under the registry lock; fn must not block.
+  // A client killed by Kill() is left out although its worker may not have
+  // closed it yet: Redis frees a killed client at once, so the next CLIENT LIST
+  // or CLIENT KILL no longer sees it.
   template <typename Fn>
   void ForEachClient(Fn fn) {
     std::lock_guard<std::mutex> g(clients_mu_);
-    for (auto& [id, c] : clients_) fn(c);
+    for (auto& [id, c] : clients_) {
+      if (!c->kill_requested.load(std::memory_order_relaxed)) fn(c);
+    }
   }
   // Closes a client from any thread; false if no such client.
   bool Kill(uint64_t id);
