@@ -110,7 +110,7 @@ void RdbSnapshotSender::Run(Transfer* t, const Request& req, uint64_t id) {
   Status s = SendAll(fd, req.preamble.data(), req.preamble.size());
   uint64_t keys = 0;
   if (s.ok()) {
-    LOG(INFO) << "Starting RDB snapshot for SYNC of rdb-only replica " << req.peer << " with target: disk";
+    LOG(INFO) << "Starting RDB snapshot for the SYNC of " << req.peer << " with target: disk";
     auto written = std::async(std::launch::async, [&] {
       return WriteRdbFile(storage_, req.include_data ? databases_ : 0, req.function_codes, path, &keys, &t->cancel);
     });
@@ -136,10 +136,9 @@ void RdbSnapshotSender::Run(Transfer* t, const Request& req, uint64_t id) {
   }
   ::unlink(path.c_str());
   if (s.ok()) {
-    LOG(INFO) << "RDB transfer completed (" << keys << " keys), rdb only replica " << req.peer
-              << " disconnected";
+    LOG(INFO) << "RDB transfer completed (" << keys << " keys), " << req.peer << " disconnected";
   } else if (!s.IsAborted()) {  // aborted: Stop() cancelled it
-    LOG(WARNING) << "RDB snapshot for replica " << req.peer << " failed: " << s.message();
+    LOG(WARNING) << "RDB snapshot for " << req.peer << " failed: " << s.message();
   }
   {
     std::lock_guard<std::mutex> g(t->fd_mu);
