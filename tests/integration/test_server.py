@@ -303,10 +303,19 @@ def test_select_in_redis_py(kvrocks_server):
 
 
 def subkey_cf_options(srv):
-    latest = max(glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")))  # zero-padded numbers
-    text = open(latest).read()
-    subkey = text[text.index('[CFOptions "default"]'):]  # the subkey CF is RocksDB's default one
-    return subkey[:subkey.index("[TableOptions")]
+    # RocksDB writes OPTIONS-<n>.dbtmp, renames it to OPTIONS-<n> (zero-padded
+    # numbers) and deletes older files: read the newest complete one, again if
+    # it went away in between.
+    for _ in range(50):
+        names = [f for f in glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")) if f.rsplit("-", 1)[1].isdigit()]
+        try:
+            text = open(max(names)).read()
+        except FileNotFoundError:
+            time.sleep(0.05)
+            continue
+        subkey = text[text.index('[CFOptions "default"]'):]  # the subkey CF is RocksDB's default one
+        return subkey[:subkey.index("[TableOptions")]
+    raise AssertionError("no OPTIONS file could be read")
 
 
 def test_blob_gc_age_cutoff_reaches_rocksdb():
