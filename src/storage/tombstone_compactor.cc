@@ -66,10 +66,21 @@ void TombstoneCompactor::Loop() {
 
 namespace {
 
-// Nesting depth of watched iterators on this thread, and the perf level to
+// Nesting depth of PerfCountScopes on this thread, and the perf level to
 // restore when the outermost one goes.
-thread_local int watch_depth = 0;
+thread_local int count_depth = 0;
 thread_local rocksdb::PerfLevel level_before = rocksdb::PerfLevel::kDisable;
+
+void BeginCounting() {
+  if (count_depth++ == 0) {
+    level_before = rocksdb::GetPerfLevel();
+    if (level_before < rocksdb::PerfLevel::kEnableCount) rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  }
+}
+
+void EndCounting() {
+  if (--count_depth == 0) rocksdb::SetPerfLevel(level_before);
+}
 
 struct Watch {
   TombstoneCompactor* compactor;
@@ -82,7 +93,7 @@ struct Watch {
 void EndWatch(void* arg, void* /*unused*/) {
   std::unique_ptr<Watch> w(static_cast<Watch*>(arg));
   uint64_t skipped = rocksdb::get_perf_context()->internal_delete_skipped_count - w->skipped_before;
-  if (--watch_depth == 0) rocksdb::SetPerfLevel(level_before);
+  EndCounting();
   if (skipped > TombstoneCompactor::kSkippedTombstones) {
     w->compactor->Request(w->cf, w->lower->ToString(), w->upper->ToString());
   }
@@ -90,13 +101,14 @@ void EndWatch(void* arg, void* /*unused*/) {
 
 }  // namespace
 
+PerfCountScope::PerfCountScope() { BeginCounting(); }
+
+PerfCountScope::~PerfCountScope() { EndCounting(); }
+
 void WatchTombstones(TombstoneCompactor* compactor, rocksdb::ColumnFamilyHandle* cf, const rocksdb::ReadOptions& ro,
                      rocksdb::Iterator* it) {
   if (compactor == nullptr || ro.iterate_lower_bound == nullptr || ro.iterate_upper_bound == nullptr) return;
-  if (watch_depth++ == 0) {
-    level_before = rocksdb::GetPerfLevel();
-    if (level_before < rocksdb::PerfLevel::kEnableCount) rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
-  }
+  BeginCounting();
   auto w = std::make_unique<Watch>(Watch{compactor, cf, ro.iterate_lower_bound, ro.iterate_upper_bound,
                                          rocksdb::get_perf_context()->internal_delete_skipped_count});
   it->RegisterCleanup(&EndWatch, w.release(), nullptr);

@@ -12,7 +12,9 @@
 // the memtables holding it and drops the tombstones at the bottom level.
 // Requests are served one at a time on a thread of their own, at most one per
 // kMinInterval, so a workload that keeps deleting cannot turn them into a
-// stream of flushes; a range already queued is not queued again.
+// stream of flushes; a range already queued is not queued again. The sorted
+// sets' rank index asks for its records the same way when its walks step over
+// many overwritten versions of them (zset_rank.cc).
 #pragma once
 
 #include <rocksdb/db.h>
@@ -60,6 +62,16 @@ class TombstoneCompactor {
   bool stopping_ = false;
   uint64_t done_ = 0;
   std::thread thread_;
+};
+
+// While one lives, RocksDB's perf context counts on this thread (level
+// kEnableCount at least; scopes nest, the outermost restores the level).
+class PerfCountScope {
+ public:
+  PerfCountScope();
+  ~PerfCountScope();
+  PerfCountScope(const PerfCountScope&) = delete;
+  PerfCountScope& operator=(const PerfCountScope&) = delete;
 };
 
 // Counts the tombstones skipped while an iterator lives (switching the

@@ -4,9 +4,12 @@
 #include <utility>
 
 #include <glog/logging.h>
+#include <rocksdb/perf_context.h>
 
 #include "common/encoding.h"
 #include "storage/key_encoding.h"
+#include "storage/storage.h"
+#include "storage/tombstone_compactor.h"
 
 namespace kvrocks {
 
@@ -16,6 +19,43 @@ Status IteratorError(const rocksdb::Iterator& it, const char* what) {
   if (!it.status().ok()) return Status::IOError(it.status().ToString());
   return Status::Corruption(std::string("sorted set rank index: ") + what);
 }
+
+// Rank records are overwritten by every write to their set, and a walk across
+// them steps over each older version a memtable or an L0 file still keeps
+// (ZRANK on a 1M-member set right after writes to it ran 2-3 times slower than
+// on compacted records, bench/RESULTS.md session 47). RocksDB counts those
+// versions in internal_key_skipped_count, besides one entry per Next(). A walk
+// that stepped over more than kHiddenVersions asks for the set's records to be
+// compacted, which flushes the family's memtable and merges the versions
+// (TombstoneCompactor: one range at a time, at most one a second, so a set
+// written and ranked all the time costs one small compaction a second).
+class WalkWatch {
+ public:
+  static constexpr uint64_t kHiddenVersions = 32;
+
+  // lower, upper: the set's records; they outlive the watch.
+  WalkWatch(Context* ctx, const std::string& lower, const std::string& upper)
+      : ctx_(ctx), lower_(lower), upper_(upper), before_(rocksdb::get_perf_context()->internal_key_skipped_count) {}
+  WalkWatch(const WalkWatch&) = delete;
+  WalkWatch& operator=(const WalkWatch&) = delete;
+  ~WalkWatch() {
+    uint64_t skipped = rocksdb::get_perf_context()->internal_key_skipped_count - before_;
+    TombstoneCompactor* compactor = ctx_->storage()->tombstone_compactor();
+    if (skipped > steps_ + kHiddenVersions && compactor != nullptr) {
+      compactor->Request(ctx_->storage()->cf(ColumnFamily::kZSetRank), lower_, upper_);
+    }
+  }
+  // Called for every Next() of the walk.
+  void Step() { steps_++; }
+
+ private:
+  PerfCountScope counting_;  // before before_: the count must run from there on
+  Context* ctx_;
+  const std::string& lower_;
+  const std::string& upper_;
+  uint64_t before_;
+  uint64_t steps_ = 0;
+};
 
 }  // namespace
 
@@ -292,8 +332,9 @@ Status ZSetRankIndex::Descend(int level, const std::function<size_t(const std::v
 Status ZSetRankIndex::Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out) {
   out->clear();
   auto it = NewIterator(ColumnFamily::kZSetRank);
+  WalkWatch watch(ctx_, prefix_, upper_);
   it->Seek(end != nullptr ? LevelKey(level, *end) : prefix_ + static_cast<char>(level));
-  for (; it->Valid(); it->Next()) {
+  for (; it->Valid(); it->Next(), watch.Step()) {
     Record c;
     if (!ReadRecord(*it, prefix_.size(), level, &c.boundary, &c.count)) break;
     if (end != nullptr && c.boundary >= *end) continue;
@@ -331,17 +372,25 @@ Status ZSetRankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
   std::string start;  // the group of each level: the boundary of the record containing suffix above
   {
     auto it = NewIterator(ColumnFamily::kZSetRank);
+    WalkWatch watch(ctx_, prefix_, upper_);
     for (int k = levels_; k >= 1; k--) {
       // From the record containing suffix down to the group's start: the records before it.
-      Record containing, r;
+      Record containing;
       Status s = Containing(it.get(), k, suffix, &containing);
       if (!s.ok()) return s;
       if (containing.boundary != start) {
-        for (it->Next(); ReadRecord(*it, prefix_.size(), k, &r.boundary, &r.count); it->Next()) {
-          *rank += r.count;
-          if (r.boundary <= start) break;
+        // Keys of a level sort from the greatest boundary down, so the group's
+        // records end at the key of its first one; compared as keys, not decoded.
+        const std::string start_key = LevelKey(k, start);
+        for (it->Next(), watch.Step(); it->Valid(); it->Next(), watch.Step()) {
+          rocksdb::Slice key = it->key(), value = it->value();
+          if (value.size() != 8 || key.size() <= prefix_.size() || static_cast<uint8_t>(key[prefix_.size()]) != k) {
+            return IteratorError(*it, "a group without its first record");
+          }
+          *rank += DecodeBE64(value.data());
+          if (key.compare(start_key) >= 0) break;
         }
-        if (!it->status().ok()) return IteratorError(*it, "");
+        if (!it->Valid()) return IteratorError(*it, "a group without its first record");
       }
       start = std::move(containing.boundary);
     }

@@ -41,7 +41,7 @@ namespace kvrocks {
 
 class ZSetRankIndex {
  public:
-  static constexpr uint32_t kFanout = 128;
+  static constexpr uint32_t kFanout = 64;
 
   // prefix: the set version's subkey prefix. levels: 0 when the set has no index.
   ZSetRankIndex(Context* ctx, std::string prefix, int levels, uint32_t fanout = kFanout);

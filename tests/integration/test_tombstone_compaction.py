@@ -54,3 +54,38 @@ def test_few_deletions_compact_nothing(kvrocks_server):
     assert len(c.smembers("few")) == 1000
     time.sleep(1.5)  # more than the compactor's minimum interval
     assert compactions(c) == before
+
+
+def test_rank_walks_over_overwritten_counts_get_them_compacted(kvrocks_server):
+    """A big sorted set's rank counts (docs/encoding.md, Ranks) are overwritten
+    by every write to it; a ZRANK walking across counts with many versions not
+    yet flushed asks for the set's records to be compacted, once they have
+    been, ranks stay exact, and walks over counts without versions ask nothing."""
+    import random
+    c = kvrocks_server.client()
+    c.flushall()
+    rng = random.Random(7)
+    scores = {f"m{i}": float(i) for i in range(3000)}
+    c.zadd("board", scores)
+    assert c.zrank("board", "m0") == 0  # builds the index
+    before = compactions(c)
+    for _ in range(20):
+        m = f"m{rng.randrange(3000)}"
+        assert c.zrank("board", m) == int(m[1:])
+    time.sleep(1.5)  # more than the compactor's minimum interval
+    assert compactions(c) == before
+    # Moves across the whole set: every count gets versions.
+    p = c.pipeline(transaction=False)
+    for _ in range(400):
+        m = f"m{rng.randrange(3000)}"
+        scores[m] = float(rng.randrange(1_000_000))
+        p.zadd("board", {m: scores[m]})
+    p.execute()
+    order = sorted(scores, key=lambda m: (scores[m], m))
+    top = order[-1]
+    assert c.zrank("board", top) == 2999  # walks every count of the level
+    assert wait_for_compactions(c, before + 1) == before + 1
+    for m in [top] + rng.sample(order, 50):
+        assert c.zrank("board", m) == order.index(m)
+        assert c.zrevrank("board", m) == 2999 - order.index(m)
+    assert [m.decode() for m in c.zrange("board", 1500, 1509)] == order[1500:1510]
