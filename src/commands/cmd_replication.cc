@@ -118,15 +118,18 @@ void ReplConf(CommandCall& call) {
   for (size_t j = 1; j < a.size(); j += 2) {
     const std::string& opt = a[j];
     const std::string& v = a[j + 1];
+    // The port and address are checked as Redis checks them, not kept: Redis
+    // shows them in INFO replication's replica lines, which list no snapshot
+    // clients here.
     if (EqualsIgnoreCase(opt, "listening-port")) {
-      if (!IntArg(call, j + 1, &rc.listening_port)) return;
+      int64_t port;
+      if (!IntArg(call, j + 1, &port)) return;
       rc.port_announced = true;
     } else if (EqualsIgnoreCase(opt, "ip-address")) {
       if (v.size() >= 256) {  // NET_HOST_STR_LEN
         return ReplyError(call, "ERR REPLCONF ip-address provided by replica instance is too long: " +
                                     std::to_string(v.size()) + " bytes");
       }
-      rc.ip_address = v;
     } else if (EqualsIgnoreCase(opt, "capa")) {
       if (EqualsIgnoreCase(v, "eof")) rc.capa_eof = true;  // others (psync2) change nothing here
     } else if (EqualsIgnoreCase(opt, "ack") || EqualsIgnoreCase(opt, "getack")) {

@@ -154,9 +154,7 @@ class Connection {
   bool monitor = false;
   // What the client said about itself as a replica (REPLCONF), for SYNC / PSYNC.
   struct ReplConf {
-    int64_t listening_port = 0;
     bool port_announced = false;     // listening-port given: a replica, not redis-cli
-    std::string ip_address;
     bool capa_eof = false;
     bool rdb_only = false;           // rdb-only 1: an RDB snapshot, no stream after it
     bool exclude_data = false;       // rdb-filter-only without keys

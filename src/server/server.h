@@ -54,7 +54,8 @@ class Server {
   Config* config() { return config_; }
   // Replication from a Redis master (REPLICAOF); never null after Start().
   Replica* replica() { return replica_.get(); }
-  // RDB snapshots sent to rdb-only replicas (SYNC / PSYNC); never null after Start().
+  // RDB snapshots sent to SYNC / PSYNC clients (redis-cli --rdb, rdb-only
+  // replicas); never null after Start().
   RdbSnapshotSender* rdb_sender() { return rdb_sender_.get(); }
   // Redis' checkGoodReplicasStatus failing: a master whose min-replicas-to-write
   // and min-replicas-max-lag are set has fewer good replicas (it has none).
