@@ -402,17 +402,61 @@ Status ZSetRankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
 }
 
 Status ZSetRankIndex::Select(uint64_t rank, std::string* suffix) {
-  std::string start, end;
-  bool bounded;
-  Status s = Descend(
-      1,
-      [&rank](const std::vector<Record>& group) {
-        size_t i = 0;
-        for (; i < group.size() && rank >= group[i].count; i++) rank -= group[i].count;
-        return i;  // the group's size: rank past the end
-      },
-      &start, &end, &bounded);
-  return s.ok() ? MemberAfter(start, rank, suffix) : s;
+  // The top level whole (its total, the set's size, is kept nowhere else).
+  std::vector<Record> top;
+  Status s = Group(levels_, "", nullptr, &top);
+  if (!s.ok()) return s;
+  size_t i = 0;
+  for (; i < top.size() && rank >= top[i].count; i++) rank -= top[i].count;
+  if (i == top.size()) return Status::Corruption("sorted set rank index: no record to descend to");
+  // Below it, keys rather than boundaries: the chosen record's key, and the key
+  // of the next greater boundary of its level (empty: none). A boundary's key
+  // one level down differs only in the level byte.
+  std::string chosen = LevelKey(levels_, top[i].boundary);
+  std::string end = i + 1 < top.size() ? LevelKey(levels_, top[i + 1].boundary) : std::string();
+  uint64_t count = top[i].count;
+  if (levels_ > 1) {
+    auto it = NewIterator(ColumnFamily::kZSetRank);
+    WalkWatch watch(ctx_, prefix_, upper_);
+    for (int k = levels_ - 1; k >= 1; k--) {
+      chosen[prefix_.size()] = static_cast<char>(k);
+      if (!end.empty()) end[prefix_.size()] = static_cast<char>(k);
+      // The chosen record's children from the greatest boundary down: the ranks
+      // past rank are counted from the record's own count, so the walk stops at
+      // the child holding rank (on average half way) instead of reading them all.
+      if (end.empty()) {
+        it->Seek(prefix_ + static_cast<char>(k));
+      } else {
+        it->Seek(end);
+        if (it->Valid() && it->key() == rocksdb::Slice(end)) it->Next(), watch.Step();
+      }
+      uint64_t above = 0;
+      bool found = false;
+      for (; it->Valid(); it->Next(), watch.Step()) {
+        rocksdb::Slice key = it->key(), value = it->value();
+        if (value.size() != 8 || key.size() <= prefix_.size() || static_cast<uint8_t>(key[prefix_.size()]) != k) break;
+        const uint64_t c = DecodeBE64(value.data());
+        if (above + c > count) break;
+        if (count - above - c <= rank) {
+          rank -= count - above - c;
+          count = c;
+          chosen.assign(key.data(), key.size());
+          found = true;
+          break;
+        }
+        above += c;
+        end.assign(key.data(), key.size());
+        if (key.compare(chosen) >= 0) break;  // the group's first record, and rank not reached
+      }
+      if (!found) return IteratorError(*it, "children that do not add up to their record");
+    }
+  }
+  int level;
+  std::string block;
+  if (!ParseKey(std::string_view(chosen).substr(prefix_.size()), &level, &block)) {
+    return Status::Corruption("sorted set rank index: a malformed record key");
+  }
+  return MemberAfter(block, rank, suffix);
 }
 
 Status ZSetRankIndex::Drop() {
