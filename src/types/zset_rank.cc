@@ -402,7 +402,7 @@ Status ZSetRankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
 }
 
 Status ZSetRankIndex::Select(uint64_t rank, std::string* suffix) {
-  // The top level whole (its total, the set's size, is kept nowhere else).
+  // The top level whole: its total is the set's size, which the index is not given.
   std::vector<Record> top;
   Status s = Group(levels_, "", nullptr, &top);
   if (!s.ok()) return s;
