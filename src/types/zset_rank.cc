@@ -168,22 +168,29 @@ Status ZSetRankIndex::Move(std::string_view from, std::string_view to) {
 }
 
 Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
-  // Both paths through one iterator. Above the lowest level where they meet
-  // (a record containing both members) every count stays as it is; a member
-  // moving within its level-1 block (a small ZINCRBY, mostly) changes none.
-  std::vector<Record> old_path, new_path(levels_ + 2);
+  // Both paths bottom up through one iterator, only as far as the lowest level
+  // where they meet (a record containing both members): every count above it stays
+  // as it is, and a member moving within its level-1 block (a small ZINCRBY,
+  // mostly) changes none and costs two seeks. In each level the greater member's
+  // key sorts first (boundaries are inverted), so it is sought first and every
+  // seek moves forward, where RocksDB can stay in the block it is in.
+  std::vector<Record> old_path(levels_ + 2), new_path(levels_ + 2);
   int top = levels_;
   {
     auto it = NewIterator(ColumnFamily::kZSetRank);
-    Status s = PathTo(it.get(), from, &old_path);
-    for (int k = 1; s.ok() && k <= levels_; k++) {
-      s = Containing(it.get(), k, to, &new_path[k]);
-      if (s.ok() && new_path[k].boundary == old_path[k].boundary) {
+    const bool to_first = to > from;
+    const std::string_view first = to_first ? to : from, second = to_first ? from : to;
+    std::vector<Record>& first_path = to_first ? new_path : old_path;
+    std::vector<Record>& second_path = to_first ? old_path : new_path;
+    for (int k = 1; k <= levels_; k++) {
+      Status s = Containing(it.get(), k, first, &first_path[k]);
+      if (s.ok()) s = Containing(it.get(), k, second, &second_path[k]);
+      if (!s.ok()) return s;
+      if (new_path[k].boundary == old_path[k].boundary) {
         top = k - 1;
         break;
       }
     }
-    if (!s.ok()) return s;
   }
   if (top == 0) return Status::OK();
   // The records of new_path below top are not on old_path, nor in a group
@@ -196,13 +203,9 @@ Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
 
 Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path) {
   auto it = NewIterator(ColumnFamily::kZSetRank);
-  return PathTo(it.get(), suffix, path);
-}
-
-Status ZSetRankIndex::PathTo(rocksdb::Iterator* it, std::string_view suffix, std::vector<Record>* path) {
   path->assign(levels_ + 2, Record{});
   for (int k = 1; k <= levels_; k++) {
-    Status s = Containing(it, k, suffix, &(*path)[k]);
+    Status s = Containing(it.get(), k, suffix, &(*path)[k]);
     if (!s.ok()) return s;
   }
   return Status::OK();

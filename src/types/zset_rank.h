@@ -89,12 +89,12 @@ class ZSetRankIndex {
   Status Add(std::string_view suffix);
   Status Subtract(std::string_view suffix);
   Status Relocate(std::string_view from, std::string_view to);
-  // Subtracts one along a path from PathTo at levels 1..top (its counts are
-  // changed); the records above top are left as they are.
+  // Subtracts one along a path at levels 1..top (its counts are changed); the
+  // records above top are left as they are. path[k] is the record containing the
+  // member at level k, for k = 1..top and, if top < levels, top + 1.
   Status SubtractPath(std::vector<Record>* path, int top);
   // The record containing suffix at every level (path[k], k = 1..levels).
   Status PathTo(std::string_view suffix, std::vector<Record>* path);
-  Status PathTo(rocksdb::Iterator* it, std::string_view suffix, std::vector<Record>* path);
   // The record of `level` containing suffix (greatest boundary <= suffix).
   Status Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out);
   void PutRecord(int level, const std::string& boundary, uint64_t count);
