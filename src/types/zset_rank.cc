@@ -170,10 +170,12 @@ Status ZSetRankIndex::Move(std::string_view from, std::string_view to) {
 Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
   // Both paths bottom up through one iterator, only as far as the lowest level
   // where they meet (a record containing both members): every count above it stays
-  // as it is, and a member moving within its level-1 block (a small ZINCRBY,
-  // mostly) changes none and costs two seeks. In each level the greater member's
-  // key sorts first (boundaries are inverted), so it is sought first and every
-  // seek moves forward, where RocksDB can stay in the block it is in.
+  // as it is. The greater member is sought first in each level (its key sorts
+  // first: boundaries are inverted), so the iterator only moves forward, and the
+  // record it finds holds the other member too when its boundary is not above
+  // that member: then the paths meet without a second seek. A member moving
+  // within its level-1 block (a small ZINCRBY, mostly) costs one seek and changes
+  // no count.
   std::vector<Record> old_path(levels_ + 2), new_path(levels_ + 2);
   int top = levels_;
   {
@@ -184,12 +186,14 @@ Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
     std::vector<Record>& second_path = to_first ? old_path : new_path;
     for (int k = 1; k <= levels_; k++) {
       Status s = Containing(it.get(), k, first, &first_path[k]);
-      if (s.ok()) s = Containing(it.get(), k, second, &second_path[k]);
       if (!s.ok()) return s;
-      if (new_path[k].boundary == old_path[k].boundary) {
+      if (second >= first_path[k].boundary) {
+        second_path[k] = first_path[k];
         top = k - 1;
         break;
       }
+      s = Containing(it.get(), k, second, &second_path[k]);
+      if (!s.ok()) return s;
     }
   }
   if (top == 0) return Status::OK();
