@@ -183,6 +183,7 @@ Status RedisList::Range(std::string_view key, int64_t start, int64_t stop, std::
   ro.iterate_lower_bound = &lower_slice;
   ro.iterate_upper_bound = &upper_slice;
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  elems->reserve(static_cast<size_t>(stop - start + 1));  // the range is clamped to the list
   for (it->Seek(first); it->Valid(); it->Next()) elems->push_back(it->value().ToString());
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   return Status::OK();
