@@ -294,6 +294,7 @@ void SwapDb(CommandCall& call) {
     std::vector<WaitedKey> waited = WaitedKeysBefore(call, {a, b});
     s = call.server->storage()->SwapDb(a, b);
     if (s.ok()) {
+      call.ctx->NoteDbSwap(a, b);  // the transaction's earlier touches stay in their db
       ApplyWatchedChanges(call, changes);
       call.server->SwapWatchedDbs(pa, pb);
       // Blocked clients stay in their database, which now holds the other's keys.

@@ -335,10 +335,10 @@ void Server::SignalTouched(const Context& ctx) {
     bool all = false;
     size_t seq = 0;  // among signals noted at one place: the order they were noted in
   };
-  std::map<std::pair<uint8_t, std::string>, Signal> signals;
+  std::map<std::pair<int, std::string>, Signal> signals;  // by logical db
   for (size_t i = 0; i < keys.size(); i++) {
     if (!waited(keys[i].second)) continue;
-    Signal& sig = signals[keys[i]];
+    Signal& sig = signals[{LogicalDbAt(ctx, keys[i].first, true, i), keys[i].second}];
     if (ready[i] && !sig.has_ready) {
       sig.place = 2 * i + 1;
       sig.has_ready = true;
@@ -352,7 +352,7 @@ void Server::SignalTouched(const Context& ctx) {
   for (size_t j = 0; j < noted.size(); j++) {
     const Context::ReadySignal& r = noted[j];
     if (!waited(r.key.second)) continue;
-    Signal& sig = signals[r.key];
+    Signal& sig = signals[{LogicalDbAt(ctx, r.key.first, false, j), r.key.second}];
     if (!sig.has_ready || 2 * r.at < sig.place) {
       sig.place = 2 * r.at;
       sig.seq = j;
@@ -374,6 +374,21 @@ void Server::SignalTouched(const Context& ctx) {
   }
 }
 
+int Server::LogicalDbAt(const Context& ctx, uint8_t physical, bool is_touch, size_t index) const {
+  int db = storage_->LogicalDb(physical);
+  const auto& swaps = ctx.db_swaps();
+  // Undo the swaps noted after the entry, latest first (swaps are noted in order).
+  for (auto it = swaps.rbegin(); it != swaps.rend(); ++it) {
+    if ((is_touch ? it->touch_at : it->signal_at) <= index) break;
+    if (db == it->a) {
+      db = it->b;
+    } else if (db == it->b) {
+      db = it->a;
+    }
+  }
+  return db;
+}
+
 void Server::TouchKeys(const Context& ctx) {
   // As Redis signals a key on every creation, overwrite or deletion (RENAME,
   // COPY, SORT STORE ... onto a list a client waits on; a stream deleted under
@@ -385,8 +400,12 @@ void Server::TouchKeys(const Context& ctx) {
   const auto& kinds = ctx.touch_kinds();
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
+  const bool swapped = !ctx.db_swaps().empty();
   for (size_t i = 0; i < keys.size(); i++) {
-    auto it = watched_.find(keys[i]);
+    // Watchers stay in their logical db across SWAPDB (SwapWatchedDbs moves
+    // them): one swapped since this touch now sits under another physical db.
+    auto it = swapped ? watched_.find({storage_->PhysicalDb(LogicalDbAt(ctx, keys[i].first, true, i)), keys[i].second})
+                      : watched_.find(keys[i]);
     if (it == watched_.end()) continue;
     bool gone = kinds[i] == Context::TouchKind::kExpired || kinds[i] == Context::TouchKind::kRemoved;
     for (auto& [c, stale] : it->second) {
@@ -747,10 +766,9 @@ void Server::WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>
   for (const auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kGroupReaders, false, true);
 }
 
-void Server::SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed, bool all) {
+void Server::SignalKeyReady(int logical_db, const std::string& key, bool removed, bool all) {
   if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
-  int logical = storage_->LogicalDb(physical_db);
-  if (logical >= 0) WakeBlocked(logical, key, all ? Wakes::kAll : Wakes::kFirst, removed, false);
+  if (logical_db >= 0) WakeBlocked(logical_db, key, all ? Wakes::kAll : Wakes::kFirst, removed, false);
 }
 
 std::vector<std::pair<int, std::string>> Server::BlockedKeysIn(const std::vector<int>& logical_dbs) {

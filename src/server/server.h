@@ -152,14 +152,15 @@ class Server {
   // arriving on a key wakes the first of them (which re-signals the key if it
   // leaves data behind), so clients are served in the order they blocked.
   // Blocked keys are (logical db, key), as in Redis clients stay in their
-  // database across SWAPDB; signals name the physical db their write used.
+  // database across SWAPDB; a signal goes to the logical db its write used then
+  // (Server::LogicalDbAt).
   void Block(Connection* conn);
   void Unblock(Connection* conn);
   // Called (under the key's lock) for keys a command changed (TouchKeys).
   // removed: the write that signals left the key deleted (a woken XREADGROUP then
   // ends with -UNBLOCKED, decided now, whatever a later write makes of the key).
   // all: every client blocked on the key wakes (stream readers all see a new entry).
-  void SignalKeyReady(uint8_t physical_db, const std::string& key, bool removed = false, bool all = false);
+  void SignalKeyReady(int logical_db, const std::string& key, bool removed = false, bool all = false);
   // Redis serves the clients a command unblocks before that command's reply and
   // its client's next command (handleClientsBlockedOnKeys), so a client that
   // sees its LPUSH answered also sees the BRPOPLPUSH it fed done. Here woken
@@ -325,6 +326,10 @@ class Server {
   static size_t BlockFilterSlot(const std::string& key);
   // TouchKeys' part for blocked clients.
   void SignalTouched(const Context& ctx);
+  // The logical database that held physical database `physical` when touch
+  // `index` of ctx (or, with is_touch false, its ready signal `index`) was noted:
+  // a SWAPDB later in the same transaction changed which one holds it now.
+  int LogicalDbAt(const Context& ctx, uint8_t physical, bool is_touch, size_t index) const;
   // Posts a retry to the first, every, or every XREADGROUP client blocked on
   // (logical db, key). pass_on: a client the key served (or that found it gone)
   // passes it on to the next in line, who then comes right after it in the

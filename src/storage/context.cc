@@ -527,6 +527,9 @@ void Context::RollbackToSavePoint() {
   touched_.resize(sp.touched);
   touch_kinds_.resize(sp.touched);
   touch_marks_.resize(sp.touched);
+  touch_ready_.resize(sp.touched);
+  // A swap is no write to roll back: touches from here on still come after it.
+  for (DbSwap& w : db_swaps_) w.touch_at = std::min(w.touch_at, sp.touched);
   expired_pending_ = sp.expired;
   dirty_pending_ = sp.dirty;
   if (noted_events_.size() > sp.noted) noted_events_.resize(sp.noted, NotedEvent{0, "", ""});

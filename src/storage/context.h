@@ -145,6 +145,18 @@ class Context {
     ready_signals_.push_back(ReadySignal{touched_.size(), {db, std::string(key)}, false, removed});
   }
   const std::vector<ReadySignal>& ready_signals() const { return ready_signals_; }
+  // SWAPDB exchanged logical databases a and b after the first touch_at touches and
+  // signal_at ready signals. Touches and signals name physical databases; one noted
+  // before a swap belongs to the logical database that held its physical one then,
+  // which is what WATCH and blocked clients go by (Redis' signalKeyAsReady and
+  // touchWatchedKey take the client's db at that moment). Server::LogicalDbAt.
+  struct DbSwap {
+    size_t touch_at;
+    size_t signal_at;
+    int a, b;
+  };
+  void NoteDbSwap(int a, int b) { db_swaps_.push_back(DbSwap{touched_.size(), ready_signals_.size(), a, b}); }
+  const std::vector<DbSwap>& db_swaps() const { return db_swaps_; }
   // A stamp, opaque here, that the keys touched from now on carry: the command
   // layer stamps each command's writes with when they happened, for client-side
   // caching to tell the reads that came after them (UINT64_MAX until set).
@@ -237,12 +249,14 @@ class Context {
   }
   // Forgets the touches from index `from` on, but creations.
   void ForgetTouchesFrom(size_t from) {
-    for (ReadySignal& w : ready_signals_) {
-      if (w.at <= from) continue;
-      size_t at = from;
-      for (size_t i = from; i < w.at; i++) at += touch_kinds_[i] == TouchKind::kCreated;
-      w.at = at;
-    }
+    auto kept_before = [&](size_t at) {  // where touch `at` lands once the others are gone
+      if (at <= from) return at;
+      size_t kept = from;
+      for (size_t i = from; i < at; i++) kept += touch_kinds_[i] == TouchKind::kCreated;
+      return kept;
+    };
+    for (ReadySignal& w : ready_signals_) w.at = kept_before(w.at);
+    for (DbSwap& w : db_swaps_) w.touch_at = kept_before(w.touch_at);
     size_t kept = from;
     for (size_t i = from; i < touched_.size(); i++) {
       if (touch_kinds_[i] != TouchKind::kCreated) continue;
@@ -265,6 +279,7 @@ class Context {
     ClearAndTrim(&touch_marks_, kTrimKeepEntries);
     ClearAndTrim(&touch_ready_, kTrimKeepEntries);
     ready_signals_.clear();
+    db_swaps_.clear();
     noted_events_.clear();
   }
 
@@ -398,6 +413,7 @@ class Context {
   std::vector<TouchKind> touch_kinds_;
   std::vector<uint8_t> touch_ready_;
   std::vector<ReadySignal> ready_signals_;
+  std::vector<DbSwap> db_swaps_;
   std::vector<uint64_t> touch_marks_;
   uint64_t touch_mark_ = UINT64_MAX;
   std::vector<NotedEvent> noted_events_;

@@ -513,3 +513,34 @@ def swapdb_brings_an_expired_key(port):
 def test_swapdb_wakes_a_client_on_a_key_that_expired(kvrocks_server, redis_ref):
     ours = swapdb_brings_an_expired_key(kvrocks_server.port)
     assert ours == swapdb_brings_an_expired_key(redis_ref.port)
+
+
+def served_across_a_swap_in_the_transaction(port):
+    """A waits on z in db 0, B on l in db 1; a transaction pushes l in db 0 and then
+    swaps the databases. Redis signals l in db 0 (where the push ran: nobody waits
+    there), then the waited keys the swap filled, db 0's first: A is served first
+    and runs its next commands first (its INCR gets 1). The push must not count for
+    db 1, where l only is after the swap (multi_conn_hunt.py blocking 49007)."""
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    c.call("ZADD", "z", "1", "m")
+    c.call("SWAPDB", "0", "1")  # z in db 1
+    a = RawClient(port)
+    a.send_raw(encode(["BZPOPMAX", "z", "0"]) + encode(["INCR", "n"]))
+    assert blocked(c, 1)
+    b = RawClient(port)
+    b.call("SELECT", "1")
+    b.send_raw(encode(["BLPOP", "l", "0"]) + encode(["SELECT", "0"]) + encode(["INCR", "n"]))
+    assert blocked(c, 2)
+    c.send_raw(encode(["MULTI"]) + encode(["LPUSH", "l", "v"]) + encode(["SWAPDB", "0", "1"]) + encode(["EXEC"]))
+    replies = [c.read_reply() for _ in range(4)]
+    replies += [a.read_reply(), a.read_reply(), b.read_reply(), b.read_reply(), b.read_reply()]
+    for x in (a, b, c):
+        x.close()
+    return replies
+
+
+def test_clients_are_served_in_the_db_of_the_write_that_signalled(kvrocks_server, redis_ref):
+    ours = served_across_a_swap_in_the_transaction(kvrocks_server.port)
+    assert ours == served_across_a_swap_in_the_transaction(redis_ref.port)
+    assert ours[5] == b":1\r\n"  # A's INCR ran first

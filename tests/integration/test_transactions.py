@@ -122,6 +122,37 @@ def test_watch_and_whole_database_operations_diff(diff):
     """)
 
 
+def watch_across_a_swap_in_the_transaction(port):
+    """Clients watching k in db 0 and in db 1; a transaction writes k in db 0,
+    deletes it, then swaps the databases: k exists in neither when SWAPDB runs, so
+    only the writes, in db 0 when they ran, touch a watcher."""
+    a = redis.Redis(port=port)
+    a.flushall()
+    watchers = []
+    for db in (0, 1):
+        p = redis.Redis(port=port, db=db).pipeline()
+        p.watch("k")
+        p.multi()
+        p.ping()
+        watchers.append(p)
+    t = a.pipeline(transaction=True)
+    t.set("k", "v").delete("k").swapdb(0, 1)
+    out = [t.execute()]
+    for p in watchers:
+        try:
+            out.append(p.execute())
+        except redis.WatchError:
+            out.append("aborted")
+    a.close()
+    return out
+
+
+def test_watch_across_a_swap_in_the_transaction_diff(kvrocks_server, redis_ref):
+    ours = watch_across_a_swap_in_the_transaction(kvrocks_server.port)
+    assert ours == watch_across_a_swap_in_the_transaction(redis_ref.port)
+    assert ours[1:] == ["aborted", [True]]
+
+
 def test_multi_exec_resp3_diff(diff):
     diff.both("HELLO", "3")
     diff.run("""
