@@ -404,8 +404,8 @@ void Server::TouchKeys(const Context& ctx) {
   for (size_t i = 0; i < keys.size(); i++) {
     // Watchers stay in their logical db across SWAPDB (SwapWatchedDbs moves
     // them): one swapped since this touch now sits under another physical db.
-    auto it = swapped ? watched_.find({storage_->PhysicalDb(LogicalDbAt(ctx, keys[i].first, true, i)), keys[i].second})
-                      : watched_.find(keys[i]);
+    const int logical = swapped ? LogicalDbAt(ctx, keys[i].first, true, i) : -1;
+    auto it = logical >= 0 ? watched_.find({storage_->PhysicalDb(logical), keys[i].second}) : watched_.find(keys[i]);
     if (it == watched_.end()) continue;
     bool gone = kinds[i] == Context::TouchKind::kExpired || kinds[i] == Context::TouchKind::kRemoved;
     for (auto& [c, stale] : it->second) {
