@@ -153,6 +153,44 @@ def test_watch_across_a_swap_in_the_transaction_diff(kvrocks_server, redis_ref):
     assert ours[1:] == ["aborted", [True]]
 
 
+def watchers_after_random_swaps(port, rng):
+    """Clients watching k in dbs 0-2, then one transaction of writes, SELECTs and
+    SWAPDBs (several swaps in one transaction undo one another in turn)."""
+    ops = [["SET", "k", "v"], ["DEL", "k"], ["LPUSH", "l", "x"], ["SWAPDB", "0", "1"], ["SWAPDB", "1", "2"],
+           ["SWAPDB", "0", "2"], ["SELECT", "0"], ["SELECT", "1"], ["SELECT", "2"]]
+    txn = [rng.choice(ops) for _ in range(rng.randint(1, 6))]
+    before = rng.choice([None, 0, 1, 2])
+    a = redis.Redis(port=port)
+    a.flushall()
+    if before is not None:
+        redis.Redis(port=port, db=before).set("k", "x")
+    watchers = []
+    for db in (0, 1, 2):
+        p = redis.Redis(port=port, db=db).pipeline()
+        p.watch("k")
+        p.multi()
+        p.ping()
+        watchers.append(p)
+    t = a.pipeline(transaction=True)
+    for cmd in txn:
+        t.execute_command(*cmd)
+    out = [t.execute()]
+    for p in watchers:
+        try:
+            out.append(p.execute())
+        except redis.WatchError:
+            out.append("aborted")
+    a.close()
+    return out
+
+
+def test_watchers_after_random_swaps_diff(kvrocks_server, redis_ref):
+    import random
+    for seed in range(150):
+        ours = watchers_after_random_swaps(kvrocks_server.port, random.Random(seed))
+        assert ours == watchers_after_random_swaps(redis_ref.port, random.Random(seed)), seed
+
+
 def test_multi_exec_resp3_diff(diff):
     diff.both("HELLO", "3")
     diff.run("""
