@@ -122,50 +122,16 @@ def test_watch_and_whole_database_operations_diff(diff):
     """)
 
 
-def watch_across_a_swap_in_the_transaction(port):
-    """Clients watching k in db 0 and in db 1; a transaction writes k in db 0,
-    deletes it, then swaps the databases: k exists in neither when SWAPDB runs, so
-    only the writes, in db 0 when they ran, touch a watcher."""
-    a = redis.Redis(port=port)
-    a.flushall()
-    watchers = []
-    for db in (0, 1):
-        p = redis.Redis(port=port, db=db).pipeline()
-        p.watch("k")
-        p.multi()
-        p.ping()
-        watchers.append(p)
-    t = a.pipeline(transaction=True)
-    t.set("k", "v").delete("k").swapdb(0, 1)
-    out = [t.execute()]
-    for p in watchers:
-        try:
-            out.append(p.execute())
-        except redis.WatchError:
-            out.append("aborted")
-    a.close()
-    return out
-
-
-def test_watch_across_a_swap_in_the_transaction_diff(kvrocks_server, redis_ref):
-    ours = watch_across_a_swap_in_the_transaction(kvrocks_server.port)
-    assert ours == watch_across_a_swap_in_the_transaction(redis_ref.port)
-    assert ours[1:] == ["aborted", [True]]
-
-
-def watchers_after_random_swaps(port, rng):
-    """Clients watching k in dbs 0-2, then one transaction of writes, SELECTs and
-    SWAPDBs (several swaps in one transaction undo one another in turn)."""
-    ops = [["SET", "k", "v"], ["DEL", "k"], ["LPUSH", "l", "x"], ["SWAPDB", "0", "1"], ["SWAPDB", "1", "2"],
-           ["SWAPDB", "0", "2"], ["SELECT", "0"], ["SELECT", "1"], ["SELECT", "2"]]
-    txn = [rng.choice(ops) for _ in range(rng.randint(1, 6))]
-    before = rng.choice([None, 0, 1, 2])
+def watchers_of_k_after(port, dbs, txn, before=None):
+    """Clients watching k in each of dbs (k set in db `before` first, if given),
+    then one transaction (commands run from db 0); returns its result and, for
+    each watcher, its EXEC's result or "aborted"."""
     a = redis.Redis(port=port)
     a.flushall()
     if before is not None:
         redis.Redis(port=port, db=before).set("k", "x")
     watchers = []
-    for db in (0, 1, 2):
+    for db in dbs:
         p = redis.Redis(port=port, db=db).pipeline()
         p.watch("k")
         p.multi()
@@ -184,11 +150,26 @@ def watchers_after_random_swaps(port, rng):
     return out
 
 
+def test_watch_across_a_swap_in_the_transaction_diff(kvrocks_server, redis_ref):
+    # k exists in neither db when SWAPDB runs, so only the writes, in db 0 when
+    # they ran, touch a watcher.
+    txn = [["SET", "k", "v"], ["DEL", "k"], ["SWAPDB", "0", "1"]]
+    ours = watchers_of_k_after(kvrocks_server.port, (0, 1), txn)
+    assert ours == watchers_of_k_after(redis_ref.port, (0, 1), txn)
+    assert ours[1:] == ["aborted", [True]]
+
+
 def test_watchers_after_random_swaps_diff(kvrocks_server, redis_ref):
+    # Writes, SELECTs and SWAPDBs in one transaction (several swaps undo one another in turn).
     import random
+    ops = [["SET", "k", "v"], ["DEL", "k"], ["LPUSH", "l", "x"], ["SWAPDB", "0", "1"], ["SWAPDB", "1", "2"],
+           ["SWAPDB", "0", "2"], ["SELECT", "0"], ["SELECT", "1"], ["SELECT", "2"]]
     for seed in range(150):
-        ours = watchers_after_random_swaps(kvrocks_server.port, random.Random(seed))
-        assert ours == watchers_after_random_swaps(redis_ref.port, random.Random(seed)), seed
+        rng = random.Random(seed)
+        txn = [rng.choice(ops) for _ in range(rng.randint(1, 6))]
+        before = rng.choice([None, 0, 1, 2])
+        ours = watchers_of_k_after(kvrocks_server.port, (0, 1, 2), txn, before)
+        assert ours == watchers_of_k_after(redis_ref.port, (0, 1, 2), txn, before), seed
 
 
 def test_multi_exec_resp3_diff(diff):
