@@ -56,8 +56,9 @@ inline bool ActsOnProcess(const std::string& name) {
                                       "psubscribe", "ssubscribe", "eval", "evalsha", "eval_ro", "evalsha_ro",
                                       "fcall", "fcall_ro", "function", "script", "acl", "quit", "reset",
                                       "hello", "auth", "latency", "watch", "unwatch",
-                                      // INFO, ROLE and FAILOVER read the replica, made by Server::Start
-                                      "info", "role", "failover",
+                                      // INFO, ROLE, FAILOVER, SYNC and PSYNC read the replica, made by
+                                      // Server::Start
+                                      "info", "role", "failover", "sync", "psync",
                                       "migrate"};  // connects to the network
   for (const char* s : kSkip) {
     if (name == s) return true;
