@@ -120,7 +120,8 @@ class Connection {
   // UNBLOCK ... ERROR): Redis counts any error reply made during a call as a
   // failure of that call (incrCommandStatsOnError). Cleared when it is counted.
   bool call_made_error_reply = false;
-  // Readable from other threads: the connection is blocked (CLIENT UNBLOCK).
+  // Readable from other threads: the connection is blocked and no CLIENT
+  // UNBLOCK has claimed it yet (Server::UnblockClient clears it).
   std::atomic<bool> blocked{false};
   bool blocked_with_timeout = false;  // counted in Server::TimedBlockedCount (under its blocked lock)
   // Re-runs the blocked command on `ready`, the (logical db, key) that got data

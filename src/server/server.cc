@@ -730,7 +730,10 @@ bool Server::HoldForWakes(Connection* conn) {
 bool Server::UnblockClient(uint64_t id, bool error) {
   std::lock_guard<std::mutex> g(clients_mu_);
   auto it = clients_.find(id);
-  if (it == clients_.end() || !it->second->blocked.load()) return false;
+  // Cleared here, not when the client's worker runs the unblock: a second
+  // CLIENT UNBLOCK in the same EXEC or script (or from another worker) must
+  // find the client already freed, as Redis' synchronous unblockClient leaves it.
+  if (it == clients_.end() || !it->second->blocked.exchange(false)) return false;
   Worker* w = it->second->worker();
   // As a wake: the caller's reply waits for it, the client's next commands
   // for the caller's batch.

@@ -544,3 +544,31 @@ def test_clients_are_served_in_the_db_of_the_write_that_signalled(kvrocks_server
     ours = served_across_a_swap_in_the_transaction(kvrocks_server.port)
     assert ours == served_across_a_swap_in_the_transaction(redis_ref.port)
     assert ours[5] == b":1\r\n"  # A's INCR ran first
+
+
+def unblocked_twice(port, shift):
+    """b blocks with an INCR pipelined behind; c's transaction unblocks it twice.
+    Redis frees b in the first CLIENT UNBLOCK (unblockClient), so the second finds
+    it not blocked (0), and b's INCR runs only after the transaction. With b on
+    c's worker the second must not see b as still blocked (multi_conn_hunt.py
+    blocking 49107)."""
+    extra = [RawClient(port) for _ in range(shift)]
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    b = RawClient(port)
+    b_id = b.call("CLIENT", "ID")[1:-2].decode()
+    b.send_raw(encode(["BLPOP", "l", "0"]) + encode(["INCR", "n"]))
+    assert blocked(c)
+    c.send_raw(encode(["MULTI"]) + encode(["CLIENT", "UNBLOCK", b_id, "ERROR"]) +
+               encode(["CLIENT", "UNBLOCK", b_id, "TIMEOUT"]) + encode(["SET", "n", "5"]) + encode(["EXEC"]))
+    replies = [c.read_reply() for _ in range(5)] + [b.read_reply(), b.read_reply()]
+    for x in [b, c] + extra:
+        x.close()
+    return replies
+
+
+@pytest.mark.parametrize("shift", range(4))
+def test_a_client_unblocked_in_a_transaction_is_not_blocked_for_the_rest_of_it(kvrocks_server, redis_ref, shift):
+    ours = unblocked_twice(kvrocks_server.port, shift)
+    assert ours == unblocked_twice(redis_ref.port, shift)
+    assert ours[4] == b"*3\r\n:1\r\n:0\r\n+OK\r\n"
