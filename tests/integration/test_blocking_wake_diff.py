@@ -220,11 +220,10 @@ def test_every_woken_client_is_served_before_their_next_commands(kvrocks_server,
 
 
 
-def freed_after_batch(port, shift, how):
-    """b blocks with an INCR pipelined behind; c frees it (CLIENT UNBLOCK, or a
-    push that serves it) with SET and INCR of the same counter pipelined behind:
-    Redis runs b's INCR only after c's whole batch (processUnblockedClients in
-    beforeSleep)."""
+def blocked_with_an_incr_behind(port, shift):
+    """`shift` idle clients, then c, and b blocked in BLPOP l with INCR n pipelined
+    behind; returns (idle clients, c, b, b's id). The idle clients move b and c
+    to other workers."""
     extra = [RawClient(port) for _ in range(shift)]
     c = RawClient(port)
     c.call("FLUSHALL")
@@ -232,6 +231,15 @@ def freed_after_batch(port, shift, how):
     b_id = b.call("CLIENT", "ID")[1:-2].decode()
     b.send_raw(encode(["BLPOP", "l", "0"]) + encode(["INCR", "n"]))
     assert blocked(c)
+    return extra, c, b, b_id
+
+
+def freed_after_batch(port, shift, how):
+    """b blocks with an INCR pipelined behind; c frees it (CLIENT UNBLOCK, or a
+    push that serves it) with SET and INCR of the same counter pipelined behind:
+    Redis runs b's INCR only after c's whole batch (processUnblockedClients in
+    beforeSleep)."""
+    extra, c, b, b_id = blocked_with_an_incr_behind(port, shift)
     free = ["CLIENT", "UNBLOCK", b_id] if how == "unblock" else ["LPUSH", "l", "x"]
     c.send_raw(encode(free) + encode(["SET", "n", "10"]) + encode(["INCR", "n"]))
     replies = [c.read_reply(), c.read_reply(), c.read_reply(), b.read_reply(), b.read_reply()]
@@ -552,13 +560,7 @@ def unblocked_twice(port, shift):
     it not blocked (0), and b's INCR runs only after the transaction. With b on
     c's worker the second must not see b as still blocked (multi_conn_hunt.py
     blocking 49107)."""
-    extra = [RawClient(port) for _ in range(shift)]
-    c = RawClient(port)
-    c.call("FLUSHALL")
-    b = RawClient(port)
-    b_id = b.call("CLIENT", "ID")[1:-2].decode()
-    b.send_raw(encode(["BLPOP", "l", "0"]) + encode(["INCR", "n"]))
-    assert blocked(c)
+    extra, c, b, b_id = blocked_with_an_incr_behind(port, shift)
     c.send_raw(encode(["MULTI"]) + encode(["CLIENT", "UNBLOCK", b_id, "ERROR"]) +
                encode(["CLIENT", "UNBLOCK", b_id, "TIMEOUT"]) + encode(["SET", "n", "5"]) + encode(["EXEC"]))
     replies = [c.read_reply() for _ in range(5)] + [b.read_reply(), b.read_reply()]
