@@ -123,7 +123,12 @@ class Connection {
   // Readable from other threads: the connection is blocked and no CLIENT
   // UNBLOCK has claimed it yet (Server::UnblockClient clears it).
   std::atomic<bool> blocked{false};
-  bool blocked_with_timeout = false;  // counted in Server::TimedBlockedCount (under its blocked lock)
+  // Counted in Server::BlockedCount (and, with a timeout, TimedBlockedCount);
+  // both under the server's blocked lock. Redis drops a client from its counts
+  // the moment CLIENT UNBLOCK or CLIENT KILL frees it, before its worker gets
+  // to end the block, so the count is released once, by whichever comes first.
+  bool block_counted = false;
+  bool blocked_with_timeout = false;
   // Re-runs the blocked command on `ready`, the (logical db, key) that got data
   // (or was deleted: key_removed), then resumes reading input.
   void RetryBlocked(const std::pair<uint8_t, std::string>& ready, bool key_removed);
@@ -208,6 +213,9 @@ class Connection {
   // since the last TrimBuffers.
   std::atomic<size_t> reply_buffer_size{0};
   std::atomic<size_t> reply_buffer_peak{0};
+  // Set by Server::Kill. From then on the client is gone for everyone else
+  // (CLIENT LIST, INFO clients, PUBLISH's count, tracking redirects), as Redis
+  // frees a killed client at once, while its worker has yet to close it.
   std::atomic<bool> kill_requested{false};
   // Reports query_buffer_size + output_buffer_size to the server's total of
   // client memory, which may evict clients (maxmemory-clients). Owner thread only.

@@ -38,6 +38,21 @@ std::map<std::string, std::set<Connection*>>& PubSub::Table(PubSubKind kind) {
   }
 }
 
+void PubSub::NoteKilled() { killed_.fetch_add(1, std::memory_order_relaxed); }
+
+void PubSub::ForgetKilled() { killed_.fetch_sub(1, std::memory_order_relaxed); }
+
+bool PubSub::Counts(const Connection* c, const Connection* self) const {
+  return killed_.load(std::memory_order_relaxed) == 0 || c == self || !c->kill_requested.load();
+}
+
+size_t PubSub::Counting(const std::set<Connection*>& conns) const {
+  if (killed_.load(std::memory_order_relaxed) == 0) return conns.size();
+  size_t n = 0;
+  for (const Connection* c : conns) n += Counts(c) ? 1 : 0;
+  return n;
+}
+
 bool PubSub::Subscribe(PubSubKind kind, Connection* conn, const std::string& name) {
   auto& mine = conn->subscriptions[static_cast<int>(kind)];
   if (!mine.insert(name).second) return false;
@@ -87,6 +102,7 @@ int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::
     return static_cast<uint32_t>(msg->forms.size() / 2 - 1);
   };
   auto add = [&](Connection* c, uint32_t slot) {
+    if (!Counts(c, from)) return;
     receivers++;
     if (c == from) {
       size_t start = from->output()->size();
@@ -129,7 +145,7 @@ std::vector<std::string> PubSub::Channels(PubSubKind kind, const std::string& pa
   std::vector<std::string> out;
   std::lock_guard<std::mutex> g(mu_);
   for (auto& [name, conns] : Table(kind)) {
-    if (pattern.empty() || StringMatch(pattern, name)) out.push_back(name);
+    if ((pattern.empty() || StringMatch(pattern, name)) && Counting(conns) > 0) out.push_back(name);
   }
   return out;
 }
@@ -138,17 +154,18 @@ size_t PubSub::NumSubscribers(PubSubKind kind, const std::string& channel) {
   std::lock_guard<std::mutex> g(mu_);
   auto& table = Table(kind);
   auto it = table.find(channel);
-  return it == table.end() ? 0 : it->second.size();
+  return it == table.end() ? 0 : Counting(it->second);
 }
 
-size_t PubSub::NumPatterns() {
-  std::lock_guard<std::mutex> g(mu_);
-  return patterns_.size();
-}
+size_t PubSub::NumPatterns() { return NumChannels(PubSubKind::kPattern); }
 
 size_t PubSub::NumChannels(PubSubKind kind) {
   std::lock_guard<std::mutex> g(mu_);
-  return Table(kind).size();
+  const auto& table = Table(kind);
+  if (killed_.load(std::memory_order_relaxed) == 0) return table.size();
+  size_t n = 0;
+  for (const auto& [name, conns] : table) n += Counting(conns) > 0 ? 1 : 0;
+  return n;
 }
 
 }  // namespace kvrocks

@@ -9,6 +9,7 @@
 // as they do in single-threaded Redis.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -43,6 +44,13 @@ class PubSub {
   // Distinct channels with subscribers (INFO pubsub_channels).
   size_t NumChannels(PubSubKind kind);
 
+  // A client was killed (CLIENT KILL), and it left the server (its worker
+  // closed it). In between, its subscriptions are still registered but count
+  // for nothing: Redis frees a killed client, subscriptions and all, at once.
+  // Both are called under the server's client registry lock.
+  void NoteKilled();
+  void ForgetKilled();
+
   // The message as a subscriber with protocol `resp` receives it (pattern is
   // empty unless it matched through a pattern).
   static void FormatMessage(std::string* out, int resp, PubSubKind kind, const std::string& pattern,
@@ -50,9 +58,17 @@ class PubSub {
 
  private:
   std::map<std::string, std::set<Connection*>>& Table(PubSubKind kind);
+  // Whether c counts as a subscriber (not killed; mu_ held). `self`, a client
+  // that ran CLIENT KILL on itself, stays until its reply is written.
+  bool Counts(const Connection* c, const Connection* self = nullptr) const;
+  // Subscribers of one entry that count (mu_ held).
+  size_t Counting(const std::set<Connection*>& conns) const;
 
   std::mutex mu_;
   std::map<std::string, std::set<Connection*>> channels_, patterns_, shard_channels_;
+  // Killed clients not yet gone (NoteKilled): while there are none, every
+  // registered subscriber counts and no lookup checks.
+  std::atomic<size_t> killed_{0};
 };
 
 }  // namespace kvrocks

@@ -189,13 +189,16 @@ void Server::Unregister(Connection* conn) {
   tracking_.Disable(conn);
   clients_memory_.fetch_sub(static_cast<int64_t>(conn->reported_memory()), std::memory_order_relaxed);
   std::lock_guard<std::mutex> g(clients_mu_);
-  clients_.erase(conn->id());
+  if (clients_.erase(conn->id()) > 0 && conn->kill_requested.load()) {
+    killed_clients_--;
+    pubsub_.ForgetKilled();
+  }
 }
 
 Worker* Server::WorkerOf(uint64_t id) {
   std::lock_guard<std::mutex> g(clients_mu_);
   auto it = clients_.find(id);
-  return it == clients_.end() ? nullptr : it->second->worker();
+  return it == clients_.end() || it->second->kill_requested.load() ? nullptr : it->second->worker();
 }
 
 void Server::UnsubscribeAll(Connection* conn) {
@@ -207,7 +210,7 @@ void Server::UnsubscribeAll(Connection* conn) {
 
 size_t Server::ClientCount() {
   std::lock_guard<std::mutex> g(clients_mu_);
-  return clients_.size();
+  return clients_.size() - killed_clients_;
 }
 
 void Server::AddClientMemory(int64_t delta) {
@@ -276,19 +279,6 @@ uint64_t Server::ClientBuffers(uint64_t* recent_max_in, uint64_t* recent_max_out
     *recent_max_out = std::max(*recent_max_out, r.out);
   }
   return total;
-}
-
-bool Server::Kill(uint64_t id) {
-  std::lock_guard<std::mutex> g(clients_mu_);
-  auto it = clients_.find(id);
-  if (it == clients_.end()) return false;
-  Worker* w = it->second->worker();
-  it->second->kill_requested = true;
-  w->Post([w, id] {
-    // CloseSoon: the client may be the one whose command (a busy script) is running.
-    if (Connection* c = w->Find(id)) c->CloseSoon();
-  });
-  return true;
 }
 
 void Server::Watch(Connection* conn, uint8_t db, const std::string& key, bool stale) {
@@ -551,9 +541,19 @@ void Server::Block(Connection* conn) {
     q.insert(at, Waiter{conn->worker(), conn->id(), group_read, arrival});
     block_filter_[BlockFilterSlot(k.second)].fetch_add(1);
   }
+  conn->block_counted = true;
   blocked_clients_++;
   conn->blocked_with_timeout = conn->block.timeout_ms > 0;
   if (conn->blocked_with_timeout) timed_blocked_clients_++;
+}
+
+void Server::FreeWaiterLocked(Connection* conn) {
+  if (!conn->block_counted) return;
+  conn->block_counted = false;
+  blocked_clients_--;
+  if (conn->blocked_with_timeout) timed_blocked_clients_--;
+  conn->blocked_with_timeout = false;
+  freed_waiters_.insert(conn->id());
 }
 
 void Server::Unblock(Connection* conn) {
@@ -574,9 +574,8 @@ void Server::Unblock(Connection* conn) {
       }
       if (q.empty()) blocked_.erase(it);
     }
-    blocked_clients_--;
-    if (conn->blocked_with_timeout) timed_blocked_clients_--;
-    conn->blocked_with_timeout = false;
+    FreeWaiterLocked(conn);
+    freed_waiters_.erase(conn->id());
   }
   // Whatever this client was woken for (or leaves behind) goes to the next in line.
   for (auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kFirst, false, true);
@@ -727,6 +726,34 @@ bool Server::HoldForWakes(Connection* conn) {
   return true;
 }
 
+bool Server::Kill(uint64_t id) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return false;
+  Connection* conn = it->second;
+  Worker* w = conn->worker();
+  if (!conn->kill_requested.exchange(true)) {
+    // What Redis' freeClient takes away at once; the rest goes when the worker
+    // closes the connection.
+    killed_clients_++;
+    pubsub_.NoteKilled();
+    tracking_.Forget(id);
+    if (conn->blocked.exchange(false)) {
+      std::lock_guard<std::mutex> b(blocked_mu_);
+      FreeWaiterLocked(conn);
+    }
+  }
+  // As CLIENT UNBLOCK's: what the close passes on to the next client in line
+  // (a blocked victim's keys) is served in the caller's turn.
+  std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
+  int slot = ReserveSlot(ticket, WakeTicket::Kind::kUnblock, {w, id});
+  w->Post([w, id, ticket, slot] {
+    // CloseSoon: the client may be the one whose command (a busy script) is running.
+    if (Connection* c = w->Find(id)) RunWithTicket(ticket, slot, [&] { c->CloseSoon(); });
+  });
+  return true;
+}
+
 bool Server::UnblockClient(uint64_t id, bool error) {
   std::lock_guard<std::mutex> g(clients_mu_);
   auto it = clients_.find(id);
@@ -734,6 +761,10 @@ bool Server::UnblockClient(uint64_t id, bool error) {
   // CLIENT UNBLOCK in the same EXEC or script (or from another worker) must
   // find the client already freed, as Redis' synchronous unblockClient leaves it.
   if (it == clients_.end() || !it->second->blocked.exchange(false)) return false;
+  {
+    std::lock_guard<std::mutex> b(blocked_mu_);
+    FreeWaiterLocked(it->second);
+  }
   Worker* w = it->second->worker();
   // As a wake: the caller's reply waits for it, the client's next commands
   // for the caller's batch.
@@ -753,6 +784,7 @@ void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool
   const WakeTicket::Kind kind = pass_on ? WakeTicket::Kind::kPassOn : WakeTicket::Kind::kSignal;
   for (const Waiter& waiter : it->second) {
     if (who == Wakes::kGroupReaders && !waiter.group_read) continue;
+    if (!freed_waiters_.empty() && freed_waiters_.count(waiter.id) > 0) continue;
     int slot = ReserveSlot(ticket, kind, {waiter.worker, waiter.id});
     waiter.worker->Post([worker = waiter.worker, id = waiter.id, ready = it->first, removed, ticket, slot] {
       Connection* c = worker->Find(id);

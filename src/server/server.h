@@ -303,6 +303,7 @@ class Server {
   std::atomic<size_t> next_worker_{0};
   std::mutex clients_mu_;
   std::map<uint64_t, Connection*> clients_;
+  size_t killed_clients_ = 0;  // in clients_ with kill_requested set; under clients_mu_
 
   std::mutex watch_mu_;
   std::atomic<size_t> watch_count_{0};
@@ -319,6 +320,11 @@ class Server {
   std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>> blocked_;
   std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it
   std::atomic<size_t> timed_blocked_clients_{0};  // the same
+  // CLIENT UNBLOCK or CLIENT KILL freed conn (under blocked_mu_): out of the
+  // counts above, and passed over by wakes (freed_waiters_) until its worker
+  // ends the block (Unblock), as Redis' unblockClient leaves nothing behind.
+  void FreeWaiterLocked(Connection* conn);
+  std::set<uint64_t> freed_waiters_;
   // Blocked clients per slot of a key's hash: a write to a key nobody waits on
   // (the common case) signals without taking blocked_mu_.
   static constexpr size_t kBlockFilterSlots = 1024;

@@ -104,12 +104,21 @@ void Tracking::Disable(Connection* conn) {
   conn->tracking = conn->tracking_bcast = conn->tracking_optin = conn->tracking_optout = false;
   conn->tracking_caching = false;
   std::lock_guard<std::mutex> g(mu_);
-  auto it = clients_.find(conn->id());
+  ForgetLocked(conn->id());
+}
+
+void Tracking::Forget(uint64_t id) {
+  std::lock_guard<std::mutex> g(mu_);
+  ForgetLocked(id);
+}
+
+void Tracking::ForgetLocked(uint64_t id) {
+  auto it = clients_.find(id);
   if (it == clients_.end()) return;
   for (const auto& p : it->second.prefixes) {
     auto pc = prefix_clients_.find(p);
     if (pc == prefix_clients_.end()) continue;
-    pc->second.erase(conn->id());
+    pc->second.erase(id);
     if (pc->second.empty()) prefix_clients_.erase(pc);
   }
   clients_.erase(it);

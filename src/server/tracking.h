@@ -51,6 +51,9 @@ class Tracking {
   void Enable(Connection* conn, const Options& options);
   // CLIENT TRACKING OFF, RESET, and closing connections.
   void Disable(Connection* conn);
+  // A killed client's shared state (count, prefixes), from any thread; its
+  // Disable when it closes then finds nothing left.
+  void Forget(uint64_t id);
   // Redis' error for enabling conn with these options, or "".
   std::string Validate(Connection* conn, const Options& options);
   // The protocol conn speaks changed (HELLO): flush messages use it.
@@ -136,6 +139,8 @@ class Tracking {
   // server's client registry).
   void Post(std::vector<Message> out, Connection* current = nullptr);
   void PostBrokenRedirect(uint64_t tracker, uint64_t redirect);
+  // Removes id's state (with mu_ held).
+  void ForgetLocked(uint64_t id);
 
   Server* server_;
   std::mutex mu_;
