@@ -140,6 +140,8 @@ class Connection {
   void Resume();
   // CLIENT PAUSE: the command that arrived during a pause, run when it ends.
   bool postponed = false;
+  // Counted in Server::BlockedCount; a kill takes it out at once (any thread).
+  std::atomic<bool> postpone_counted{false};
   std::vector<std::string> postponed_args;
   // Runs the postponed command, then what arrived after it.
   void RunPostponed();

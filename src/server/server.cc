@@ -179,10 +179,7 @@ bool Server::Register(Connection* conn) {
 
 void Server::Unregister(Connection* conn) {
   conn->EndBlock();
-  if (conn->postponed) {
-    conn->postponed = false;
-    postponed_clients_--;
-  }
+  if (conn->postponed) EndPostpone(conn);
   UnwatchAll(conn);
   if (conn->monitor) RemoveMonitor(conn);
   UnsubscribeAll(conn);
@@ -518,6 +515,7 @@ bool Server::PausedFor(const Connection* conn, const CommandSpec& spec, const st
 
 void Server::Postpone(Connection* conn, std::vector<std::string> args) {
   conn->postponed = true;
+  conn->postpone_counted = true;
   postponed_clients_++;
   conn->postponed_args = std::move(args);
   {
@@ -742,6 +740,7 @@ bool Server::Kill(uint64_t id) {
       std::lock_guard<std::mutex> b(blocked_mu_);
       FreeWaiterLocked(conn);
     }
+    if (conn->postpone_counted.exchange(false)) postponed_clients_--;
   }
   // As CLIENT UNBLOCK's: what the close passes on to the next client in line
   // (a blocked victim's keys) is served in the caller's turn.
@@ -823,7 +822,7 @@ size_t Server::BlockedCount() { return blocked_clients_.load() + postponed_clien
 
 void Server::EndPostpone(Connection* conn) {
   conn->postponed = false;
-  postponed_clients_--;
+  if (conn->postpone_counted.exchange(false)) postponed_clients_--;
 }
 
 void Server::AddMonitor(Connection* conn) {

@@ -98,7 +98,25 @@ def killed_redirect_target(port, shift):
     return with_victim(port, shift, [["SUBSCRIBE", "x"]], then)
 
 
-CASES = [killed_subscriber, killed_by_type, killed_blocked, unblocked_counts, killed_tracker, killed_redirect_target]
+def killed_paused(port, shift):
+    """A write held by CLIENT PAUSE WRITE counts as blocked until its client is killed."""
+    extra = [RawClient(port) for _ in range(shift)]
+    c = RawClient(port)
+    c.call("FLUSHALL")
+    v = RawClient(port)
+    v_id = v.call("CLIENT", "ID")[1:-2].decode()
+    c.call("CLIENT", "PAUSE", "10000", "WRITE")
+    v.send_raw(encode(["SET", "k", "v"]))
+    assert blocked(c)
+    info = transaction(c, ["CLIENT", "KILL", "ID", v_id], ["INFO", "clients"])
+    out = [clients_fields(info), c.call("CLIENT", "UNPAUSE"), v.closed(), c.call("GET", "k")]
+    for x in [c, v] + extra:
+        x.close()
+    return out
+
+
+CASES = [killed_subscriber, killed_by_type, killed_blocked, unblocked_counts, killed_tracker, killed_redirect_target,
+         killed_paused]
 
 
 @pytest.mark.parametrize("shift", SHIFTS)
