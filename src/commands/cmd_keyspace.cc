@@ -333,7 +333,7 @@ void FlushDb(CommandCall& call) {
   if (!s.ok()) return ReplyStatusError(call, s);
   call.ctx->AddDirty(removed);  // Redis counts each removed key
   ApplyWatchedChanges(call, changes);
-  call.server->tracking().InvalidateAll();
+  call.server->tracking().InvalidateAll(call.conn);
   SignalWaitedKeys(call, waited, DbChange::kEmptied);
   reply::Ok(call.out);
 }
@@ -353,7 +353,7 @@ void FlushAll(CommandCall& call) {
   }
   if (!s.ok()) return ReplyStatusError(call, s);
   ApplyWatchedChanges(call, changes);
-  call.server->tracking().InvalidateAll();
+  call.server->tracking().InvalidateAll(call.conn);
   SignalWaitedKeys(call, waited, DbChange::kEmptied);
   reply::Ok(call.out);
 }

@@ -1,6 +1,7 @@
 #include "server/tracking.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "server/connection.h"
@@ -250,7 +251,7 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
   Post(std::move(out));
 }
 
-void Tracking::InvalidateAll() {
+void Tracking::InvalidateAll(Connection* current) {
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -259,6 +260,15 @@ void Tracking::InvalidateAll() {
     items_ = 0;
     keys_.store(0);
   }
+  std::vector<Message> to_current;
+  if (current != nullptr) {
+    auto redirected_to_current = [&](const Message& m) {
+      return m.receiver == current->id() && m.tracker != current->id();
+    };
+    std::copy_if(out.begin(), out.end(), std::back_inserter(to_current), redirected_to_current);
+    out.erase(std::remove_if(out.begin(), out.end(), redirected_to_current), out.end());
+  }
+  Post(std::move(to_current), current);
   Post(std::move(out));
 }
 

@@ -84,7 +84,11 @@ class Tracking {
   // script makes them.
   uint64_t Stamp(bool by_script) const { return Clock() | (by_script ? kByScript : 0); }
   // Every key changed (FLUSHDB, FLUSHALL): a null to every tracking client.
-  void InvalidateAll();
+  // `current`, the client running the flush (may be null): what other
+  // clients' tracking redirects to it is written at once, ahead of its reply,
+  // as Redis writes it during the command; its own tracking's message comes
+  // after the reply (Redis' pending invalidations).
+  void InvalidateAll(Connection* current = nullptr);
 
   // Forgets keys (with invalidations) while the table is over
   // tracking-table-max-keys; Remember does it too. As Redis before every

@@ -6,12 +6,12 @@ each step; each step waits for its effects to arrive before the next.
   python3 tests/integration/multi_conn_hunt.py blocking FIRST SEEDS STEPS [resp3] [full] [digest]
   python3 tests/integration/multi_conn_hunt.py tracking FIRST SEEDS STEPS [full]
 
-pubsub: three connections subscribing, publishing, resetting (no-arg
+pubsub: three connections subscribing, publishing, resetting, killing each other (no-arg
 unsubscribes and pattern messages are compared in any order: Redis' dict order).
 blocking: four connections blocking (BLPOP ... XREADGROUP) while others push,
-rename, swap databases, unblock; `digest` also compares both databases' DEBUG
-DIGEST after each step. tracking: three RESP3 connections with CLIENT TRACKING
-modes. Not part of CI (timing-based); what they find becomes a test.
+rename, swap databases, unblock and kill each other; `digest` also compares
+both databases' DEBUG DIGEST after each step. tracking: three RESP3 connections
+with CLIENT TRACKING modes. Not part of CI (timing-based); what they find becomes a test.
 
 Not every difference is kvrocks': when one SWAPDB (or FLUSHALL) frees clients
 blocked on several keys of one database, Redis serves the keys in its hash
@@ -184,8 +184,17 @@ def pubsub_command(rng):
         lambda: ["CLIENT", "REPLY", k(["ON", "OFF", "SKIP"])],
         lambda: ["MULTI"], lambda: ["EXEC"], lambda: ["DISCARD"],
         lambda: ["QUIT"],
+        lambda: ["CLIENT", "KILL", "ID", "<conn>", "SKIPME", k(["yes", "no"])],
+        lambda: ["CLIENT", "KILL", "TYPE", "pubsub"],
+        lambda: ["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
     ]
     return k(opts)()
+
+
+def client_id(sock):
+    """sock's client id, asked right after connecting."""
+    sock.sendall(b"CLIENT ID\r\n")
+    return drain(sock, expect=True)[1:-2].decode()
 
 
 def pubsub_main(first, seeds, steps):
@@ -193,16 +202,19 @@ def pubsub_main(first, seeds, steps):
         found = 0
         rng = random.Random(seed)
         conns = open_conns(kp, rp, 3)
+        ids = {port: [client_id(c) for c in conns[port]] for port in conns}
         hist = []
         for step in range(steps):
             i = rng.randrange(3)
             cmd = pubsub_command(rng)
+            target = rng.randrange(3)
             hist.append((i, cmd))
             outs = {}
             for port in (kp, rp):
                 s = conns[port][i]
+                sent = [ids[port][target] if x == "<conn>" else x for x in cmd]
                 try:
-                    s.sendall(encode(cmd))
+                    s.sendall(encode(sent))
                 except OSError:
                     pass
                 res = []
@@ -236,10 +248,12 @@ def pubsub_main(first, seeds, steps):
                 print(f"seed {seed} step {step} conn {i} {cmd}\n kv {a}\n rd {b}\n hist {hist[-8:]}", flush=True)
                 found += 1
                 break
-            if cmd[0] == "QUIT":
-                for port in (kp, rp):
-                    conns[port][i].close()
-                    conns[port][i] = socket.create_connection(("127.0.0.1", port))
+            for j in range(3):  # QUIT, CLIENT KILL: a new connection in its place
+                if b"<closed>" in outs[kp][j] or cmd[0] == "QUIT" and j == i:
+                    for port in (kp, rp):
+                        conns[port][j].close()
+                        conns[port][j] = socket.create_connection(("127.0.0.1", port))
+                        ids[port][j] = client_id(conns[port][j])
         close_all(conns)
         return found
 
@@ -275,6 +289,7 @@ def blocking_command(rng):
         lambda: ["ZUNIONSTORE", k(Z), "1", k(Z)],
         lambda: ["LRANGE", k(L), "0", "-1"],
         lambda: ["CLIENT", "UNBLOCK", "ID", k(["TIMEOUT", "ERROR"])],
+        lambda: ["CLIENT", "KILL", "ID", "ID"],
         lambda: ["XGROUP", "CREATE", "x1", k(["g1", "g2"]), k(["$", "0"]), "MKSTREAM"],
         lambda: ["XREADGROUP", "GROUP", k(["g1", "g2"]), k(["c1", "c2"]), "BLOCK", "0", "STREAMS", "x1", ">"],
         lambda: ["XREADGROUP", "GROUP", k(["g1", "g2"]), "c1", "COUNT", "1", "BLOCK", "0", "NOACK", "STREAMS", "x1", ">"],
@@ -291,15 +306,26 @@ def blocking_command(rng):
     ])()
 
 
-def blocking_step(conns, ids, port, i, cmd, target, digest):
+def blocking_step(conns, ids, port, i, cmd, target, digest, resp3=False):
     """Sends cmd on connection i of the server at port; returns what every connection
     then received (and both databases' digests if asked)."""
     c = list(cmd)
     if c[:2] == ["CLIENT", "UNBLOCK"]:
         c[2] = ids[target][1:-2].decode()
-    conns[i].sendall(encode(c))
+    if c[:2] == ["CLIENT", "KILL"]:
+        c[3] = ids[target][1:-2].decode()
+    try:
+        conns[i].sendall(encode(c))
+    except OSError:
+        pass
     time.sleep(0.02)
     out = [split(drain(conns[j], settle=0.04)) for j in range(4)]
+    for j in range(4):  # killed: a new connection in its place
+        if b"<closed>" in out[j]:
+            conns[j].close()
+            conns[j] = connect(port, 1, resp3)[0]
+            conns[j].sendall(b"CLIENT ID\r\n")
+            ids[j] = conns[j].recv(100)
     if digest:
         cc = socket.create_connection(("127.0.0.1", port))
         dg = b""
@@ -334,7 +360,7 @@ def redis_replay(steps, resp3, digest):
     try:
         conns, ids = blocking_conns(port, resp3)
         for i, cmd, target in steps:
-            out = blocking_step(conns, ids, port, i, cmd, target, digest)
+            out = blocking_step(conns, ids, port, i, cmd, target, digest, resp3)
         for c in conns:
             c.close()
         return out
@@ -361,7 +387,8 @@ def blocking_main(first, seeds, steps):
             cmd = blocking_command(rng)
             target = rng.randrange(4)
             played.append((i, cmd, target))
-            outs = {port: blocking_step(conns[port], ids[port], port, i, cmd, target, digest) for port in (kp, rp)}
+            outs = {port: blocking_step(conns[port], ids[port], port, i, cmd, target, digest, resp3)
+                    for port in (kp, rp)}
             a, b = outs[kp], outs[rp]
             if a != b:
                 if any(redis_replay(played, resp3, digest) == a for _ in range(REPLAYS)):
@@ -395,7 +422,18 @@ def tracking_command(rng, i):
         lambda: ["SELECT", k(["0", "1"])], lambda: ["SWAPDB", "0", "1"],
         lambda: ["HSET", "h", "f", "v"], lambda: ["HGET", "h", "f"],
         lambda: ["RESET"],
+        lambda: ["CLIENT", "TRACKING", "ON", "REDIRECT", "<conn>"] + k([[], ["BCAST"], ["OPTIN"]]),
+        lambda: ["CLIENT", "KILL", "ID", "<conn>"],
     ])()
+
+
+def name_ids(data, ids, getredir):
+    """data with the client ids that CLIENT TRACKINGINFO and tracking-redir-broken
+    give (and CLIENT GETREDIR's reply, if data is one) replaced by their
+    connection's index (the two servers number clients differently)."""
+    names = {i.encode(): b"<c%d>" % n for n, i in enumerate(ids)}
+    pattern = rb"((?:redirect|tracking-redir-broken)\r\n" + (rb"|^" if getredir else b"") + rb"):(-?\d+)\r\n"
+    return re.sub(pattern, lambda m: m.group(1) + b":" + names.get(m.group(2), m.group(2)) + b"\r\n", data)
 
 
 def tracking_main(first, seeds, steps):
@@ -403,6 +441,8 @@ def tracking_main(first, seeds, steps):
         found = 0
         rng = random.Random(seed)
         conns = open_conns(kp, rp, 3, True)
+        ids = {port: [client_id(c) for c in conns[port]] for port in conns}
+        seen = {port: list(ids[port]) for port in conns}  # every id so far, named by place
         for port in conns:
             conns[port][0].sendall(b"FLUSHALL\r\n")
             drain(conns[port][0], expect=True)
@@ -410,18 +450,31 @@ def tracking_main(first, seeds, steps):
         for step in range(steps):
             i = rng.randrange(3)
             cmd = tracking_command(rng, i)
+            target = rng.randrange(3)
             if i == 2 and cmd[:2] == ["CLIENT", "TRACKING"]:
                 continue
-            hist.append((i, cmd))
+            hist.append((i, cmd, target))
             outs = {}
             for port in (kp, rp):
-                conns[port][i].sendall(encode(cmd))
+                try:
+                    conns[port][i].sendall(encode([ids[port][target] if x == "<conn>" else x for x in cmd]))
+                except OSError:
+                    pass
                 time.sleep(0.01)
-                outs[port] = [split(drain(conns[port][j], settle=0.03, expect=(j == i))) for j in range(3)]
+                getredir = cmd[:2] == ["CLIENT", "GETREDIR"]
+                outs[port] = [[name_ids(x, seen[port], getredir and j == i)
+                               for x in split(drain(conns[port][j], settle=0.03, expect=(j == i)))] for j in range(3)]
             a, b = outs[kp], outs[rp]
             if a != b:
-                found += report(seed, step, f"conn {i} {cmd}", a, b, hist)
+                found += report(seed, step, f"conn {i} {cmd} target {target}", a, b, hist)
                 break
+            for j in range(3):  # killed: a new connection in its place
+                if b"<closed>" in a[j]:
+                    for port in (kp, rp):
+                        conns[port][j].close()
+                        conns[port][j] = connect(port, 1, True)[0]
+                        ids[port][j] = client_id(conns[port][j])
+                        seen[port].append(ids[port][j])
         close_all(conns)
         return found
 

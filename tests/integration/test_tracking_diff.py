@@ -532,3 +532,23 @@ def test_stream_group_commands_invalidate_nothing(clients):
     assert tracker("PING") == b"+PONG\r\n"
     writer("XADD", "s", "6-0", "a", "2")
     assert tracker.read_both() == invalidate("s")
+
+
+@pytest.mark.parametrize("flush", [[["FLUSHDB"]], [["FLUSHALL", "ASYNC"]], [["MULTI"], ["PING"], ["FLUSHALL"], ["EXEC"]]])
+def test_a_flush_tells_the_flushing_redirect_target_ahead_of_its_reply(clients, flush):
+    """The writer is the tracker's redirect target and tracks itself too: Redis
+    writes the tracker's null to the writer while the flush runs (ahead of its
+    reply, inside EXEC's), the writer's own after the reply (multi_conn_hunt.py
+    tracking 50402)."""
+    tracker, writer, _ = clients
+    writer.both("HELLO", "3")
+    tracker.both("HELLO", "3")
+    track(tracker, redirect=writer)
+    tracker("GET", "f")
+    track(writer)
+    writer("GET", "f")
+    for cmd in flush:
+        writer.kv.send_raw(encode(cmd))
+        writer.ref.send_raw(encode(cmd))
+    for _ in range(len(flush) + 2):
+        read_both(writer)
