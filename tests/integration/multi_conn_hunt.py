@@ -371,6 +371,21 @@ def redis_replay(steps, resp3, digest):
 REPLAYS = 10
 
 
+def killed_alike(a, b):
+    """a (kvrocks' streams), where a connection both servers closed got replies
+    redis-server never sent, taken as b's. Redis frees a killed client with the
+    replies it has not written yet, and it writes replies only after it has run
+    the clients its commands freed: so a client that is killed by a client its
+    own last command woke never sees that command's reply (blocking 50304, step
+    82: an EXEC that serves a BLPOP with a CLIENT KILL of the EXEC's client
+    pipelined behind). kvrocks writes the reply first."""
+    out = list(a)
+    for j, (x, y) in enumerate(zip(a, b)):
+        if x[-1:] == y[-1:] == [b"<closed>"] and x[:len(y) - 1] == y[:-1]:
+            out[j] = y
+    return out
+
+
 def blocking_main(first, seeds, steps):
     resp3 = "resp3" in sys.argv
     digest = "digest" in sys.argv
@@ -389,7 +404,7 @@ def blocking_main(first, seeds, steps):
             played.append((i, cmd, target))
             outs = {port: blocking_step(conns[port], ids[port], port, i, cmd, target, digest, resp3)
                     for port in (kp, rp)}
-            a, b = outs[kp], outs[rp]
+            a, b = killed_alike(outs[kp], outs[rp]), outs[rp]
             if a != b:
                 if any(redis_replay(played, resp3, digest) == a for _ in range(REPLAYS)):
                     print(f"seed {seed} step {step}: a fresh redis-server ends as kvrocks did; not counted", flush=True)
@@ -443,6 +458,7 @@ def tracking_main(first, seeds, steps):
         conns = open_conns(kp, rp, 3, True)
         ids = {port: [client_id(c) for c in conns[port]] for port in conns}
         seen = {port: list(ids[port]) for port in conns}  # every id so far, named by place
+        in_multi = [False] * 3
         for port in conns:
             conns[port][0].sendall(b"FLUSHALL\r\n")
             drain(conns[port][0], expect=True)
@@ -453,6 +469,10 @@ def tracking_main(first, seeds, steps):
             target = rng.randrange(3)
             if i == 2 and cmd[:2] == ["CLIENT", "TRACKING"]:
                 continue
+            if in_multi[i] and cmd[:2] == ["CLIENT", "GETREDIR"]:
+                continue  # an id inside EXEC's reply: not told from other integers
+            if cmd[0] in ("MULTI", "EXEC", "RESET"):
+                in_multi[i] = cmd[0] == "MULTI"
             hist.append((i, cmd, target))
             outs = {}
             for port in (kp, rp):
@@ -475,6 +495,7 @@ def tracking_main(first, seeds, steps):
                         conns[port][j] = connect(port, 1, True)[0]
                         ids[port][j] = client_id(conns[port][j])
                         seen[port].append(ids[port][j])
+                    in_multi[j] = False
         close_all(conns)
         return found
 
