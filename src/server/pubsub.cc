@@ -42,8 +42,8 @@ void PubSub::NoteKilled() { killed_.fetch_add(1, std::memory_order_relaxed); }
 
 void PubSub::ForgetKilled() { killed_.fetch_sub(1, std::memory_order_relaxed); }
 
-bool PubSub::Counts(const Connection* c, const Connection* self) const {
-  return killed_.load(std::memory_order_relaxed) == 0 || c == self || !c->kill_requested.load();
+bool PubSub::Counts(const Connection* c) const {
+  return killed_.load(std::memory_order_relaxed) == 0 || !c->kill_requested.load();
 }
 
 size_t PubSub::Counting(const std::set<Connection*>& conns) const {
@@ -102,7 +102,7 @@ int64_t PubSub::Publish(PubSubKind kind, const std::string& channel, const std::
     return static_cast<uint32_t>(msg->forms.size() / 2 - 1);
   };
   auto add = [&](Connection* c, uint32_t slot) {
-    if (!Counts(c, from)) return;
+    if (!Counts(c)) return;
     receivers++;
     if (c == from) {
       size_t start = from->output()->size();

@@ -58,9 +58,8 @@ class PubSub {
 
  private:
   std::map<std::string, std::set<Connection*>>& Table(PubSubKind kind);
-  // Whether c counts as a subscriber (not killed; mu_ held). `self`, a client
-  // that ran CLIENT KILL on itself, stays until its reply is written.
-  bool Counts(const Connection* c, const Connection* self = nullptr) const;
+  // Whether c counts as a subscriber: not killed (mu_ held).
+  bool Counts(const Connection* c) const;
   // Subscribers of one entry that count (mu_ held).
   size_t Counting(const std::set<Connection*>& conns) const;
 

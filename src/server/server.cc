@@ -545,12 +545,17 @@ void Server::Block(Connection* conn) {
   if (conn->blocked_with_timeout) timed_blocked_clients_++;
 }
 
-void Server::FreeWaiterLocked(Connection* conn) {
+void Server::ReleaseBlockCountsLocked(Connection* conn) {
   if (!conn->block_counted) return;
   conn->block_counted = false;
   blocked_clients_--;
   if (conn->blocked_with_timeout) timed_blocked_clients_--;
   conn->blocked_with_timeout = false;
+}
+
+void Server::FreeWaiterLocked(Connection* conn) {
+  if (!conn->block_counted) return;
+  ReleaseBlockCountsLocked(conn);
   freed_waiters_.insert(conn->id());
 }
 
@@ -572,8 +577,8 @@ void Server::Unblock(Connection* conn) {
       }
       if (q.empty()) blocked_.erase(it);
     }
-    FreeWaiterLocked(conn);
-    freed_waiters_.erase(conn->id());
+    ReleaseBlockCountsLocked(conn);
+    if (!freed_waiters_.empty()) freed_waiters_.erase(conn->id());
   }
   // Whatever this client was woken for (or leaves behind) goes to the next in line.
   for (auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kFirst, false, true);

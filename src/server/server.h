@@ -320,6 +320,8 @@ class Server {
   std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>> blocked_;
   std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it
   std::atomic<size_t> timed_blocked_clients_{0};  // the same
+  // Takes conn out of the two counts above if it still is in them (under blocked_mu_).
+  void ReleaseBlockCountsLocked(Connection* conn);
   // CLIENT UNBLOCK or CLIENT KILL freed conn (under blocked_mu_): out of the
   // counts above, and passed over by wakes (freed_waiters_) until its worker
   // ends the block (Unblock), as Redis' unblockClient leaves nothing behind.
