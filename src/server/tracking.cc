@@ -260,6 +260,8 @@ void Tracking::InvalidateAll(Connection* current) {
     items_ = 0;
     keys_.store(0);
   }
+  // In the order Redis walks its clients (oldest first), not the table's.
+  std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) { return a.tracker < b.tracker; });
   std::vector<Message> to_current;
   if (current != nullptr) {
     auto redirected_to_current = [&](const Message& m) {
@@ -267,6 +269,8 @@ void Tracking::InvalidateAll(Connection* current) {
     };
     std::copy_if(out.begin(), out.end(), std::back_inserter(to_current), redirected_to_current);
     out.erase(std::remove_if(out.begin(), out.end(), redirected_to_current), out.end());
+    // The flusher's own tracking goes last, wherever it redirects to.
+    std::stable_partition(out.begin(), out.end(), [&](const Message& m) { return m.tracker != current->id(); });
   }
   Post(std::move(to_current), current);
   Post(std::move(out));

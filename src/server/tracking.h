@@ -87,7 +87,8 @@ class Tracking {
   // `current`, the client running the flush (may be null): what other
   // clients' tracking redirects to it is written at once, ahead of its reply,
   // as Redis writes it during the command; its own tracking's message comes
-  // after the reply (Redis' pending invalidations).
+  // after the reply and after every other client's (Redis' pending
+  // invalidations), wherever it is redirected.
   void InvalidateAll(Connection* current = nullptr);
 
   // Forgets keys (with invalidations) while the table is over

@@ -552,3 +552,31 @@ def test_a_flush_tells_the_flushing_redirect_target_ahead_of_its_reply(clients, 
         writer.ref.send_raw(encode(cmd))
     for _ in range(len(flush) + 2):
         read_both(writer)
+
+
+def test_the_flushers_own_tracking_is_told_last(kvrocks_server, redis_ref):
+    """A and S redirect to W, which tracks itself too; A flushes. Redis walks its
+    clients oldest first: W's own null at once, then S's, then A's after the
+    flush (its pending invalidations), although A is the oldest client
+    (multi_conn_hunt.py tracking 50421). Each connection answers before the next
+    one opens, so that kvrocks' ids (given as its workers accept) follow that order."""
+    made = []
+    for _ in range(3):
+        d = Differ.__new__(Differ)
+        d.kv, d.ref = RawClient(kvrocks_server.port), RawClient(redis_ref.port)
+        d("PING")
+        made.append(d)
+    a, w, s = made
+    w.both("HELLO", "3")
+    track(w)  # enabled newest first: the order of the table is not the order of the clients
+    w("GET", "f")
+    track(s, redirect=w)
+    s("GET", "f")
+    track(a, redirect=w)
+    a("GET", "f")
+    a("FLUSHALL")
+    assert [read_both(w) for _ in range(3)] == [b">2\r\n$10\r\ninvalidate\r\n_\r\n",
+                                                b">2\r\n$10\r\ninvalidate\r\n$-1\r\n",
+                                                b">2\r\n$10\r\ninvalidate\r\n$-1\r\n"]
+    for d in made:
+        d.close()
