@@ -6,11 +6,21 @@
 // busy, or the call needs the whole database (FLUSHALL ...), the script's
 // writes are undone and it runs again under the exclusive lock. Either way
 // it is atomic with respect to every key it touches. See docs/scripting.md.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "commands/helpers.h"
 #include "commands/script_runner.h"
 #include "common/sha1.h"
 #include "scripting/functions.h"
+#include "scripting/lua_debugger.h"
 #include "scripting/lua_engine.h"
+#include "server/connection.h"
+#include "server/notify.h"
+#include "server/server.h"
 
 namespace kvrocks {
 
@@ -20,11 +30,11 @@ using scripting::LuaEngine;
 using scripting::RunningScripts;
 using scripting::ScriptCache;
 
-void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
+// EVAL* after the checks that come first: numkeys, the script, its flags, then the run
+// (in a SCRIPT DEBUG session when debugger is set).
+void RunEval(CommandCall& call, bool by_sha, bool ro_command, scripting::LuaDebugger* debugger) {
   const auto& a = call.args;
   static constexpr const char* kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
-  // As Redis' evalShaCommand: a digest of the wrong length cannot match, and says so first.
-  if (by_sha && a[1].size() != 40) return ReplyError(call, kNoScript);
   int64_t numkeys;
   std::string err;
   if (!ScriptNumKeys(a, &numkeys, &err)) return ReplyError(call, err);
@@ -47,7 +57,8 @@ void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
     sha = Sha1Hex(body);
     err = engine.Compile(sha, body);
     if (!err.empty()) return ReplyError(call, err);
-    cache.Add(sha, body);
+    // A SCRIPT DEBUG YES session is Redis' forked child: its script cache dies with it.
+    if (!call.ctx->discard_writes()) cache.Add(sha, body);
   }
   if (has_shebang) {
     err = CheckScriptFlags(call, flags, ro_command);
@@ -58,7 +69,99 @@ void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
   req.body = &body;
   req.keys.assign(a.begin() + 3, a.begin() + 3 + numkeys);
   req.argv.assign(a.begin() + 3 + numkeys, a.end());
+  req.debugger = debugger;
   RunScript(call, &req, ro_command || (flags & scripting::kFlagNoWrites));
+}
+
+int64_t DebugTimeLimitMs() {
+  int64_t ms = RunningScripts::BusyThresholdMs();
+  return ms > 0 ? ms : 5000;
+}
+
+// A SCRIPT DEBUG YES session, on a thread of its own: Redis forks one, so the
+// server goes on serving everyone else and the script's writes are dropped at
+// the end. The script sees the data as it was when the session began (a
+// snapshot) plus its own writes, and runs as the client did (database, protocol,
+// user); the client's connection is closed here, as Redis' parent frees it.
+void StartForkedSession(CommandCall& call, bool ro_command) {
+  Connection* conn = call.conn;
+  int fd = ::fcntl(conn->fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    return ReplyError(call, std::string("ERR Fork() failed: can't run EVAL in debugging mode: ") + strerror(errno));
+  }
+  struct Client {
+    Worker* worker;
+    uint64_t id;
+    std::string peer, local;
+    int db, resp;
+    std::shared_ptr<const AclUser> user;
+  };
+  Client client{conn->worker(), conn->id(), conn->peer(), conn->local(), conn->db, conn->resp, conn->user};
+  Server* srv = call.server;
+  std::vector<std::string> args = call.args;
+  srv->detached()->Start(fd, [srv, client, args = std::move(args), ro_command](int fd) {
+    Connection shadow(client.worker, -1, client.id, client.peer, client.local);
+    shadow.db = client.db;
+    shadow.resp = client.resp;
+    shadow.SetUser(client.user);
+    Context ctx(srv->storage());
+    ctx.set_discard_writes(true);
+    Context::SnapshotScope snapshot(&ctx);
+    std::string out;
+    CommandCall session{srv, &shadow, args, &ctx, &out, false, client.resp, true};
+    {
+      scripting::LuaDebugger debugger(fd, args[1], DebugTimeLimitMs());
+      RunEval(session, false, ro_command, &debugger);
+      debugger.End();
+      // The reply, while the socket is still blocking (Redis' child writes it, then exits).
+      for (size_t off = 0; off < out.size();) {
+        ssize_t n = ::write(fd, out.data() + off, out.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        off += static_cast<size_t>(n);
+      }
+    }
+    ctx.Rollback();
+    DropPendingEvents(0);
+  });
+  conn->CloseSoon();
+}
+
+// EVAL / EVAL_RO of a client that asked for SCRIPT DEBUG: the script runs in
+// a debugging session, which ends with the client's connection. As Redis
+// starts the session before it looks at the script, the script's own errors
+// (numkeys, compilation) come after the session's end mark.
+void DebugEval(CommandCall& call, bool ro_command) {
+  Connection* conn = call.conn;
+  const bool sync = conn->lua_debug == Connection::LuaDebug::kSync;
+  conn->lua_debug = Connection::LuaDebug::kOff;
+  if (!sync && !call.in_exec) return StartForkedSession(call, ro_command);
+  // On this worker, holding every key (a SYNC session stops the whole server in Redis).
+  if (!call.exclusive) {
+    conn->lua_debug = sync ? Connection::LuaDebug::kSync : Connection::LuaDebug::kYes;
+    call.rerun_exclusive = true;
+    return;
+  }
+  DetachedSessions::Watch watch(call.server->detached(), conn->fd());
+  {
+    scripting::LuaDebugger debugger(conn->fd(), call.args[1], DebugTimeLimitMs());
+    // A YES session inside EXEC: its writes go, the transaction's stay.
+    if (!sync) call.ctx->SetSavePoint();
+    RunEval(call, false, ro_command, &debugger);
+    if (!sync) call.ctx->RollbackToSavePoint();
+    debugger.End();
+  }
+  conn->CloseAfterReply();
+}
+
+void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
+  // As Redis' evalShaCommand: a digest of the wrong length cannot match, and says so first.
+  if (by_sha && call.args[1].size() != 40) return ReplyError(call, "NOSCRIPT No matching script. Please use EVAL.");
+  if (call.conn->lua_debug != Connection::LuaDebug::kOff) {
+    if (by_sha) return ReplyError(call, "ERR Please use EVAL instead of EVALSHA for debugging");
+    return DebugEval(call, ro_command);
+  }
+  RunEval(call, by_sha, ro_command, nullptr);
 }
 
 void Eval(CommandCall& call) { EvalGeneric(call, false, false); }
@@ -72,6 +175,8 @@ void Script(CommandCall& call) {
   ScriptCache& cache = ScriptCache::Instance();
   if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                            "DEBUG (YES|SYNC|NO)",
+                            "    Set the debug mode for subsequent scripts executed.",
                             "EXISTS <sha1> [<sha1> ...]",
                             "    Return information about the existence of the scripts in the script cache.",
                             "FLUSH [ASYNC|SYNC]",
@@ -113,6 +218,21 @@ void Script(CommandCall& call) {
     LuaEngine::ForThisThread().DropStale();  // a fresh state at once, as Redis' new VM
     return reply::Ok(call.out);
   }
+  if (EqualsIgnoreCase(sub, "debug")) {
+    if (a.size() != 3) return ReplySubcommandSyntaxError(call);
+    // As Redis: the session talks on the socket directly, so nothing may wait in the output.
+    if (!call.out->empty()) return ReplyError(call, "ERR SCRIPT DEBUG must be called outside a pipeline");
+    if (EqualsIgnoreCase(a[2], "no")) {
+      call.conn->lua_debug = Connection::LuaDebug::kOff;
+    } else if (EqualsIgnoreCase(a[2], "yes")) {
+      call.conn->lua_debug = Connection::LuaDebug::kYes;
+    } else if (EqualsIgnoreCase(a[2], "sync")) {
+      call.conn->lua_debug = Connection::LuaDebug::kSync;
+    } else {
+      return ReplyError(call, "ERR Use SCRIPT DEBUG YES/SYNC/NO");
+    }
+    return reply::Ok(call.out);
+  }
   if (EqualsIgnoreCase(sub, "kill")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::string err = RunningScripts::KillBusy(false);
@@ -137,7 +257,12 @@ void RegisterScriptCommands(CommandTable* t) {
           "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", ScriptKeys});
   t->Add({"script", -2, kCmdNoScript, 0, 0, 0, Script, "scripting", "A container for Lua scripts management commands.",
           "2.6.0", nullptr,
-          {{"script|exists", -3}, {"script|flush", -2}, {"script|help", 2}, {"script|kill", 2}, {"script|load", 3}}});
+          {{"script|debug", 3},
+           {"script|exists", -3},
+           {"script|flush", -2},
+           {"script|help", 2},
+           {"script|kill", 2},
+           {"script|load", 3}}});
 }
 
 }  // namespace kvrocks

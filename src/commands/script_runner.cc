@@ -24,7 +24,7 @@ class CommandScriptHost : public scripting::ScriptHost {
  public:
   CommandScriptHost(CommandCall& call, bool read_only) : call_(call), read_only_(read_only) {}
 
-  bool Call(const std::vector<std::string>& args, int resp, std::string* reply) override {
+  CallResult Call(const std::vector<std::string>& args, int resp, std::string* reply) override {
     const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
     if (spec == nullptr) return Fail(reply, "ERR Unknown Redis command called from script");
     int argc = static_cast<int>(args.size());
@@ -51,18 +51,26 @@ class CommandScriptHost : public scripting::ScriptHost {
     if (write && !wrote_ && call_.server->NotEnoughGoodReplicas()) {
       return Fail(reply, "NOREPLICAS Not enough good replicas to write.");
     }
+    // A SCRIPT DEBUG YES session keeps nothing; what would act beyond its context is refused.
+    const bool discarded = call_.ctx->discard_writes();
+    if (discarded && ((spec->flags & kCmdExclusive) || std::string_view(spec->name) == "publish" ||
+                      std::string_view(spec->name) == "spublish")) {
+      return Fail(reply, "ERR " + ToUpper(spec->name) +
+                             " can't run in a SCRIPT DEBUG YES session (kvrocks drops the session's writes "
+                             "instead of forking)");
+    }
     CommandCall nested{call_.server, call_.conn, args, call_.ctx, reply, true, resp, call_.exclusive};
     nested.from_script = true;
-    if (!call_.exclusive && !LockFor(*spec, nested)) return false;
+    if (!call_.exclusive && !LockFor(*spec, nested)) return CallResult::kAbort;
     if (write) {
       scripting::NoteScriptWrite();
       wrote_ = true;
     }
-    CommandCounters* counters = CommandTable::CountersOf(*spec, args);
+    CommandCounters* counters = discarded ? nullptr : CommandTable::CountersOf(*spec, args);
     uint64_t start_us = MonotonicUs();
     size_t touched_before = call_.ctx->touched().size();
     size_t reply_start = reply->size();
-    if ((spec->flags & kCmdReadOnly) && call_.conn->tracking) RememberScriptKeys();
+    if ((spec->flags & kCmdReadOnly) && call_.conn->tracking && !discarded) RememberScriptKeys();
     call_.ctx->set_touch_mark(call_.server->tracking().Stamp(true));
     call_.ctx->ClearLookups();
     try {
@@ -84,12 +92,12 @@ class CommandScriptHost : public scripting::ScriptHost {
     }
     CollectCommandEvents(call_.server, call_.conn->db, *spec, args, *call_.ctx, touched_before);
     // As Redis' call(): after the command ran, so the script's own line comes first.
-    if (call_.server->HasMonitors() && !(spec->flags & kCmdSkipMonitor)) {
+    if (call_.server->HasMonitors() && !(spec->flags & kCmdSkipMonitor) && !discarded) {
       std::vector<std::string> redacted;
       call_.server->FeedMonitors(call_.conn, ShownArgs(args, &redacted), true);
     }
     call_.conn->block.requested = false;  // blocking commands never block inside a script
-    return !nested.rerun_exclusive;
+    return nested.rerun_exclusive ? CallResult::kAbort : CallResult::kRan;
   }
 
   // DEBUG SET-DISABLE-DENY-SCRIPTS lets Redis' scripts call its noscript
@@ -153,9 +161,9 @@ class CommandScriptHost : public scripting::ScriptHost {
   }
 
  private:
-  static bool Fail(std::string* reply, std::string_view msg) {
+  static CallResult Fail(std::string* reply, std::string_view msg) {
     reply::Error(reply, msg);
-    return true;
+    return CallResult::kRejected;
   }
 
   // Takes the locks of a call's keys without waiting; false if the script

@@ -321,4 +321,28 @@ bool SplitArgs(std::string_view line, std::vector<std::string>* out) {
   }
 }
 
+void AppendRepr(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': out->append("\\\\"); break;
+      case '"': out->append("\\\""); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\a': out->append("\\a"); break;
+      case '\b': out->append("\\b"); break;
+      default:
+        if (c >= 32 && c < 127) {
+          out->push_back(static_cast<char>(c));
+        } else {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out->append(buf);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
 }  // namespace kvrocks

@@ -38,6 +38,10 @@ bool StringMatch(std::string_view pattern, std::string_view str, bool nocase = f
 // Redis Cluster hash slot of a key (CRC16 of the key or its {hash tag}, mod 16384).
 uint16_t KeySlot(std::string_view key);
 
+// Appends s quoted as Redis' sdscatrepr does ("a\"b\x01"): MONITOR lines, the
+// Lua debugger's values.
+void AppendRepr(std::string* out, std::string_view s);
+
 // Splits an inline command line as Redis' sdssplitargs does. Returns false
 // on unbalanced quotes.
 bool SplitArgs(std::string_view line, std::vector<std::string>* out);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "scripting/lua_debugger.h"
 #include "server/reply.h"
 
 namespace kvrocks::scripting {
@@ -130,6 +131,8 @@ void AppendError(std::string* out, std::string_view msg) {
 }
 
 void PushErrorTable(lua_State* L, std::string_view msg) {
+  // Redis' luaPushError logs every error a script gets in a debugging session.
+  if (LuaDebugger* d = LuaDebugger::Current(); d != nullptr && d->Logging()) d->LogError(msg);
   std::string code = "ERR", text;
   if (!msg.empty() && msg[0] == '-') {
     msg.remove_prefix(1);

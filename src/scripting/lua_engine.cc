@@ -10,6 +10,7 @@
 #include "common/time_util.h"
 #include "scripting/functions.h"
 #include "scripting/lua_convert.h"
+#include "scripting/lua_debugger.h"
 #include "scripting/lua_libs.h"
 
 namespace kvrocks::scripting {
@@ -44,6 +45,8 @@ thread_local bool aborting = false;  // the host asked to stop (re-run)
 bool RunningScripts::Busy() { return busy_count.load(std::memory_order_relaxed) > 0; }
 
 void RunningScripts::SetBusyThresholdMs(int64_t ms) { busy_threshold_ms = ms; }
+
+int64_t RunningScripts::BusyThresholdMs() { return busy_threshold_ms.load(); }
 
 namespace {
 
@@ -714,9 +717,19 @@ EvalOutcome LuaEngine::Eval(const EvalRequest& req, std::string* out) {
   }
   current = &run;
   aborting = false;
-  lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  // A debugged script has the debugger's hook instead: it is never busy, as in
+  // Redis, whose debugger replaces the time-limit hook.
+  if (req.debugger != nullptr) {
+    req.debugger->Enter(L);
+  } else {
+    lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  }
   int rc = lua_pcall(L, req.function ? 2 : 0, 1, handler);
-  lua_sethook(L, nullptr, 0, 0);
+  if (req.debugger != nullptr) {
+    req.debugger->Leave(L);
+  } else {
+    lua_sethook(L, nullptr, 0, 0);
+  }
   // As Redis: a few incremental collection steps every 50 scripts, so that
   // garbage never waits for a full cycle (the latency of one) to go.
   if (++calls_since_gc_ == kGcPeriod) {

@@ -21,11 +21,15 @@ namespace kvrocks::scripting {
 class ScriptHost {
  public:
   virtual ~ScriptHost() = default;
+  // What became of a call.
+  enum class CallResult {
+    kRan,       // the command ran; *reply is its reply
+    kRejected,  // refused before it ran (unknown, not from scripts, ACL ...): *reply is the error
+    kAbort,     // the script must stop at once without a reply (the host re-runs it, see Eval)
+  };
   // Runs one redis.call / redis.pcall. args[0] is the command name. Appends
-  // the reply (RESP of protocol `resp`) to *reply; a command that cannot run
-  // from a script replies a Redis error. Returns false if the script must
-  // stop at once without a reply (the host wants to re-run it, see Eval).
-  virtual bool Call(const std::vector<std::string>& args, int resp, std::string* reply) = 0;
+  // the reply (RESP of protocol `resp`) to *reply.
+  virtual CallResult Call(const std::vector<std::string>& args, int resp, std::string* reply) = 0;
   // redis.acl_check_cmd: 1 if the script's user may run args (command, then its
   // arguments), 0 if not, -1 if there is no such command or subcommand.
   virtual int AclCheck(const std::vector<std::string>& args) = 0;
@@ -60,6 +64,7 @@ class ScriptCache {
 };
 
 struct FunctionInfo;
+class LuaDebugger;
 
 // Scripts running now on any thread, for SCRIPT KILL, FUNCTION KILL/STATS
 // and the -BUSY state.
@@ -75,8 +80,9 @@ class RunningScripts {
   // FUNCTION STATS' running_script: false if no function runs, else its
   // name, command line and run time.
   static bool RunningFunction(std::string* name, std::vector<std::string>* args, int64_t* duration_ms);
-  // Milliseconds after which a running script makes the server busy.
+  // Milliseconds after which a running script makes the server busy (0: never).
   static void SetBusyThresholdMs(int64_t ms);
+  static int64_t BusyThresholdMs();
 };
 
 enum class EvalOutcome { kDone, kAborted };
@@ -90,6 +96,7 @@ struct EvalRequest {
   ScriptHost* host;
   int client_resp = 2;  // shape of the final reply
   bool read_only = false;
+  LuaDebugger* debugger = nullptr;  // SCRIPT DEBUG: the session that steps through the script
 };
 
 class LuaEngine {

@@ -11,6 +11,7 @@
 #include "common/sha1.h"
 #include "common/version.h"
 #include "scripting/lua_convert.h"
+#include "scripting/lua_debugger.h"
 #include "scripting/lua_engine.h"
 #include "scripting/lua_libs.h"
 
@@ -102,15 +103,28 @@ int DoCall(lua_State* L, bool raise) {
     PushErrorTable(L, err);
     return raise ? -1 : 1;
   }
+  LuaDebugger* debugger = LuaDebugger::Current();
+  if (debugger != nullptr && debugger->Logging()) debugger->LogCommand(args);
   std::string reply;
-  if (!state->host->Call(args, state->resp, &reply)) {
+  ScriptHost::CallResult result = state->host->Call(args, state->resp, &reply);
+  if (result == ScriptHost::CallResult::kAbort) {
     state->aborted = true;
     RequestAbort(L);
     lua_pushstring(L, "ERR script aborted");
     return -1;
   }
+  if (result == ScriptHost::CallResult::kRejected) {
+    // As Redis pushes its scriptCall error (and logs it so in a debugging
+    // session): "ERR " left out, any other code kept with its '-'.
+    std::string_view msg(reply);
+    msg.remove_prefix(1);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) msg.remove_suffix(1);
+    PushErrorTable(L, msg.substr(0, 4) == "ERR " ? std::string(msg.substr(4)) : "-" + std::string(msg));
+    return raise ? -1 : 1;
+  }
   size_t pos = 0;
   RespToLua(L, reply, &pos);
+  if (debugger != nullptr && debugger->Logging()) debugger->LogReply(reply);
   return raise && !reply.empty() && reply[0] == '-' ? -1 : 1;
 }
 
@@ -240,12 +254,19 @@ int RedisReplicateCommands(lua_State* L) {
   return 1;
 }
 
+// redis.breakpoint(): true, and a stop at the next line, in a SCRIPT DEBUG session.
 int RedisBreakpoint(lua_State* L) {
-  lua_pushboolean(L, 0);  // no debugging session
+  LuaDebugger* debugger = LuaDebugger::Current();
+  if (debugger != nullptr) debugger->BreakAtNextLine();
+  lua_pushboolean(L, debugger != nullptr);
   return 1;
 }
 
-int RedisDebug(lua_State*) { return 0; }
+// redis.debug(...): a line in the SCRIPT DEBUG session's log, else nothing.
+int RedisDebug(lua_State* L) {
+  if (LuaDebugger* debugger = LuaDebugger::Current(); debugger != nullptr) debugger->Debug(L);
+  return 0;
+}
 
 // The global pcall of scripts: Lua's, except that an error table
 // ({err=...}, as redis.call raises) is returned as its message string.

@@ -69,6 +69,10 @@ class Connection {
 
   // Logical database (SELECT).
   int db = 0;
+  // SCRIPT DEBUG: the next EVAL runs in a Lua debugging session, its writes
+  // dropped at the end (YES) or kept (SYNC).
+  enum class LuaDebug : uint8_t { kOff, kYes, kSync };
+  LuaDebug lua_debug = LuaDebug::kOff;
   // Replies wait for the worker's write batch to commit.
   bool awaiting_commit = false;
   // Blocked clients that this client's last command woke have not all been

@@ -525,9 +525,12 @@ void RunTransaction(Connection* conn, std::string* out) {
   for (auto& args : queued) {
     const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
     specs.push_back(spec);
-    // Commands that change or span databases lock everything.
+    // Commands that change or span databases lock everything, and so does a
+    // script debugging session (SCRIPT DEBUG), which cannot start over.
     if ((CommandTable::FlagsOf(*spec, args) & kCmdExclusive) || spec->extra_keys != nullptr ||
-        EqualsIgnoreCase(args[0], "select")) {
+        EqualsIgnoreCase(args[0], "select") ||
+        (conn->lua_debug != Connection::LuaDebug::kOff &&
+         (EqualsIgnoreCase(args[0], "eval") || EqualsIgnoreCase(args[0], "eval_ro")))) {
       exclusive = true;
     }
   }

@@ -158,6 +158,7 @@ void Server::Wait() {
   }
   if (replica_) replica_->Stop();
   if (rdb_sender_) rdb_sender_->Stop();
+  detached_.Stop();
   for (auto& w : workers_) w->Stop();
   if (expire_thread_.joinable()) expire_thread_.join();
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
@@ -839,30 +840,6 @@ void Server::AddMonitor(Connection* conn) {
 void Server::RemoveMonitor(Connection* conn) {
   std::lock_guard<std::mutex> g(monitor_mu_);
   if (monitors_.erase(conn) > 0) monitor_count_--;
-}
-
-static void AppendRepr(std::string* out, const std::string& s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\': out->append("\\\\"); break;
-      case '"': out->append("\\\""); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\a': out->append("\\a"); break;
-      case '\b': out->append("\\b"); break;
-      default:
-        if (c >= 32 && c < 127) {
-          out->push_back(static_cast<char>(c));
-        } else {
-          char buf[8];
-          snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out->append(buf);
-        }
-    }
-  }
-  out->push_back('"');
 }
 
 void Server::FeedMonitors(Connection* from, const std::vector<std::string>& args, bool from_script) {

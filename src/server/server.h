@@ -18,6 +18,7 @@
 #include "server/access_clock.h"
 #include "server/acl.h"
 #include "server/connection.h"
+#include "server/detached_sessions.h"
 #include "server/memory_stats.h"
 #include "server/migrate_sockets.h"
 #include "server/pubsub.h"
@@ -57,6 +58,8 @@ class Server {
   // RDB snapshots sent to SYNC / PSYNC clients (redis-cli --rdb, rdb-only
   // replicas); never null after Start().
   RdbSnapshotSender* rdb_sender() { return rdb_sender_.get(); }
+  // SCRIPT DEBUG sessions (ended before storage closes).
+  DetachedSessions* detached() { return &detached_; }
   // Redis' checkGoodReplicasStatus failing: a master whose min-replicas-to-write
   // and min-replicas-max-lag are set has fewer good replicas (it has none).
   bool NotEnoughGoodReplicas();
@@ -298,6 +301,7 @@ class Server {
   std::atomic<int> listening_port_{-1};  // the port of the TCP listeners; -1 while none are bound
   std::unique_ptr<Replica> replica_;
   std::unique_ptr<RdbSnapshotSender> rdb_sender_;
+  DetachedSessions detached_;
 
   std::atomic<uint64_t> next_client_id_{0};
   std::atomic<size_t> next_worker_{0};

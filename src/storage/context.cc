@@ -377,6 +377,7 @@ void Context::AddCounts(uint8_t db, const CountDeltas& d) {
 }
 
 Status Context::Commit() {
+  if (discard_writes_) return Status::OK();
   if (dirty_counter_ != nullptr && dirty_pending_ != 0) {
     // Counted whether or not storage takes the batch: Redis counts a change once made.
     dirty_counter_->fetch_add(dirty_pending_, std::memory_order_relaxed);

@@ -285,6 +285,12 @@ class Context {
 
   // Commits without the WAL (bulk loading; the loader flushes memtables at the end).
   void set_without_wal(bool v) { without_wal_ = v; }
+  // Writes that are never to be kept (a SCRIPT DEBUG YES session, which Redis
+  // runs in a forked child): Commit() keeps them pending instead and the owner
+  // drops them with Rollback(). Callers that act on storage directly must not
+  // run on such a context.
+  void set_discard_writes(bool v) { discard_writes_ = v; }
+  bool discard_writes() const { return discard_writes_; }
   // Point reads see only this context's pending writes, never the DB: for a
   // bulk load into empty databases where each key is written whole within one
   // batch (the RDB loader), which saves a RocksDB lookup per element.
@@ -383,6 +389,7 @@ class Context {
   bool indexed_ = false;  // the pending writes are in index_, not plain_
   uint32_t used_cfs_ = 0;  // bit per ColumnFamily written in this batch
   bool without_wal_ = false;
+  bool discard_writes_ = false;
   bool batch_only_ = false;
   bool unread_replace_ok_ = false;
   // PutUnread's writes: their metadata keys, one after another in unread_keys_.

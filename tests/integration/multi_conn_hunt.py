@@ -5,13 +5,15 @@ each step; each step waits for its effects to arrive before the next.
   python3 tests/integration/multi_conn_hunt.py pubsub FIRST SEEDS STEPS
   python3 tests/integration/multi_conn_hunt.py blocking FIRST SEEDS STEPS [resp3] [full] [digest]
   python3 tests/integration/multi_conn_hunt.py tracking FIRST SEEDS STEPS [full]
+  python3 tests/integration/multi_conn_hunt.py watch FIRST SEEDS STEPS [full]
 
 pubsub: three connections subscribing, publishing, resetting, killing each other (no-arg
 unsubscribes and pattern messages are compared in any order: Redis' dict order).
 blocking: four connections blocking (BLPOP ... XREADGROUP) while others push,
 rename, swap databases, unblock and kill each other; `digest` also compares
 both databases' DEBUG DIGEST after each step. tracking: three RESP3 connections
-with CLIENT TRACKING modes. Not part of CI (timing-based); what they find becomes a test.
+with CLIENT TRACKING modes. watch: three connections with WATCH, MULTI/EXEC and
+writes that expire, move, rename, flush and swap the watched keys. Not part of CI (timing-based); what they find becomes a test.
 
 Not every difference is kvrocks': when one SWAPDB (or FLUSHALL) frees clients
 blocked on several keys of one database, Redis serves the keys in its hash
@@ -189,6 +191,15 @@ def pubsub_command(rng):
         lambda: ["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
     ]
     return k(opts)()
+
+
+def send_step(sock, cmd, target_id):
+    """Sends cmd with "<conn>" naming the target connection's client id (a
+    connection killed meanwhile takes nothing)."""
+    try:
+        sock.sendall(encode([target_id if x == "<conn>" else x for x in cmd]))
+    except OSError:
+        pass
 
 
 def client_id(sock):
@@ -476,10 +487,7 @@ def tracking_main(first, seeds, steps):
             hist.append((i, cmd, target))
             outs = {}
             for port in (kp, rp):
-                try:
-                    conns[port][i].sendall(encode([ids[port][target] if x == "<conn>" else x for x in cmd]))
-                except OSError:
-                    pass
+                send_step(conns[port][i], cmd, ids[port][target])
                 time.sleep(0.01)
                 getredir = cmd[:2] == ["CLIENT", "GETREDIR"]
                 outs[port] = [[name_ids(x, seen[port], getredir and j == i)
@@ -502,6 +510,62 @@ def tracking_main(first, seeds, steps):
     hunt(first, seeds, one_seed)
 
 
+W = ["w1", "w2", "w3"]
+def watch_command(rng):
+    k = rng.choice
+    return k([
+        lambda: ["WATCH", k(W)], lambda: ["WATCH"] + rng.sample(W, 2), lambda: ["UNWATCH"],
+        lambda: ["MULTI"], lambda: ["EXEC"], lambda: ["EXEC"], lambda: ["DISCARD"],
+        lambda: ["GET", k(W)], lambda: ["SET", k(W), k(["v", "w"])], lambda: ["INCR", k(W)], lambda: ["DEL", k(W)],
+        lambda: ["EXISTS", k(W)], lambda: ["SET", k(W), "v", "PX", "1"], lambda: ["PEXPIRE", k(W), "1"],
+        lambda: ["EXPIRE", k(W), "100"], lambda: ["EXPIREAT", k(W), "1"], lambda: ["PERSIST", k(W)],
+        lambda: ["SET", k(W), "v", "EX", "100"], lambda: ["GETEX", k(W), "PERSIST"], lambda: ["GETDEL", k(W)],
+        lambda: ["APPEND", k(W), k(["", "z"])], lambda: ["SETRANGE", k(W), "0", k(["", "q"])],
+        lambda: ["LPUSH", k(W), "a"], lambda: ["LPOP", k(W)], lambda: ["SADD", k(W), "m"], lambda: ["SREM", k(W), "m"],
+        lambda: ["HSET", k(W), "f", "v"], lambda: ["HDEL", k(W), "f"],
+        lambda: ["RENAME", k(W), k(W)], lambda: ["COPY", k(W), k(W), "REPLACE"], lambda: ["MOVE", k(W), k(["0", "1"])],
+        lambda: ["FLUSHDB"], lambda: ["FLUSHALL"], lambda: ["SWAPDB", "0", "1"], lambda: ["SELECT", k(["0", "1"])],
+        lambda: ["EVAL", "return redis.call('set', KEYS[1], 'e')", "1", k(W)],
+        lambda: ["EVAL", "return redis.call('get', KEYS[1])", "1", k(W)],
+        lambda: ["RESET"], lambda: ["CLIENT", "KILL", "ID", "<conn>"],
+    ])()
+
+
+def watch_main(first, seeds, steps):
+    """Three connections watching keys, running transactions and writing: EXEC's
+    outcome and every reply compared."""
+    def one_seed(seed, kp, rp):
+        rng = random.Random(seed)
+        conns = open_conns(kp, rp, 3)
+        ids = {port: [client_id(c) for c in conns[port]] for port in conns}
+        for port in conns:
+            conns[port][0].sendall(b"FLUSHALL\r\n")
+            drain(conns[port][0], expect=True)
+        hist = []
+        for step in range(steps):
+            i, cmd, target = rng.randrange(3), watch_command(rng), rng.randrange(3)
+            hist.append((i, cmd, target))
+            outs = {}
+            for port in (kp, rp):
+                send_step(conns[port][i], cmd, ids[port][target])
+                outs[port] = [split(drain(conns[port][j], expect=(j == i))) for j in range(3)]
+            a, b = outs[kp], outs[rp]
+            if a != b:
+                found = report(seed, step, f"conn {i} {cmd} target {target}", a, b, hist)
+                close_all(conns)
+                return found
+            for j in range(3):  # killed: a new connection in its place
+                if b"<closed>" in a[j]:
+                    for port in (kp, rp):
+                        conns[port][j].close()
+                        conns[port][j] = connect(port, 1)[0]
+                        ids[port][j] = client_id(conns[port][j])
+        close_all(conns)
+        return 0
+
+    hunt(first, seeds, one_seed)
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], [int(x) for x in sys.argv[2:5]]
-    {"pubsub": pubsub_main, "blocking": blocking_main, "tracking": tracking_main}[mode](*args)
+    {"pubsub": pubsub_main, "blocking": blocking_main, "tracking": tracking_main, "watch": watch_main}[mode](*args)

@@ -13,11 +13,11 @@ class FakeHost : public ScriptHost {
   std::string reply = "+OK\r\n";
   std::vector<std::vector<std::string>> calls;
   bool stop = false;
-  bool Call(const std::vector<std::string>& args, int, std::string* out) override {
+  CallResult Call(const std::vector<std::string>& args, int, std::string* out) override {
     calls.push_back(args);
-    if (stop) return false;
+    if (stop) return CallResult::kAbort;
     out->append(reply);
-    return true;
+    return CallResult::kRan;
   }
   // "nosuch" is no command; the user may not run FLUSHALL.
   int AclCheck(const std::vector<std::string>& args) override {
