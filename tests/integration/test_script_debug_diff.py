@@ -290,3 +290,18 @@ def test_redis_cli_ldb(both, mode, tmp_path):
         outs.append((p.returncode, p.stdout, state(port)))
     assert outs[0] == outs[1]
     assert b"<debug> line 4" in outs[0][1]
+
+
+def test_a_script_that_runs_on_past_the_time_limit_stops(both):
+    outs = []
+    for port in both:
+        c = RawClient(port)
+        c.call("CONFIG", "SET", "busy-reply-threshold", "200")
+        try:
+            outs.append(run_session(port, "SYNC", "local i = 0\nwhile true do\n  i = i + 1\nend\n", [], [],
+                                    [["c"], ["t"], ["a"]]))
+        finally:
+            c.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+            c.close()
+    assert outs[0] == outs[1]
+    assert b"timeout reached, infinite loop?" in outs[0][2]
