@@ -68,6 +68,11 @@ void CatValue(std::string* s, lua_State* L, int idx, int level) {
       int expected_index = 1;
       bool is_array = true;
       std::string as_array, as_map;
+      // Key and value of each level on the stack: make room (a hook gets only LUA_MINSTACK).
+      if (!lua_checkstack(L, 3)) {
+        s->append("<max recursion level reached! Nested table?>");
+        break;
+      }
       lua_pushnil(L);
       while (lua_next(L, idx - 1)) {
         if (is_array && (lua_type(L, -2) != LUA_TNUMBER || lua_tonumber(L, -2) != expected_index)) is_array = false;

@@ -61,6 +61,8 @@ SESSIONS = {
     "unknown_debugger_command": ("return 1", [], [], [["nonsense"], ["s"]]),
     "many_arguments": ("return redis.call('del', 'a','b','c','d','e','f','g','h','i','j','k','l')", [], [],
                        [["s"], ["s"]]),
+    "nested_tables": ("local t = {{{{{{{{{{{{{1}}}}}}}}}}}}\nlocal s = {1, 2} s[3] = s\nreturn 1", [], [],
+                      [["s"], ["s"], ["p"], ["e", "{a={b={c={}}}, [2.5]=false}"], ["c"]]),
     "numkeys_error": ("return 1", ["a", "b"], [], [["s"]]),
     "keys_and_argv": ("local x = KEYS[1]\nreturn ARGV[2]", ["k1", "k2"], ["a1", "a2"], [
         ["p", "KEYS"], ["p", "ARGV"], ["p", "nosuch"], ["s"], ["p"], ["c"]]),
