@@ -1,5 +1,6 @@
 #include "server/notify.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
@@ -173,6 +174,21 @@ void CommandEvents(const std::string& name, const std::vector<std::string>& args
       ev->New(&c);
       ev->Add(kNotifyString, "set", c);
       if (ttl) ev->Add(kNotifyGeneric, "expire", c);
+    }
+    return;
+  }
+  if (name == "mset" || name == "msetnx") {
+    // One "set" per pair, as Redis' loop notifies: a key given twice gets two
+    // ("new" only with its first).
+    std::vector<const Changed*> created;
+    for (size_t j = 1; j + 1 < args.size(); j += 2) {
+      const Changed* c = ev->Find(args[j]);
+      if (c == nullptr) continue;
+      if (std::find(created.begin(), created.end(), c) == created.end()) {
+        created.push_back(c);
+        ev->New(c);
+      }
+      ev->Add(kNotifyString, "set", *c);
     }
     return;
   }

@@ -6,6 +6,7 @@ each step; each step waits for its effects to arrive before the next.
   python3 tests/integration/multi_conn_hunt.py blocking FIRST SEEDS STEPS [resp3] [full] [digest]
   python3 tests/integration/multi_conn_hunt.py tracking FIRST SEEDS STEPS [full]
   python3 tests/integration/multi_conn_hunt.py watch FIRST SEEDS STEPS [full]
+  python3 tests/integration/multi_conn_hunt.py notify FIRST SEEDS STEPS [full]
 
 pubsub: three connections subscribing, publishing, resetting, killing each other (no-arg
 unsubscribes and pattern messages are compared in any order: Redis' dict order).
@@ -13,7 +14,8 @@ blocking: four connections blocking (BLPOP ... XREADGROUP) while others push,
 rename, swap databases, unblock and kill each other; `digest` also compares
 both databases' DEBUG DIGEST after each step. tracking: three RESP3 connections
 with CLIENT TRACKING modes. watch: three connections with WATCH, MULTI/EXEC and
-writes that expire, move, rename, flush and swap the watched keys. Not part of CI (timing-based); what they find becomes a test.
+writes that expire, move, rename, flush and swap the watched keys. notify: the
+keyspace notifications of random_commands.py's commands. Not part of CI (timing-based); what they find becomes a test.
 
 Not every difference is kvrocks': when one SWAPDB (or FLUSHALL) frees clients
 blocked on several keys of one database, Redis serves the keys in its hash
@@ -566,6 +568,45 @@ def watch_main(first, seeds, steps):
     hunt(first, seeds, one_seed)
 
 
+def notify_main(first, seeds, steps):
+    """Commands of random_commands.py's generator on one connection while another
+    gets every keyspace notification (PSUBSCRIBE __key*__:*, events KEA): the
+    notification streams compared (the commands' replies are random_commands.py's)."""
+    from random_commands import Gen
+
+    def one_seed(seed, kp, rp):
+        gen = Gen(seed)
+        conns = open_conns(kp, rp, 2)
+        for port in conns:
+            for cmd in (["CONFIG", "SET", "notify-keyspace-events", "KEA"], ["FLUSHALL"]):
+                conns[port][0].sendall(encode(cmd))
+                drain(conns[port][0], expect=True)
+            conns[port][1].sendall(encode(["PSUBSCRIBE", "__key*__:*"]))
+            drain(conns[port][1], expect=True)
+        hist = []
+        found = 0
+        for step in range(steps):
+            cmd = gen.command()
+            # Other servers' payloads, and waits that end by time.
+            if cmd[0].startswith("restore-from") or cmd[0].upper() in ("BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH",
+                                                                        "BZPOPMIN", "BZPOPMAX", "BLMPOP", "BZMPOP",
+                                                                        "XREAD", "XREADGROUP", "WAIT", "DEBUG"):
+                continue
+            hist.append(cmd)
+            outs = {}
+            for port in (kp, rp):
+                send_step(conns[port][0], cmd, "")
+                drain(conns[port][0], expect=True)
+                outs[port] = split(drain(conns[port][1], settle=0.05))
+            if outs[kp] != outs[rp]:
+                found = report(seed, step, f"{cmd}", outs[kp], outs[rp], hist)
+                break
+        close_all(conns)
+        return found
+
+    hunt(first, seeds, one_seed)
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], [int(x) for x in sys.argv[2:5]]
-    {"pubsub": pubsub_main, "blocking": blocking_main, "tracking": tracking_main, "watch": watch_main}[mode](*args)
+    {"pubsub": pubsub_main, "blocking": blocking_main, "tracking": tracking_main, "watch": watch_main, "notify": notify_main}[mode](*args)
