@@ -30,11 +30,12 @@ using scripting::LuaEngine;
 using scripting::RunningScripts;
 using scripting::ScriptCache;
 
+constexpr const char* kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+
 // EVAL* after the checks that come first: numkeys, the script, its flags, then the run
 // (in a SCRIPT DEBUG session when debugger is set).
 void RunEval(CommandCall& call, bool by_sha, bool ro_command, scripting::LuaDebugger* debugger) {
   const auto& a = call.args;
-  static constexpr const char* kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
   int64_t numkeys;
   std::string err;
   if (!ScriptNumKeys(a, &numkeys, &err)) return ReplyError(call, err);
@@ -156,7 +157,7 @@ void DebugEval(CommandCall& call, bool ro_command) {
 
 void EvalGeneric(CommandCall& call, bool by_sha, bool ro_command) {
   // As Redis' evalShaCommand: a digest of the wrong length cannot match, and says so first.
-  if (by_sha && call.args[1].size() != 40) return ReplyError(call, "NOSCRIPT No matching script. Please use EVAL.");
+  if (by_sha && call.args[1].size() != 40) return ReplyError(call, kNoScript);
   if (call.conn->lua_debug != Connection::LuaDebug::kOff) {
     if (by_sha) return ReplyError(call, "ERR Please use EVAL instead of EVALSHA for debugging");
     return DebugEval(call, ro_command);
