@@ -100,7 +100,7 @@ void StartForkedSession(CommandCall& call, bool ro_command) {
   Client client{conn->worker(), conn->id(), conn->peer(), conn->local(), conn->db, conn->resp, conn->user};
   Server* srv = call.server;
   std::vector<std::string> args = call.args;
-  srv->detached()->Start(fd, [srv, client, args = std::move(args), ro_command](int fd) {
+  srv->detached()->Start(fd, [srv, client, args = std::move(args), ro_command](int fd, std::atomic<bool>*) {
     Connection shadow(client.worker, -1, client.id, client.peer, client.local);
     shadow.db = client.db;
     shadow.resp = client.resp;

@@ -56,49 +56,14 @@ RdbSnapshotSender::RdbSnapshotSender(Storage* storage, int databases, Stats* sta
 RdbSnapshotSender::~RdbSnapshotSender() { Stop(); }
 
 void RdbSnapshotSender::Start(Request req) {
-  std::lock_guard<std::mutex> g(mu_);
-  Reap();
-  if (stopped_) {
-    ::close(req.fd);
-    return;
-  }
-  auto t = std::make_unique<Transfer>();
-  t->fd = req.fd;
-  Transfer* raw = t.get();
   const uint64_t id = next_id_++;
-  transfers_.push_back(std::move(t));
-  raw->thread = std::thread([this, raw, id, r = std::move(req)] { Run(raw, r, id); });
+  const int fd = req.fd;
+  transfers_.Start(fd, [this, id, r = std::move(req)](int fd, std::atomic<bool>* cancel) { Run(fd, cancel, r, id); });
 }
 
-void RdbSnapshotSender::Stop() {
-  std::list<std::unique_ptr<Transfer>> all;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    stopped_ = true;
-    all.swap(transfers_);
-  }
-  for (auto& t : all) {
-    t->cancel.store(true);
-    std::lock_guard<std::mutex> g(t->fd_mu);
-    // Wakes a send blocked on a client that does not read.
-    if (t->fd >= 0) ::shutdown(t->fd, SHUT_RDWR);
-  }
-  for (auto& t : all) t->thread.join();
-}
+void RdbSnapshotSender::Stop() { transfers_.Stop(); }
 
-void RdbSnapshotSender::Reap() {
-  for (auto it = transfers_.begin(); it != transfers_.end();) {
-    if ((*it)->done.load()) {
-      (*it)->thread.join();
-      it = transfers_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-void RdbSnapshotSender::Run(Transfer* t, const Request& req, uint64_t id) {
-  const int fd = t->fd;
+void RdbSnapshotSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint64_t id) {
   // Blocking sends, each bounded by repl-timeout (Redis drops a replica that
   // does not read for that long).
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -112,11 +77,11 @@ void RdbSnapshotSender::Run(Transfer* t, const Request& req, uint64_t id) {
   if (s.ok()) {
     LOG(INFO) << "Starting RDB snapshot for the SYNC of " << req.peer << " with target: disk";
     auto written = std::async(std::launch::async, [&] {
-      return WriteRdbFile(storage_, req.include_data ? databases_ : 0, req.function_codes, path, &keys, &t->cancel);
+      return WriteRdbFile(storage_, req.include_data ? databases_ : 0, req.function_codes, path, &keys, cancel);
     });
     while (written.wait_for(std::chrono::seconds(1)) != std::future_status::ready) {
       // Redis' replicationCron: a newline to replicas waiting for their RDB.
-      if (s.ok() && !(s = SendAll(fd, "\n", 1)).ok()) t->cancel.store(true);
+      if (s.ok() && !(s = SendAll(fd, "\n", 1)).ok()) cancel->store(true);
     }
     Status w = written.get();
     if (s.ok()) s = w;
@@ -140,12 +105,6 @@ void RdbSnapshotSender::Run(Transfer* t, const Request& req, uint64_t id) {
   } else if (!s.IsAborted()) {  // aborted: Stop() cancelled it
     LOG(WARNING) << "RDB snapshot for " << req.peer << " failed: " << s.message();
   }
-  {
-    std::lock_guard<std::mutex> g(t->fd_mu);
-    ::close(fd);
-    t->fd = -1;
-  }
-  t->done.store(true);
 }
 
 }  // namespace kvrocks

@@ -15,13 +15,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <list>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "common/detached_sessions.h"
 #include "storage/storage.h"
 
 namespace kvrocks {
@@ -54,25 +51,14 @@ class RdbSnapshotSender {
   void Stop();
 
  private:
-  struct Transfer {
-    std::thread thread;
-    std::atomic<bool> done{false};
-    std::atomic<bool> cancel{false};
-    std::mutex fd_mu;  // guards fd between the thread's close and Stop's shutdown
-    int fd = -1;
-  };
-
-  void Run(Transfer* t, const Request& req, uint64_t id);
-  // Joins and forgets finished transfers (under mu_).
-  void Reap();
+  // One transfer, on its thread; *cancel: stop now (Stop(), or the client is gone).
+  void Run(int fd, std::atomic<bool>* cancel, const Request& req, uint64_t id);
 
   Storage* storage_;
   int databases_;
   Stats* stats_;
-  std::mutex mu_;
-  bool stopped_ = false;
-  uint64_t next_id_ = 0;
-  std::list<std::unique_ptr<Transfer>> transfers_;
+  std::atomic<uint64_t> next_id_{0};
+  DetachedSessions transfers_;
 };
 
 }  // namespace kvrocks

@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/detached_sessions.h"
 #include "config/config.h"
 #include "server/access_clock.h"
 #include "server/acl.h"
 #include "server/connection.h"
-#include "server/detached_sessions.h"
 #include "server/memory_stats.h"
 #include "server/migrate_sockets.h"
 #include "server/pubsub.h"

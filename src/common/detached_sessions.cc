@@ -1,4 +1,4 @@
-#include "server/detached_sessions.h"
+#include "common/detached_sessions.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@ namespace kvrocks {
 
 DetachedSessions::~DetachedSessions() { Stop(); }
 
-bool DetachedSessions::Start(int fd, std::function<void(int fd)> fn) {
+bool DetachedSessions::Start(int fd, std::function<void(int fd, std::atomic<bool>* cancel)> fn) {
   std::lock_guard<std::mutex> g(mu_);
   Reap();
   if (stopped_) {
@@ -22,7 +22,7 @@ bool DetachedSessions::Start(int fd, std::function<void(int fd)> fn) {
   raw->fd = fd;
   sessions_.push_back(std::move(session));
   raw->thread = std::thread([raw, fd, fn = std::move(fn)] {
-    fn(fd);
+    fn(fd, &raw->cancel);
     {
       std::lock_guard<std::mutex> fg(raw->fd_mu);
       ::close(raw->fd);
@@ -55,6 +55,7 @@ void DetachedSessions::Stop() {
     all.swap(sessions_);
   }
   for (auto& s : all) {
+    s->cancel = true;
     std::lock_guard<std::mutex> fg(s->fd_mu);
     if (s->fd >= 0) ::shutdown(s->fd, SHUT_RDWR);
   }

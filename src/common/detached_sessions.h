@@ -1,8 +1,8 @@
-// Clients whose socket is served outside the event loop for a while: a
-// SCRIPT DEBUG session, which reads and writes the socket directly, either on
-// a thread of its own (YES) or on its worker (SYNC). Stop() ends them before
-// storage closes: their sockets are shut down, which ends every wait on the
-// client, and the threads are joined.
+// Clients whose socket is served outside the event loop for a while, on a
+// thread of their own (an RDB snapshot sent to `redis-cli --rdb`, a SCRIPT
+// DEBUG YES session) or on their worker (a SCRIPT DEBUG SYNC session). Stop()
+// ends them before storage closes: their sockets are shut down, which ends
+// every wait on the client, and the threads are joined.
 //
 // Thread-safe.
 #pragma once
@@ -25,9 +25,10 @@ class DetachedSessions {
   DetachedSessions(const DetachedSessions&) = delete;
   DetachedSessions& operator=(const DetachedSessions&) = delete;
 
-  // Runs fn(fd) on a new thread, which owns fd and closes it when fn returns.
+  // Runs fn(fd, cancel) on a new thread, which owns fd and closes it when fn
+  // returns. *cancel turns true when Stop() begins (fn may set it as well).
   // After Stop() fd is closed at once and false returned.
-  bool Start(int fd, std::function<void(int fd)> fn);
+  bool Start(int fd, std::function<void(int fd, std::atomic<bool>* cancel)> fn);
 
   // A socket used directly by the calling thread until the Watch ends: Stop()
   // shuts it down too.
@@ -50,6 +51,7 @@ class DetachedSessions {
   struct Session {
     std::thread thread;
     std::atomic<bool> done{false};
+    std::atomic<bool> cancel{false};
     std::mutex fd_mu;  // guards fd between the thread's close and Stop's shutdown
     int fd = -1;
   };
