@@ -302,20 +302,23 @@ def test_select_in_redis_py(kvrocks_server):
     c.flushdb()
 
 
-def subkey_cf_options(srv):
-    # RocksDB writes OPTIONS-<n>.dbtmp, renames it to OPTIONS-<n> (zero-padded
-    # numbers) and deletes older files: read the newest complete one, again if
-    # it went away in between.
+def latest_rocksdb_options(srv):
+    """RocksDB's newest OPTIONS file: it writes one at open and after every change,
+    as OPTIONS-<n>.dbtmp renamed to OPTIONS-<n> (zero-padded numbers), and deletes
+    older ones: the newest complete one is read, again if it went away in between."""
     for _ in range(50):
         names = [f for f in glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")) if f.rsplit("-", 1)[1].isdigit()]
         try:
-            text = open(max(names)).read()
+            return open(max(names)).read()
         except FileNotFoundError:
             time.sleep(0.05)
-            continue
-        subkey = text[text.index('[CFOptions "default"]'):]  # the subkey CF is RocksDB's default one
-        return subkey[:subkey.index("[TableOptions")]
     raise AssertionError("no OPTIONS file could be read")
+
+
+def subkey_cf_options(srv):
+    text = latest_rocksdb_options(srv)
+    subkey = text[text.index('[CFOptions "default"]'):]  # the subkey CF is RocksDB's default one
+    return subkey[:subkey.index("[TableOptions")]
 
 
 def test_blob_gc_age_cutoff_reaches_rocksdb():
@@ -333,11 +336,6 @@ def test_blob_gc_age_cutoff_reaches_rocksdb():
             assert f"blob_garbage_collection_age_cutoff={cutoff}" in subkey
         finally:
             srv.cleanup()
-
-
-def latest_rocksdb_options(srv):
-    """RocksDB's newest OPTIONS file: it writes one at open and after every change."""
-    return open(max(glob.glob(os.path.join(srv.dir, "db", "OPTIONS-*")))).read()
 
 
 def test_rocksdb_options_set_at_run_time_reach_rocksdb():
