@@ -307,3 +307,19 @@ def test_a_script_that_runs_on_past_the_time_limit_stops(both):
             c.close()
     assert outs[0] == outs[1]
     assert b"timeout reached, infinite loop?" in outs[0][2]
+
+
+@pytest.mark.parametrize("mode", ["SYNC", "YES"])
+def test_eval_ro_is_debugged_and_its_refused_write_logged(both, mode):
+    outs = []
+    for port in both:
+        c = RawClient(port)
+        res = [c.call("SCRIPT", "DEBUG", mode),
+               c.call("EVAL_RO", "local x = redis.call('get', KEYS[1])\nreturn redis.pcall('set', KEYS[1], 'y')", "1",
+                      "k"),
+               c.call("s"), c.call("s")]
+        res.append(read_until_closed(c))
+        c.close()
+        outs.append(res + state(port))
+    assert outs[0] == outs[1]
+    assert b"+<error> Write commands are not allowed from read-only scripts.\r\n" in outs[0][3]
