@@ -59,19 +59,6 @@ class FunctionsChange {
   CommandCall& call_;
 };
 
-// The checks Redis makes of a write command before it runs (FUNCTION's writing
-// subcommands are not write rows of kvrocks' table: they touch no keys).
-bool WriteRefused(CommandCall& call) {
-  Server* srv = call.server;
-  if (srv->NotEnoughGoodReplicas()) {
-    ReplyError(call, "NOREPLICAS Not enough good replicas to write.");
-    return true;
-  }
-  if (call.conn->is_master || !srv->replica()->is_replica() || !srv->config()->replica_read_only) return false;
-  ReplyError(call, "READONLY You can't write against a read only replica.");
-  return true;
-}
-
 void FunctionLoad(CommandCall& call) {
   const auto& a = call.args;
   bool replace = false;
@@ -81,7 +68,6 @@ void FunctionLoad(CommandCall& call) {
     replace = true;
   }
   if (pos >= a.size()) return ReplyError(call, "ERR Function code is missing");
-  if (WriteRefused(call)) return;
   Library lib;
   std::string err = FunctionRegistry::Build(a[pos], &lib);
   if (!err.empty()) return ReplyError(call, err);
@@ -94,7 +80,6 @@ void FunctionLoad(CommandCall& call) {
 
 void FunctionDelete(CommandCall& call) {
   if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
-  if (WriteRefused(call)) return;
   FunctionsChange change(call);
   if (!FunctionRegistry::Instance().Delete(call.args[2])) return ReplyError(call, "ERR Library not found");
   change.Persist();
@@ -107,7 +92,6 @@ void FunctionFlush(CommandCall& call) {
   if (a.size() == 3 && !EqualsIgnoreCase(a[2], "sync") && !EqualsIgnoreCase(a[2], "async")) {
     return ReplyError(call, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
   }
-  if (WriteRefused(call)) return;
   FunctionsChange change(call);
   FunctionRegistry::Instance().Reset({});
   change.Persist();
@@ -190,7 +174,6 @@ void FunctionRestore(CommandCall& call) {
       return ReplyError(call, "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
     }
   }
-  if (WriteRefused(call)) return;
   std::vector<std::string> codes;
   Status s = rdb::Reader::ParseFunctionDump(a[2], &codes);
   if (!s.ok()) return ReplyError(call, s.message());

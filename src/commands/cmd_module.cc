@@ -27,14 +27,13 @@ void Module(CommandCall& call) {
 }  // namespace
 
 void RegisterModuleCommands(CommandTable* t) {
-  const uint32_t load = kCmdAdmin | kCmdNoScript | kCmdProtected;
   t->Add({"module", -2, kCmdAdmin | kCmdNoScript, 0, 0, 0, Module, "server", "A container for module commands",
           "4.0.0", nullptr,
-          {SubcommandWithFlags("module|help", 2, kCmdLoading | kCmdStale),
+          {{"module|help", 2},
            {"module|list", 2},
-           SubcommandWithFlags("module|load", -3, load),
-           SubcommandWithFlags("module|loadex", -3, load),
-           SubcommandWithFlags("module|unload", 3, load)}});
+           SubcommandWithFlags("module|load", -3, kCmdProtected),
+           SubcommandWithFlags("module|loadex", -3, kCmdProtected),
+           SubcommandWithFlags("module|unload", 3, kCmdProtected)}});
 }
 
 }  // namespace kvrocks

@@ -63,12 +63,14 @@ void RegisterTransactionCommands(CommandTable* t) {
           "Executes all commands in a transaction.", "1.2.0"});
   t->Add({"discard", 1, kCmdAllowBusy | f, 0, 0, 0, Discard, "transactions", "Discards a transaction.", "2.0.0"});
   // WATCH takes its keys' locks so that a write still pending in another worker's
-  // batch commits first: the client's reads after WATCH then see it.
+  // batch commits first: the client's reads after WATCH then see it. (So it is
+  // not allowed while a script is busy, as Redis' is: on the script's worker it
+  // would take them inside the script's batch.)
   t->Add({"watch", -2, f | kCmdLocksKeys | kCmdNoTouch, 1, -1, 1, Watch, "transactions",
           "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"});
   // Inside MULTI, UNWATCH is queued like any command (Redis runs only EXEC, DISCARD,
   // MULTI, WATCH, QUIT and RESET at once); EXEC has unwatched everything by then.
-  t->Add({"unwatch", 1, f & ~kCmdNoMulti, 0, 0, 0, Unwatch, "transactions",
+  t->Add({"unwatch", 1, (f & ~kCmdNoMulti) | kCmdAllowBusy, 0, 0, 0, Unwatch, "transactions",
           "Forgets about watched keys of a transaction.", "2.2.0"});
 }
 

@@ -16,6 +16,8 @@
 
 namespace kvrocks {
 
+struct RedisCommandMeta;
+
 class Server;
 class Connection;
 
@@ -99,13 +101,15 @@ struct SubcommandSpec {
   std::string name;  // "config|get"
   int arity;         // >0 exact count, <0 minimum count (including the command's name), 0 unchecked
   std::shared_ptr<CommandCounters> counters = std::make_shared<CommandCounters>();  // INFO commandstats
-  // Where Redis gives the subcommand flags of its own (CLUSTER RESET is
-  // noscript, CLUSTER INFO is not): those; else the command's.
+  // The flags the subcommand runs with: Redis' for it (CONFIG HELP may run in
+  // scripts, FUNCTION LOAD is a write), which CommandTable::Add fills in from
+  // the recorded COMMAND INFO, with the kvrocks-only bits of the command's (or
+  // of those given here, for subcommands Redis does not list).
   bool own_flags = false;
   uint32_t flags = 0;
 };
 
-// A subcommand whose flags differ from its command's.
+// A subcommand with kvrocks-only flags of its own (kCmdExclusive, kCmdProtected).
 inline SubcommandSpec SubcommandWithFlags(std::string name, int arity, uint32_t flags) {
   SubcommandSpec s{std::move(name), arity};
   s.own_flags = true;
@@ -171,6 +175,13 @@ bool CommandMayReplicate(const CommandSpec& spec, const std::vector<std::string>
 
 // The COMMAND INFO flag names of a command's flags, in Redis' order.
 std::vector<std::string> CommandFlagNames(uint32_t flags);
+
+// The bits of kvrocks' table that mean what Redis' flags of the same name mean.
+constexpr uint32_t kRedisFlagBits = kCmdWrite | kCmdReadOnly | kCmdDenyOOM | kCmdAdmin | kCmdNoScript | kCmdBlocking |
+                                    kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth | kCmdDenyMulti | kCmdAllowBusy;
+
+// Those of Redis' recorded flags of a command or subcommand (its COMMAND INFO).
+uint32_t RecordedFlags(const RedisCommandMeta& meta);
 
 // Registration functions, one per command group file.
 void RegisterStringCommands(CommandTable* table);

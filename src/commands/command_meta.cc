@@ -79,29 +79,56 @@ std::vector<std::string> ListedSubcommandNames(const CommandSpec& spec) {
 }
 
 bool CommandMayReplicate(const CommandSpec& spec, const std::vector<std::string>& args) {
-  if (spec.flags & kCmdWrite) return true;
+  if (CommandTable::FlagsOf(spec, args) & kCmdWrite) return true;
   std::string name = ToLower(spec.name);
   if (name == "eval" || name == "evalsha" || name == "fcall") return !ScriptDeclaresNoWrites(args);
   if (name == "pfcount" || name == "publish" || name == "spublish") return true;
-  if (name == "function" && args.size() > 1) {  // its writing subcommands (SCRIPT's do not replicate in 7.0)
-    std::string sub = ToLower(args[1]);
-    return sub == "load" || sub == "flush" || sub == "delete" || sub == "restore";
-  }
   return false;
 }
 
+namespace {
+
+// COMMAND INFO's names of kvrocks' flag bits, in Redis' order.
+const std::pair<uint32_t, const char*> kFlagNames[] = {
+    {kCmdWrite, "write"},       {kCmdReadOnly, "readonly"},         {kCmdDenyOOM, "denyoom"},
+    {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"},         {kCmdBlocking, "blocking"},
+    {kCmdLoading, "loading"},   {kCmdStale, "stale"},               {kCmdSkipMonitor, "skip_monitor"},
+    {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},          {kCmdNoAuth, "no_auth"},
+    {kCmdDenyMulti, "no_multi"}, {kCmdAllowBusy, "allow_busy"}};
+
+}  // namespace
+
 std::vector<std::string> CommandFlagNames(uint32_t f) {
   std::vector<std::string> out;
-  static const std::pair<uint32_t, const char*> kNames[] = {
-      {kCmdWrite, "write"},       {kCmdReadOnly, "readonly"},         {kCmdDenyOOM, "denyoom"},
-      {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"},         {kCmdBlocking, "blocking"},
-      {kCmdLoading, "loading"},   {kCmdStale, "stale"},               {kCmdSkipMonitor, "skip_monitor"},
-      {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},          {kCmdNoAuth, "no_auth"},
-      {kCmdDenyMulti, "no_multi"}};
-  for (auto& [bit, name] : kNames) {
+  for (auto& [bit, name] : kFlagNames) {
     if (f & bit) out.push_back(name);
   }
   return out;
+}
+
+uint32_t RecordedFlags(const RedisCommandMeta& m) {
+  // The entry starts "$<n>\r\n<name>\r\n:<arity>\r\n~<count>\r\n", then a "+<flag>\r\n" each.
+  std::string_view info = m.info;
+  size_t pos = 0;
+  auto line = [&] {
+    size_t eol = info.find("\r\n", pos);
+    std::string_view l = info.substr(pos, eol - pos);
+    pos = eol == std::string_view::npos ? info.size() : eol + 2;
+    return l;
+  };
+  line();  // "$<n>"
+  line();  // the name
+  line();  // ":<arity>"
+  int64_t count = 0;
+  ParseInt64(line().substr(1), &count);
+  uint32_t flags = 0;
+  for (int64_t i = 0; i < count; i++) {
+    std::string_view name = line().substr(1);
+    for (auto& [bit, known] : kFlagNames) {
+      if ((bit & kRedisFlagBits) && name == known) flags |= bit;
+    }
+  }
+  return flags;
 }
 
 std::vector<std::string> CommandAclCategories(const CommandSpec& c) {

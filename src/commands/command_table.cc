@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "commands/redis_command_meta.h"
 #include "common/string_util.h"
 
 namespace kvrocks {
@@ -43,7 +44,15 @@ CommandTable::CommandTable() {
   RegisterLolwutCommands(this);
 }
 
-void CommandTable::Add(CommandSpec spec) { commands_.emplace(spec.name, std::move(spec)); }
+void CommandTable::Add(CommandSpec spec) {
+  for (SubcommandSpec& s : spec.subcommands) {
+    const RedisCommandMeta* meta = s.arity == 0 ? nullptr : FindRedisCommandMeta(s.name);
+    if (meta == nullptr) continue;
+    s.flags = ((s.own_flags ? s.flags : spec.flags) & ~kRedisFlagBits) | RecordedFlags(*meta);
+    s.own_flags = true;
+  }
+  commands_.emplace(spec.name, std::move(spec));
+}
 
 bool CommandTable::Rename(const std::string& from, const std::string& to) {
   auto it = commands_.find(ToLower(from));

@@ -36,13 +36,14 @@ class CommandScriptHost : public scripting::ScriptHost {
         sub == CommandTable::SubcommandCheck::kWrongArity) {
       return Fail(reply, "ERR Wrong number of args calling Redis command from script");
     }
-    if ((CommandTable::FlagsOf(*spec, args) & kCmdNoScript) &&
+    const uint32_t flags = CommandTable::FlagsOf(*spec, args);
+    if ((flags & kCmdNoScript) &&
         !(call_.server->scripts_deny_disabled() && CallableWhenDenyDisabled(*spec, args))) {
       return Fail(reply, "ERR This Redis command is not allowed from script");
     }
     std::string acl_err = CheckAcl(*spec, args);
     if (!acl_err.empty()) return Fail(reply, acl_err);
-    bool write = (spec->flags & kCmdWrite) != 0;
+    bool write = (flags & kCmdWrite) != 0;
     if (read_only_ && CommandMayReplicate(*spec, args)) {
       return Fail(reply, "ERR Write commands are not allowed from read-only scripts.");
     }

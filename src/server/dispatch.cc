@@ -196,7 +196,7 @@ std::string SubcommandError(const CommandSpec& spec, const std::vector<std::stri
 bool QueuedWrites(const Connection& conn) {
   for (const auto& args : conn.queued) {
     const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
-    if (spec != nullptr && (spec->flags & kCmdWrite)) return true;
+    if (spec != nullptr && (CommandTable::FlagsOf(*spec, args) & kCmdWrite)) return true;
   }
   return false;
 }
@@ -648,15 +648,16 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     err = std::move(protected_err);
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
-  } else if (conn->in_multi && (spec->flags & kCmdDenyMulti)) {
+  } else if (conn->in_multi && (CommandTable::FlagsOf(*spec, args) & kCmdDenyMulti)) {
     err = "ERR Command not allowed inside a transaction";
   } else if (!(spec->flags & kCmdNoAuth)) {
     err = CheckAcl(srv, conn, *spec, args, conn->in_multi ? "multi" : "toplevel");
   }
   // As Redis' is_write_command: EXEC counts as a write when it would run one.
+  const uint32_t flags = spec != nullptr ? CommandTable::FlagsOf(*spec, args) : 0;
   const bool write = err.empty() && spec != nullptr &&
-                     ((spec->flags & kCmdWrite) || (conn->in_multi && std::string_view(spec->name) == "exec" &&
-                                                    QueuedWrites(*conn)));
+                     ((flags & kCmdWrite) ||
+                      (conn->in_multi && std::string_view(spec->name) == "exec" && QueuedWrites(*conn)));
   if (write && srv->NotEnoughGoodReplicas()) err = "NOREPLICAS Not enough good replicas to write.";
   if (write && err.empty() && srv->replica()->is_replica() && srv->config()->replica_read_only) {
     err = "READONLY You can't write against a read only replica.";
@@ -665,15 +666,12 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     err = "ERR Can't execute '" + FullName(*spec, args) +
           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
   }
-  if (err.empty() && spec != nullptr && scripting::RunningScripts::Busy() && !(spec->flags & kCmdAllowBusy)) {
-    std::string full = FullName(*spec, args);
-    if (full != "script|kill" && full != "function|kill" && full != "function|stats") {
-      err = scripting::RunningScripts::BusyError();
-    }
+  if (err.empty() && spec != nullptr && scripting::RunningScripts::Busy() && !(flags & kCmdAllowBusy)) {
+    err = scripting::RunningScripts::BusyError();
   }
   if (err.empty() && spec != nullptr && srv->replica()->is_replica()) {
     if (!srv->replica()->link_up() && !srv->config()->replica_serve_stale_data &&
-        !(CommandTable::FlagsOf(*spec, args) & kCmdStale)) {
+        !(flags & kCmdStale)) {
       err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
     }
   }

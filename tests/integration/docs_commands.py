@@ -17,7 +17,7 @@ for byte, a hashtable's by its length only (its order follows Redis' per-process
 hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
-  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart]
+  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart] [lua | lua3]
 """
 import random
 import shutil
@@ -191,13 +191,15 @@ def same(args, a, b):
     return rc.normalize(args, a) == rc.normalize(args, b)
 
 
-def run(kv, ref, seed, count, expire_share=0.0):
+def run(kv, ref, seed, count, expire_share=0.0, lua=None):
     """Sends count commands of seed to both servers (RawClients, data flushed);
     returns the first mismatch, of a reply or of the data set, or None. With
     expire_share, that share of the commands first has one to three keys expire
     on both servers (their time passed, active expiry off: still stored), so
     that commands meet keys only a lookup deletes, and whether each command
-    looks its keys up (Redis' expireIfNeeded) shows in the data sets."""
+    looks its keys up (Redis' expireIfNeeded) shows in the data sets. With lua
+    (a key of random_commands.LUA_WRAPPERS), each command but those of
+    transactions runs inside EVAL through redis.pcall."""
     for c in (kv, ref):
         for setup in SETUP:
             c.call(*setup)
@@ -209,7 +211,10 @@ def run(kv, ref, seed, count, expire_share=0.0):
                     c.call("PEXPIRE", key, "30")
             time.sleep(0.06)
         args = gen.command()
-        a, b = kv.call(*args), ref.call(*args)
+        sent = args
+        if lua and args[0].upper() not in rc.NOT_WRAPPED:
+            sent = ["EVAL", rc.LUA_WRAPPERS[lua], "0"] + list(args)
+        a, b = kv.call(*sent), ref.call(*sent)
         if args[0] == "dump" and len(args) == 2 and a != b and len(a) == len(b) and \
                 ref.call("OBJECT", "ENCODING", args[1]).endswith(b"hashtable\r\n"):
             a = b  # a hashtable's order is Redis' hash seed's; its elements' encodings still show in the length
@@ -248,7 +253,8 @@ def main():
             ref.call("HELLO", "3")
         expire_share = 0.07 if "expire" in sys.argv[4:] else 0.0
         for seed in range(first, first + seeds):
-            mismatch = run(kv, ref, seed, count, expire_share)
+            lua = next((m for m in rc.LUA_WRAPPERS if m in sys.argv[4:]), None)
+            mismatch = run(kv, ref, seed, count, expire_share, lua)
             if mismatch:
                 print(mismatch, flush=True)
             elif restart:

@@ -911,11 +911,21 @@ def _functions_sorted(library):
     return [(k, sorted(v, key=repr) if k == b"functions" and isinstance(v, list) else v) for k, v in pairs]
 
 
-def run(kv, ref, seed, count, max_mismatches=5, pipeline=False):
+LUA_WRAPPERS = {
+    "lua": "return redis.pcall(unpack(ARGV))",
+    "lua3": "redis.setresp(3); return redis.pcall(unpack(ARGV))",
+}
+NOT_WRAPPED = ("MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT")
+
+
+def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None):
     """Sends count random commands of seed to both RawClients (kvrocks, Redis),
     starting from empty data sets; returns the mismatches as text, each with
     the commands that last touched its keys. With pipeline, commands go in
-    pipelines of 1 to 20, so that many land in one write batch of kvrocks."""
+    pipelines of 1 to 20, so that many land in one write batch of kvrocks.
+    With lua (a key of LUA_WRAPPERS), each command but those of transactions
+    runs inside EVAL through redis.pcall, so that replies pass through the
+    conversions between Lua and RESP."""
     for c in (kv, ref):
         c.call("DISCARD")  # a MULTI the previous run left open (else an error, ignored)
         c.call("SELECT", "0")
@@ -971,7 +981,11 @@ def run(kv, ref, seed, count, max_mismatches=5, pipeline=False):
             batch.append(cmd)
         if not batch:
             continue
-        data = b"".join(encode(c) for c in batch)
+        if lua:
+            data = b"".join(encode(c if c[0].upper() in NOT_WRAPPED else ["EVAL", LUA_WRAPPERS[lua], "0"] + c)
+                            for c in batch)
+        else:
+            data = b"".join(encode(c) for c in batch)
         kv.send_raw(data)
         ref.send_raw(data)
         replies = [(kv.read_reply(), ref.read_reply()) for _ in batch]
@@ -1086,7 +1100,8 @@ def restart_mismatches(kv_server, ref_port, seed, count, kill, pipeline=False):
 if __name__ == "__main__":
     # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3] [pipeline],
     # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
-    # or [restart]: kvrocks restarts after each seed (see restart_mismatches).
+    # or [restart]: kvrocks restarts after each seed (see restart_mismatches);
+    # [lua] or [lua3]: each command runs inside EVAL (see run).
     import sys
     from conftest import Kvrocks, RealRedis
 
@@ -1123,7 +1138,8 @@ if __name__ == "__main__":
             kv_client.call("HELLO", "3")
             ref_client.call("HELLO", "3")
         for s in range(int(sys.argv[1]), int(sys.argv[2])):
-            for m in run(kv_client, ref_client, s, int(sys.argv[3]), 2, pipeline="pipeline" in sys.argv[4:]):
+            lua = next((m for m in LUA_WRAPPERS if m in sys.argv[4:]), None)
+            for m in run(kv_client, ref_client, s, int(sys.argv[3]), 2, pipeline="pipeline" in sys.argv[4:], lua=lua):
                 print(m)
     finally:
         kv_server.cleanup()
