@@ -120,7 +120,8 @@ void Finish(Server* srv, Connection* conn, const CommandSpec& spec, const std::v
   if (!error.empty()) srv->stats().RecordError(error);
   int64_t latency_threshold = srv->config()->latency_monitor_threshold;
   if (latency_threshold > 0 && static_cast<int64_t>(dur / 1000) >= latency_threshold) {
-    srv->latency().Add((spec.flags & kCmdFast) ? "fast-command" : "command", static_cast<int64_t>(dur / 1000));
+    const bool fast = (CommandTable::FlagsOf(spec, args) & kCmdFast) != 0;  // a subcommand's, as Redis' realcmd
+    srv->latency().Add(fast ? "fast-command" : "command", static_cast<int64_t>(dur / 1000));
   }
   int64_t threshold = srv->config()->slowlog_log_slower_than;
   if (threshold >= 0 && dur >= static_cast<uint64_t>(threshold) && !(spec.flags & kCmdSkipSlowlog)) {
