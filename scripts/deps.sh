@@ -8,6 +8,8 @@ if [ "${1:-}" = "--test" ]; then
   pkgs+=(redis-server redis-tools python3 python3-pip clang libclang-rt-14-dev)
   # node-redis client tests; a node installed otherwise (with its own npm) will do.
   command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
+  # go-redis client tests (go 1.18 or later); a go installed otherwise will do.
+  command -v go >/dev/null || pkgs+=(golang-go)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

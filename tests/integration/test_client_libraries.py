@@ -1,13 +1,18 @@
 """Real client libraries against kvrocks: node-redis 4 (commands, MULTI,
-EVAL, SCAN, pub/sub) and node-redis 3, whose ready check waits for INFO's
-loading:0. (redis-py is what every other test uses.)"""
+EVAL, SCAN, pub/sub), node-redis 3, whose ready check waits for INFO's
+loading:0, and go-redis v9 in RESP3 and RESP2, whose view of every reply is
+compared with its view of redis-server's. (redis-py is what every other test uses.)"""
+import difflib
 import os
 import shutil
 import subprocess
 
 import pytest
 
+from conftest import RealRedis
+
 NODE_DIR = os.path.join(os.path.dirname(__file__), "..", "clients", "node")
+GO_DIR = os.path.join(os.path.dirname(__file__), "..", "clients", "go")
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +46,28 @@ def test_node_redis_ready_check_on_replica(node_modules):
         if kv:
             kv.cleanup()
         m.cleanup()
+
+
+@pytest.fixture(scope="module")
+def go_client(tmp_path_factory):
+    """tests/clients/go built (go-redis from the Go module proxy, as go.sum pins it)."""
+    if shutil.which("go") is None:
+        pytest.fail("go is needed (scripts/deps.sh --test installs Debian's golang-go)")
+    binary = str(tmp_path_factory.mktemp("go") / "go_client")
+    out = subprocess.run(["go", "build", "-o", binary, "."], cwd=GO_DIR, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return binary
+
+
+@pytest.mark.parametrize("protocol", [3, 2])
+def test_go_redis_sees_what_it_sees_of_redis(kvrocks_server, go_client, protocol):
+    ref = RealRedis()
+    try:
+        runs = [subprocess.run([go_client, str(port), str(protocol)], capture_output=True, text=True, timeout=120)
+                for port in (kvrocks_server.port, ref.port)]
+    finally:
+        ref.cleanup()
+    for run in runs:
+        assert run.returncode == 0 and run.stdout.endswith("go-redis transcript done\n"), run.stdout + run.stderr
+    kv, redis = runs[0].stdout.splitlines(), runs[1].stdout.splitlines()
+    assert kv == redis, "\n".join(difflib.unified_diff(redis, kv, "redis-server", "kvrocks", lineterm=""))
