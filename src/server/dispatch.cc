@@ -633,6 +633,7 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   Server* srv = conn->server();
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
   conn->last_command.store(LastCommandName(spec, args), std::memory_order_relaxed);
+  const uint32_t flags = spec != nullptr ? CommandTable::FlagsOf(*spec, args) : 0;  // a subcommand's own
   std::string err;
   if (spec == nullptr) {
     std::string shown;
@@ -649,13 +650,12 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     err = std::move(protected_err);
   } else if (!conn->authenticated && !(spec->flags & kCmdNoAuth)) {
     err = "NOAUTH Authentication required.";
-  } else if (conn->in_multi && (CommandTable::FlagsOf(*spec, args) & kCmdDenyMulti)) {
+  } else if (conn->in_multi && (flags & kCmdDenyMulti)) {
     err = "ERR Command not allowed inside a transaction";
   } else if (!(spec->flags & kCmdNoAuth)) {
     err = CheckAcl(srv, conn, *spec, args, conn->in_multi ? "multi" : "toplevel");
   }
   // As Redis' is_write_command: EXEC counts as a write when it would run one.
-  const uint32_t flags = spec != nullptr ? CommandTable::FlagsOf(*spec, args) : 0;
   const bool write = err.empty() && spec != nullptr &&
                      ((flags & kCmdWrite) ||
                       (conn->in_multi && std::string_view(spec->name) == "exec" && QueuedWrites(*conn)));
