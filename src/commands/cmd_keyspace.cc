@@ -321,6 +321,16 @@ bool FlushOptions(CommandCall& call) {
   return true;
 }
 
+// Client-side caching after a flush: what the command wrote before it (in a
+// transaction or script, committed by now), then everything.
+void InvalidateTracking(CommandCall& call) {
+  Tracking& tracking = call.server->tracking();
+  if (!call.ctx->touched().empty() && !tracking.idle()) {
+    tracking.InvalidateBeforeFlush(call.ctx->touched(), call.conn->id(), call.ctx->touch_marks(), call.conn);
+  }
+  tracking.InvalidateAll(call.conn);
+}
+
 void FlushDb(CommandCall& call) {
   if (!FlushOptions(call)) return;
   Status s = call.ctx->Commit();
@@ -333,7 +343,7 @@ void FlushDb(CommandCall& call) {
   if (!s.ok()) return ReplyStatusError(call, s);
   call.ctx->AddDirty(removed);  // Redis counts each removed key
   ApplyWatchedChanges(call, changes);
-  call.server->tracking().InvalidateAll(call.conn);
+  InvalidateTracking(call);
   SignalWaitedKeys(call, waited, DbChange::kEmptied);
   reply::Ok(call.out);
 }
@@ -353,7 +363,7 @@ void FlushAll(CommandCall& call) {
   }
   if (!s.ok()) return ReplyStatusError(call, s);
   ApplyWatchedChanges(call, changes);
-  call.server->tracking().InvalidateAll(call.conn);
+  InvalidateTracking(call);
   SignalWaitedKeys(call, waited, DbChange::kEmptied);
   reply::Ok(call.out);
 }

@@ -159,39 +159,55 @@ void Tracking::AddMessage(uint64_t id, const ClientState& st, std::string payloa
   out->push_back(Message{id, st.redirect != 0 ? st.redirect : id, std::move(payload), st.redirect != 0});
 }
 
+void Tracking::InvalidateReaders(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
+                                 const std::vector<uint64_t>* marks, std::vector<Message>* out) {
+  auto stamp = [&](size_t i) { return marks != nullptr ? (*marks)[i] : ~kByScript; };
+  for (size_t i = 0; i < keys.size(); i++) {
+    const std::string& key = keys[i].second;
+    auto it = table_.find(key);
+    if (it == table_.end()) continue;
+    const uint64_t written = stamp(i) & ~kByScript;
+    const std::string payload = KeyArray({&key});
+    for (auto reader = it->second.begin(); reader != it->second.end();) {
+      const uint64_t id = reader->first;
+      Reads& reads = reader->second;
+      const bool read_before = id != by || reads.first <= written;
+      if (id == by && reads.last > written) {
+        reads.first = reads.last;  // remembered from its read after the write
+        ++reader;
+      } else {
+        reader = it->second.erase(reader);
+        items_--;
+      }
+      if (!read_before) continue;
+      auto c = clients_.find(id);
+      // A client that stopped tracking, or switched to BCAST, gets nothing.
+      if (c == clients_.end() || c->second.bcast) continue;
+      if (c->second.noloop && id == by) continue;
+      AddMessage(id, c->second, payload, out);
+    }
+    if (it->second.empty()) table_.erase(it);
+  }
+  keys_.store(table_.size());
+}
+
+void Tracking::InvalidateBeforeFlush(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
+                                     const std::vector<uint64_t>& marks, Connection* current) {
+  std::vector<Message> out;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    InvalidateReaders(keys, by, &marks, &out);
+  }
+  PostAround(std::move(out), current);
+}
+
 void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
                           const std::vector<uint64_t>* marks) {
   auto stamp = [&](size_t i) { return marks != nullptr ? (*marks)[i] : ~kByScript; };
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
-    for (size_t i = 0; i < keys.size(); i++) {
-      const std::string& key = keys[i].second;
-      auto it = table_.find(key);
-      if (it == table_.end()) continue;
-      const uint64_t written = stamp(i) & ~kByScript;
-      const std::string payload = KeyArray({&key});
-      for (auto reader = it->second.begin(); reader != it->second.end();) {
-        const uint64_t id = reader->first;
-        Reads& reads = reader->second;
-        const bool read_before = id != by || reads.first <= written;
-        if (id == by && reads.last > written) {
-          reads.first = reads.last;  // remembered from its read after the write
-          ++reader;
-        } else {
-          reader = it->second.erase(reader);
-          items_--;
-        }
-        if (!read_before) continue;
-        auto c = clients_.find(id);
-        // A client that stopped tracking, or switched to BCAST, gets nothing.
-        if (c == clients_.end() || c->second.bcast) continue;
-        if (c->second.noloop && id == by) continue;
-        AddMessage(id, c->second, payload, &out);
-      }
-      if (it->second.empty()) table_.erase(it);
-    }
-    keys_.store(table_.size());
+    InvalidateReaders(keys, by, marks, &out);
     // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
     // lists them). Redis records each key with the client that changed it last.
     struct Change {
@@ -262,6 +278,14 @@ void Tracking::InvalidateAll(Connection* current) {
   }
   // In the order Redis walks its clients (oldest first), not the table's.
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) { return a.tracker < b.tracker; });
+  if (current != nullptr) {
+    // The flusher's own tracking goes last, wherever it redirects to.
+    std::stable_partition(out.begin(), out.end(), [&](const Message& m) { return m.tracker != current->id(); });
+  }
+  PostAround(std::move(out), current);
+}
+
+void Tracking::PostAround(std::vector<Message> out, Connection* current) {
   std::vector<Message> to_current;
   if (current != nullptr) {
     auto redirected_to_current = [&](const Message& m) {
@@ -269,8 +293,6 @@ void Tracking::InvalidateAll(Connection* current) {
     };
     std::copy_if(out.begin(), out.end(), std::back_inserter(to_current), redirected_to_current);
     out.erase(std::remove_if(out.begin(), out.end(), redirected_to_current), out.end());
-    // The flusher's own tracking goes last, wherever it redirects to.
-    std::stable_partition(out.begin(), out.end(), [&](const Message& m) { return m.tracker != current->id(); });
   }
   Post(std::move(to_current), current);
   Post(std::move(out));

@@ -83,6 +83,14 @@ class Tracking {
   // The mark of the writes a command is about to make: Clock(), and whether a
   // script makes them.
   uint64_t Stamp(bool by_script) const { return Clock() | (by_script ? kByScript : 0); }
+  // The keys a command (a transaction, a script) wrote before it flushes:
+  // Redis invalidates each at its write, so their readers get the messages
+  // ahead of the flush's null (`current`, the flushing client, as in
+  // InvalidateAll); BCAST clients get theirs after the command, with Invalidate
+  // of all its changes, as Redis' beforeSleep sends them. Call once the writes
+  // are visible, before InvalidateAll.
+  void InvalidateBeforeFlush(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
+                             const std::vector<uint64_t>& marks, Connection* current);
   // Every key changed (FLUSHDB, FLUSHALL): a null to every tracking client.
   // `current`, the client running the flush (may be null): what other
   // clients' tracking redirects to it is written at once, ahead of its reply,
@@ -139,6 +147,13 @@ class Tracking {
   // Drops keys (sending their invalidations) while the table is over
   // tracking-table-max-keys. Called with mu_ held.
   void EnforceLimit(std::vector<Message>* out);
+  // The default-mode part of Invalidate: messages to the clients remembered
+  // for keys, which forgets them. Called with mu_ held.
+  void InvalidateReaders(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
+                         const std::vector<uint64_t>* marks, std::vector<Message>* out);
+  // Posts out; what other clients' tracking redirects to `current` (if any) is
+  // written at once, ahead of its reply, as Redis writes it during the command.
+  void PostAround(std::vector<Message> out, Connection* current);
   void AddMessage(uint64_t id, const ClientState& st, std::string payload, std::vector<Message>* out);
   // Sends out, after mu_ is released (redirect targets are looked up in the
   // server's client registry).

@@ -306,6 +306,43 @@ def test_bcast_keys_written_before_a_flush_in_the_same_transaction(clients):
     assert tracker("PING") == b"+PONG\r\n"
 
 
+@pytest.mark.parametrize("flush", ["FLUSHALL", "FLUSHDB"])
+@pytest.mark.parametrize("how", ["multi", "script"])
+def test_keys_written_before_a_flush_are_invalidated_ahead_of_its_null(clients, how, flush):
+    """Redis invalidates a key at its write: a transaction or script that writes
+    tracked keys and then flushes sends their readers the keys first, then the
+    flush's null (multi_conn_hunt.py tracking 52011). The tracker reads; the
+    writer tracks itself, and gets its own after its reply."""
+    tracker, writer, _ = clients
+    for d in (tracker, writer):
+        d.both("HELLO", "3")
+    track(tracker)
+    tracker("GET", "h")
+    tracker("GET", "a")
+    track(writer)
+    writer("GET", "a")
+    writes = [("HSET", "h", "f", "v"), ("SET", "a", "1"), (flush,), ("SET", "a", "2")]
+    if how == "multi":
+        writer("MULTI")
+        for cmd in writes:
+            writer(*cmd)
+        cmds = [("EXEC",)]
+    else:
+        body = " ".join(f"redis.call({', '.join(repr(x) for x in cmd)})" for cmd in writes)
+        cmds = [("EVAL", body + " return 1", "0")]
+    for cmd in cmds:
+        writer.kv.send_raw(encode(cmd))
+        writer.ref.send_raw(encode(cmd))
+    read_both(writer)  # the reply
+    assert read_both(writer) == invalidate("a")
+    assert read_both(writer) == b">2\r\n$10\r\ninvalidate\r\n_\r\n"
+    assert tracker.read_both() == invalidate("h")
+    assert tracker.read_both() == invalidate("a")
+    assert tracker.read_both() == b">2\r\n$10\r\ninvalidate\r\n_\r\n"
+    assert tracker("PING") == b"+PONG\r\n"
+    assert writer("PING") == b"+PONG\r\n"
+
+
 def test_optin_optout(clients):
     tracker, writer, _ = clients
     tracker.both("HELLO", "3")
