@@ -211,9 +211,7 @@ def run(kv, ref, seed, count, expire_share=0.0, lua=None):
                     c.call("PEXPIRE", key, "30")
             time.sleep(0.06)
         args = gen.command()
-        sent = args
-        if lua and args[0].upper() not in rc.NOT_WRAPPED:
-            sent = ["EVAL", rc.LUA_WRAPPERS[lua], "0"] + list(args)
+        sent = rc.wrapped(args, lua)
         a, b = kv.call(*sent), ref.call(*sent)
         if args[0] == "dump" and len(args) == 2 and a != b and len(a) == len(b) and \
                 ref.call("OBJECT", "ENCODING", args[1]).endswith(b"hashtable\r\n"):
@@ -252,8 +250,8 @@ def main():
             kv.call("HELLO", "3")
             ref.call("HELLO", "3")
         expire_share = 0.07 if "expire" in sys.argv[4:] else 0.0
+        lua = rc.lua_mode(sys.argv[4:])
         for seed in range(first, first + seeds):
-            lua = next((m for m in rc.LUA_WRAPPERS if m in sys.argv[4:]), None)
             mismatch = run(kv, ref, seed, count, expire_share, lua)
             if mismatch:
                 print(mismatch, flush=True)

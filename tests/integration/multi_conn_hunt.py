@@ -14,8 +14,9 @@ blocking: four connections blocking (BLPOP ... XREADGROUP) while others push,
 rename, swap databases, unblock and kill each other; `digest` also compares
 both databases' DEBUG DIGEST after each step. tracking: three RESP3 connections
 with CLIENT TRACKING modes (not counted: Redis' placement of an invalidation
-redirected to a connection that writes, a known difference). watch: three connections with WATCH, MULTI/EXEC and
-writes that expire, move, rename, flush and swap the watched keys. notify: the
+redirected to a connection that writes, a known difference). watch: three
+connections with WATCH, MULTI/EXEC and writes that expire, move, rename, flush
+and swap the watched keys. notify: the
 keyspace notifications of random_commands.py's commands. Not part of CI (timing-based); what they find becomes a test.
 
 Not every difference is kvrocks': when one SWAPDB (or FLUSHALL) frees clients

@@ -918,6 +918,19 @@ LUA_WRAPPERS = {
 NOT_WRAPPED = ("MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT")
 
 
+def lua_mode(argv):
+    """The LUA_WRAPPERS key named on a hunter's command line, or None."""
+    return next((m for m in LUA_WRAPPERS if m in argv), None)
+
+
+def wrapped(cmd, lua):
+    """cmd as sent in mode lua (None: as is): inside EVAL, unless it is a
+    transaction's or SELECT."""
+    if lua is None or cmd[0].upper() in NOT_WRAPPED:
+        return cmd
+    return ["EVAL", LUA_WRAPPERS[lua], "0"] + list(cmd)
+
+
 def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None):
     """Sends count random commands of seed to both RawClients (kvrocks, Redis),
     starting from empty data sets; returns the mismatches as text, each with
@@ -981,11 +994,7 @@ def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None):
             batch.append(cmd)
         if not batch:
             continue
-        if lua:
-            data = b"".join(encode(c if c[0].upper() in NOT_WRAPPED else ["EVAL", LUA_WRAPPERS[lua], "0"] + c)
-                            for c in batch)
-        else:
-            data = b"".join(encode(c) for c in batch)
+        data = b"".join(encode(wrapped(c, lua)) for c in batch)
         kv.send_raw(data)
         ref.send_raw(data)
         replies = [(kv.read_reply(), ref.read_reply()) for _ in batch]
@@ -1138,8 +1147,8 @@ if __name__ == "__main__":
             kv_client.call("HELLO", "3")
             ref_client.call("HELLO", "3")
         for s in range(int(sys.argv[1]), int(sys.argv[2])):
-            lua = next((m for m in LUA_WRAPPERS if m in sys.argv[4:]), None)
-            for m in run(kv_client, ref_client, s, int(sys.argv[3]), 2, pipeline="pipeline" in sys.argv[4:], lua=lua):
+            for m in run(kv_client, ref_client, s, int(sys.argv[3]), 2, pipeline="pipeline" in sys.argv[4:],
+                         lua=lua_mode(sys.argv[4:])):
                 print(m)
     finally:
         kv_server.cleanup()

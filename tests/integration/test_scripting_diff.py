@@ -448,6 +448,10 @@ def test_busy_script_and_script_kill(fresh_server):
     for c in other:
         assert c.call("GET", "x") == (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
                                       b"SHUTDOWN NOSAVE.\r\n")
+        # Redis' allow_busy commands run; WATCH too in Redis, not in kvrocks (docs/scripting.md).
+        assert c.call("UNWATCH") == b"+OK\r\n"
+        assert c.call("FUNCTION", "STATS").startswith(b"*4\r\n$14\r\nrunning_script\r\n")
+        assert c.call("WATCH", "k").startswith(b"-BUSY ")
     assert other[1].call("SCRIPT", "KILL") == b"+OK\r\n"
     t.join(10)
     assert result["reply"].startswith(b"-ERR Script killed by user with SCRIPT KILL... script:")
