@@ -1062,8 +1062,11 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor, uint6
     ctx.Delete(ColumnFamily::kExpire, EncodeExpireKey(db, e, k));
   }
   *cursor = EncodeExpireKey(db, due.back().first, due.back().second);
-  if (ctx.Commit().ok()) {
-    stats_.expired_keys += expired;
+  // Counted before the deletions are visible, as Context::Commit moves the key counts.
+  stats_.expired_keys += expired;
+  if (!ctx.Commit().ok()) {
+    stats_.expired_keys -= expired;
+  } else {
     *expired_total += expired;
     if (!ctx.touched().empty()) TouchKeys(ctx);
     KeysChanged(ctx.touched(), 0);

@@ -420,13 +420,18 @@ Status Context::Commit() {
     }
   }
   for (auto& x : deltas_) storage_->AddCountMerges(out, x.db, x.d);
+  // The counters move before the batch is visible, and back if it fails: a reader
+  // that sees its effect (say, a key the expire cycle removed) and then asks DBSIZE,
+  // INFO keyspace or INFO stats sees them moved. The other order let a DBSIZE that
+  // followed an EXISTS still count the key.
+  for (auto& x : deltas_) storage_->ApplyCountDeltas(x.db, x.d);
+  for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
+  const bool expired = expired_counter_ != nullptr && expired_pending_ != 0;
+  if (expired) expired_counter_->fetch_add(expired_pending_, std::memory_order_relaxed);
   Status s = storage_->Write(out, without_wal_);
-  if (s.ok()) {
-    if (expired_counter_ != nullptr && expired_pending_ != 0) {
-      expired_counter_->fetch_add(expired_pending_, std::memory_order_relaxed);
-    }
-    for (auto& x : deltas_) storage_->ApplyCountDeltas(x.db, x.d);
-    for (auto& [db, e] : expires_) storage_->LowerExpireFloor(db, e);
+  if (!s.ok()) {
+    for (auto& x : deltas_) storage_->ApplyCountDeltas(x.db, CountDeltas{-x.d.keys, -x.d.expires, -x.d.expire_seconds});
+    if (expired) expired_counter_->fetch_sub(expired_pending_, std::memory_order_relaxed);
   }
   ClearWrites();
   deltas_.clear();
