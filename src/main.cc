@@ -27,6 +27,7 @@
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 #include "server/fd_limit.h"
+#include "server/logging.h"
 #include "server/server.h"
 #include "storage/storage.h"
 #include "types/encoding_limits.h"
@@ -76,21 +77,6 @@ Status ParseArgs(int argc, char** argv, Config* cfg) {
   return Status::OK();
 }
 
-void InitLogging(const Config& cfg, const char* argv0) {
-  google::InitGoogleLogging(argv0);
-  if (cfg.log_dir.empty()) {
-    FLAGS_logtostderr = true;
-  } else {
-    ::mkdir(cfg.log_dir.c_str(), 0755);
-    FLAGS_log_dir = cfg.log_dir;
-  }
-  if (cfg.log_level == "warning") {
-    FLAGS_minloglevel = google::GLOG_WARNING;
-  } else {
-    FLAGS_minloglevel = google::GLOG_INFO;
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,11 +95,16 @@ int main(int argc, char** argv) {
     Usage();
     return 1;
   }
+  kvrocks::StatusOr<int> logfile = kvrocks::OpenLogFile(cfg);
+  if (!logfile.ok()) {
+    std::cerr << "kvrocks: " << logfile.status().message() << "\n";
+    return 1;
+  }
   if (cfg.daemonize && daemon(1, 0) != 0) {
     perror("daemon");
     return 1;
   }
-  InitLogging(cfg, argv[0]);
+  kvrocks::InitLogging(&cfg, argv[0], *logfile);
   evthread_use_pthreads();
   if (cfg.disable_thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
     LOG(WARNING) << "disable-thp: prctl(PR_SET_THP_DISABLE) failed: " << strerror(errno);

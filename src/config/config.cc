@@ -510,7 +510,9 @@ Config::Config() {
   Add(BoolOption("daemonize", &daemonize, false));
   Add(StringOption("pidfile", &pidfile, false));
   Add(StringOption("log-dir", &log_dir, false));
-  Add(StringOption("log-level", &log_level, true, {"debug", "verbose", "notice", "warning"}));
+  Add(StringOption("logfile", &logfile, false));
+  // Redis' name; kvrocks.conf files written before it used log-level.
+  Add(WithAlias(StringOption("loglevel", &log_level, true, {"debug", "verbose", "notice", "warning"}), "log-level"));
   Add(StringOption("requirepass", &requirepass, true));
   Add(IntOption("maxclients", &maxclients, 1, 1000000, true));
   Add(IntOption("timeout", &timeout, 0, INT32_MAX, true));

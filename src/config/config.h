@@ -55,8 +55,9 @@ struct Config {
   std::string dir = "./data";
   bool daemonize = false;
   std::string pidfile;
-  std::string log_dir;  // empty: log to stderr
-  std::string log_level = "notice";
+  std::string log_dir;  // glog's files go here; empty: log to stderr
+  std::string logfile;  // as Redis' logfile: logs are appended to it (overrides log_dir)
+  std::string log_level = "notice";  // Redis' loglevel: debug, verbose, notice or warning
   std::string requirepass;
   int maxclients = 10000;
   int timeout = 0;

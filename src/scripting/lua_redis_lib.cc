@@ -226,7 +226,7 @@ int RedisLog(lua_State* L) {
     } else if (level == 2) {
       LOG(INFO) << msg;
     } else {
-      VLOG(1) << msg;
+      VLOG(2 - level) << msg;  // verbose (1) and debug (0): see server/logging.h
     }
   }
   return 0;

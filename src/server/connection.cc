@@ -304,7 +304,7 @@ void Connection::ProcessInput() {
     auto r = parser_.Parse(in_, &in_pos_, limits, &args_, &error);
     if (r == RespParser::Result::kNeedMore) break;
     if (r == RespParser::Result::kError) {
-      LOG(INFO) << "Protocol error from client " << peer_ << ": " << error;
+      VLOG(1) << "Protocol error (" << error << ") from client " << peer_;  // Redis' LL_VERBOSE
       // As Redis' addReplyError: counted in errorstats, no CR or LF in the line.
       server()->stats().RecordError(error);
       reply::Error(&out_, error);
