@@ -5,7 +5,7 @@ pkgs=(cmake make g++ pkg-config librocksdb-dev libjemalloc-dev libgoogle-glog-de
       libsnappy-dev liblz4-dev libzstd-dev libbz2-dev zlib1g-dev liburing-dev libevent-dev
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(redis-server redis-tools python3 python3-pip clang libclang-rt-14-dev)
+  pkgs+=(redis-server redis-tools python3 python3-pip clang libclang-rt-14-dev iproute2)
   # node-redis client tests; a node installed otherwise (with its own npm) will do.
   command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
   # go-redis client tests (go 1.18 or later); a go installed otherwise will do.

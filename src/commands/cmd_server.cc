@@ -370,7 +370,7 @@ std::string InfoReplication(Server* srv) {
     }
     Line(&s, "slave_priority", srv->config()->replica_priority);
     Line(&s, "slave_read_only", srv->config()->replica_read_only ? 1 : 0);
-    Line(&s, "replica_announced", 1);
+    Line(&s, "replica_announced", srv->config()->replica_announced ? 1 : 0);
     // kvrocks' own counters.
     Line(&s, "replica_full_syncs", static_cast<int64_t>(info.full_syncs));
     Line(&s, "replica_partial_syncs", static_cast<int64_t>(info.partial_syncs));

@@ -517,6 +517,8 @@ Config::Config() {
   Add(IntOption("maxclients", &maxclients, 1, 1000000, true));
   Add(IntOption("timeout", &timeout, 0, INT32_MAX, true));
   Add(IntOption("databases", &databases, 1, 256, false));
+  Add(IntOption("tcp-backlog", &tcp_backlog, 0, INT32_MAX, false));
+  Add(BoolOption("jemalloc-bg-thread", &jemalloc_bg_thread, true));
   Add(IntOption("tcp-keepalive", &tcp_keepalive, 0, INT32_MAX, true));
   Add(RedisNumeric("proto-max-bulk-len", &proto_max_bulk_len, Memory(Signed(1024 * 1024, kLongMax)), true));
   Add(RedisNumeric("client-query-buffer-limit", &client_query_buffer_limit, Memory(Unsigned(1024 * 1024, kLongMax)),
@@ -580,6 +582,7 @@ Config::Config() {
   Add(WithAlias(StringOption("replica-announce-ip", &replica_announce_ip, true), "slave-announce-ip"));
   Add(WithAlias(IntOption("replica-announce-port", &replica_announce_port, 0, 65535, true), "slave-announce-port"));
   Add(WithAlias(IntOption("replica-priority", &replica_priority, 0, INT32_MAX, true), "slave-priority"));
+  Add(BoolOption("replica-announced", &replica_announced, true));
   Add(WithAlias(IntOption("min-replicas-to-write", &min_replicas_to_write, 0, INT32_MAX, true), "min-slaves-to-write"));
   Add(WithAlias(IntOption("min-replicas-max-lag", &min_replicas_max_lag, 0, INT32_MAX, true), "min-slaves-max-lag"));
   Add(StringOption("replica-apply-errors", &replica_apply_errors, true, {"skip", "disconnect"}));

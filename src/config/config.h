@@ -62,6 +62,8 @@ struct Config {
   int maxclients = 10000;
   int timeout = 0;
   int databases = 16;
+  int tcp_backlog = 511;  // listen(2)'s backlog for every listening socket
+  bool jemalloc_bg_thread = true;
   int tcp_keepalive = 300;
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
@@ -110,6 +112,7 @@ struct Config {
   std::string replica_announce_ip;
   int replica_announce_port = 0;
   int replica_priority = 100;
+  bool replica_announced = true;  // INFO's replica_announced: Sentinel lists the replica
   // Writes need this many replicas with at most min_replicas_max_lag seconds of
   // lag (0 in either: no check). kvrocks serves no replicas, so a master with
   // both set refuses writes with -NOREPLICAS, as a Redis master without replicas.

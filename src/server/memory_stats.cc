@@ -34,6 +34,11 @@ float Ratio(uint64_t a, uint64_t b) { return b == 0 ? 0 : static_cast<float>(a) 
 
 }  // namespace
 
+void MemoryStats::SetJemallocBackgroundThread(bool on) {
+  bool value = on;
+  if (mallctl != nullptr) mallctl("background_thread", nullptr, nullptr, &value, sizeof(value));
+}
+
 uint64_t MemoryStats::ProcessRss() {
   std::ifstream in("/proc/self/statm");
   uint64_t size = 0, rss = 0;

@@ -69,6 +69,9 @@ class MemoryStats {
   static uint64_t ProcessRss();
   // The machine's memory (Redis' total_system_memory).
   static uint64_t SystemMemory();
+  // jemalloc's background threads purge freed memory instead of the threads that
+  // free it (Redis' jemalloc-bg-thread); nothing without jemalloc.
+  static void SetJemallocBackgroundThread(bool on);
 
   // Records the memory in use once the server is up (used_memory_startup).
   void MarkStartup();

@@ -13,8 +13,8 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 
 #include <unistd.h>
 
@@ -91,7 +91,28 @@ Status Server::LoadAcl() {
   return Status::OK();
 }
 
+namespace {
+
+// As Redis' checkTcpBacklogSettings: the kernel silently caps listen(2)'s backlog.
+void WarnIfBacklogCapped(int backlog) {
+  std::ifstream in("/proc/sys/net/core/somaxconn");
+  int somaxconn = 0;
+  if (in >> somaxconn && somaxconn > 0 && somaxconn < backlog) {
+    LOG(WARNING) << "WARNING: The TCP backlog setting of " << backlog
+                 << " cannot be enforced because /proc/sys/net/core/somaxconn is set to the lower value of "
+                 << somaxconn << ".";
+  }
+}
+
+}  // namespace
+
 Status Server::Start() {
+  WarnIfBacklogCapped(config_->tcp_backlog);
+  MemoryStats::SetJemallocBackgroundThread(config_->jemalloc_bg_thread);
+  config_->OnSet("jemalloc-bg-thread", [](const Config& c) {
+    MemoryStats::SetJemallocBackgroundThread(c.jemalloc_bg_thread);
+    return Status::OK();
+  });
   Status acl_status = LoadAcl();
   if (!acl_status.ok()) return acl_status;
   for (int i = 0; i < config_->workers; i++) workers_.push_back(std::make_unique<Worker>(this, i));

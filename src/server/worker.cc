@@ -85,7 +85,7 @@ namespace {
 // One listening socket on host:port as Redis' anetTcpServer/anetTcp6Server
 // makes it (SO_REUSEADDR; an IPv6 socket takes IPv6 only); -1 and *err the errno
 // of a failure.
-int BindTcp(std::string host, int port, int* err) {
+int BindTcp(std::string host, int port, int backlog, int* err) {
   if (host == "*") host = "0.0.0.0";
   if (host == "::*") host = "::";
   const bool v6 = host.find(':') != std::string::npos;
@@ -100,7 +100,7 @@ int BindTcp(std::string host, int port, int* err) {
   int one = 1;
   if (fd < 0 || ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
       (v6 && ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0) ||
-      ::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 511) != 0) {
+      ::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, backlog) != 0) {
     *err = errno;
     if (fd >= 0) ::close(fd);
     return -1;
@@ -132,7 +132,7 @@ Status Worker::ListenTcp(const std::vector<std::string>& hosts, int port) {
     const bool optional = !h.empty() && h[0] == '-';
     const std::string addr = optional ? h.substr(1) : h;
     int err = 0;
-    int fd = BindTcp(addr, port, &err);
+    int fd = BindTcp(addr, port, server_->config()->tcp_backlog, &err);
     if (fd >= 0) {
       tcp_listeners_.push_back(Watch(fd));
       continue;
@@ -177,7 +177,7 @@ Status Worker::ListenUnix(const std::string& path, int perm) {
     ::close(fd);
     return s;
   }
-  if (::listen(fd, 511) != 0) {
+  if (::listen(fd, server_->config()->tcp_backlog) != 0) {
     Status s = Status::IOError("could not listen on unix socket " + path + ": " + strerror(errno));
     ::close(fd);
     return s;

@@ -462,6 +462,29 @@ def test_replica_errors_and_replies(master):
         kv.cleanup()
 
 
+def test_replica_info_has_a_redis_replicas_fields(master):
+    """INFO replication of a kvrocks replica lists every field a Redis replica of the
+    same master does; replica-announced, replica-priority and replica-read-only show
+    there as Redis shows them (Sentinel reads them to pick and list replicas)."""
+    kv = start_replica(master)
+    ref = Master(args=["--replicaof", "127.0.0.1", str(master.port)])
+    try:
+        wait_synced(master.client(), kv)
+        wait_until(lambda: ref.client().info("replication")["master_link_status"] == "up", 30, "the Redis replica")
+        theirs = ref.client().info("replication")
+        assert set(theirs) - set(replica_info(kv)) == set()
+        for c in (kv.client(), ref.client()):
+            c.config_set("replica-announced", "no")
+            c.config_set("replica-priority", "7")
+            c.config_set("replica-read-only", "no")
+        fields = ("replica_announced", "slave_priority", "slave_read_only")
+        theirs = ref.client().info("replication")
+        assert [replica_info(kv)[f] for f in fields] == [theirs[f] for f in fields] == [0, 7, 0]
+    finally:
+        kv.cleanup()
+        ref.cleanup()
+
+
 def test_replica_reads_of_expired_keys_leave_deletion_to_the_master():
     """As a Redis replica: a read finds an expired key absent but does not delete it;
     the master's DEL (sent when the master deletes it) does."""
