@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -414,6 +416,51 @@ std::unique_ptr<Config::Option> PercentilesOption(Config* cfg) {
   return o;
 }
 
+// oom-score-adj: "relative" is another name for yes, which CONFIG GET shows (Redis'
+// enum gives the first name of a value).
+std::unique_ptr<Config::Option> OomScoreAdjOption(Config* cfg) {
+  auto o = StringOption("oom-score-adj", &cfg->oom_score_adj, true, {"no", "yes", "relative", "absolute"});
+  o->set = [cfg, set = o->set](const std::string& v) {
+    Status s = set(v);
+    if (s.ok() && cfg->oom_score_adj == "relative") cfg->oom_score_adj = "yes";
+    return s;
+  };
+  return o;
+}
+
+// oom-score-adj-values: master, replica and background-child scores, as Redis'
+// setConfigOOMScoreAdjValuesOption parses them.
+std::unique_ptr<Config::Option> OomScoreValuesOption(Config* cfg) {
+  auto o = std::make_unique<Config::Option>();
+  o->name = "oom-score-adj-values";
+  o->mutable_at_runtime = true;
+  o->get = [cfg] {
+    const auto& v = cfg->oom_score_adj_values;
+    return std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]);
+  };
+  o->file_value = o->get;
+  o->set = [cfg](const std::string& v) {
+    std::vector<std::string> words = MultiArgWords(v);
+    if (words.size() != 3) return Status::InvalidArgument("wrong number of arguments");
+    std::array<int, 3> values;
+    for (size_t i = 0; i < 3; i++) {
+      char* end = nullptr;
+      long long n = std::strtoll(words[i].c_str(), &end, 10);
+      if (*end != '\0' || n < -2000 || n > 2000) {
+        return Status::InvalidArgument("Invalid oom-score-adj-values, elements must be between -2000 and 2000.");
+      }
+      values[i] = static_cast<int>(n);
+    }
+    if (values[1] < values[0] || values[2] < values[1]) {
+      LOG(WARNING) << "The oom-score-adj-values configuration may not work for non-privileged processes! "
+                      "Please consult the documentation.";
+    }
+    cfg->oom_score_adj_values = values;
+    return Status::OK();
+  };
+  return o;
+}
+
 std::unique_ptr<Config::Option> Protected(std::unique_ptr<Config::Option> o) {
   o->is_protected = true;
   return o;
@@ -519,6 +566,8 @@ Config::Config() {
   Add(IntOption("databases", &databases, 1, 256, false));
   Add(IntOption("tcp-backlog", &tcp_backlog, 0, INT32_MAX, false));
   Add(BoolOption("jemalloc-bg-thread", &jemalloc_bg_thread, true));
+  Add(OomScoreAdjOption(this));
+  Add(OomScoreValuesOption(this));
   Add(IntOption("tcp-keepalive", &tcp_keepalive, 0, INT32_MAX, true));
   Add(RedisNumeric("proto-max-bulk-len", &proto_max_bulk_len, Memory(Signed(1024 * 1024, kLongMax)), true));
   Add(RedisNumeric("client-query-buffer-limit", &client_query_buffer_limit, Memory(Unsigned(1024 * 1024, kLongMax)),

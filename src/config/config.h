@@ -6,6 +6,7 @@
 // an optional hook run after a successful SET (e.g. to resize the block cache).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,8 @@ struct Config {
   int databases = 16;
   int tcp_backlog = 511;  // listen(2)'s backlog for every listening socket
   bool jemalloc_bg_thread = true;
+  std::string oom_score_adj = "no";  // Redis' oom-score-adj: no, yes (relative) or absolute
+  std::array<int, 3> oom_score_adj_values{0, 200, 800};  // master, replica, background child
   int tcp_keepalive = 300;
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;

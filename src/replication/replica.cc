@@ -16,6 +16,7 @@
 #include "replication/stream_applier.h"
 #include "scripting/functions.h"
 #include "server/connection.h"
+#include "server/oom_score.h"
 #include "server/server.h"
 #include "server/worker.h"
 #include "storage/lock_manager.h"
@@ -102,6 +103,7 @@ void Replica::Follow(const std::string& host, int port) {
     last_error_.clear();
   }
   following_ = true;
+  ApplyOomScoreAdj(*server_->config(), true);
   // As a Redis replica: expired keys stay whole until the master deletes them.
   server_->storage()->KeepExpiredSubkeys(true);
   state_ = kConnect;
@@ -110,6 +112,7 @@ void Replica::Follow(const std::string& host, int port) {
 
 void Replica::Unfollow() {
   following_ = false;
+  ApplyOomScoreAdj(*server_->config(), false);
   server_->storage()->KeepExpiredSubkeys(false);
   state_ = kNone;
   {

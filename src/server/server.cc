@@ -20,6 +20,7 @@
 
 #include "common/time_util.h"
 #include "server/connection.h"
+#include "server/oom_score.h"
 #include "server/worker.h"
 #include "server/write_batcher.h"
 #include "storage/context.h"
@@ -113,6 +114,13 @@ Status Server::Start() {
     MemoryStats::SetJemallocBackgroundThread(c.jemalloc_bg_thread);
     return Status::OK();
   });
+  ApplyOomScoreAdj(*config_, !config_->replicaof.empty());  // Follow applies a replica's
+  auto oom = [this](const Config& c) {
+    if (ApplyOomScoreAdj(c, replica_ != nullptr && replica_->is_replica())) return Status::OK();
+    return Status::InvalidArgument("Failed to set current oom_score_adj. Check server logs.");
+  };
+  config_->OnSet("oom-score-adj", oom);
+  config_->OnSet("oom-score-adj-values", oom);
   Status acl_status = LoadAcl();
   if (!acl_status.ok()) return acl_status;
   for (int i = 0; i < config_->workers; i++) workers_.push_back(std::make_unique<Worker>(this, i));

@@ -1,11 +1,8 @@
 """CONFIG SET port and bind move the listening sockets at runtime, as Redis 7.0's
-updatePort and applyBind do, tcp-backlog sizes their queues, and jemalloc-bg-thread
-starts and stops jemalloc's threads, compared with redis-server on servers of the
-test's own."""
-import os
+updatePort and applyBind do, and tcp-backlog sizes their queues, compared with
+redis-server on servers of the test's own."""
 import socket
 import subprocess
-import time
 
 import pytest
 import redis
@@ -110,35 +107,3 @@ def test_tcp_backlog_sizes_the_listen_queue():
         kv.cleanup()
         ref.cleanup()
 
-
-def jemalloc_background_threads(pid):
-    names = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/comm") as f:
-                names.append(f.read().strip())
-        except FileNotFoundError:  # a thread that has just ended
-            pass
-    return sum(name.startswith("jemalloc_bg") for name in names)
-
-
-def test_jemalloc_bg_thread_starts_and_stops_jemallocs_threads():
-    kv = Kvrocks(extra=["--jemalloc-bg-thread", "no"]).start()
-    ref = RealRedis(extra=["--jemalloc-bg-thread", "no"])
-    try:
-        for pid, c in ((kv.proc.pid, kv.client()), (ref.proc.pid, ref.client())):
-            assert jemalloc_background_threads(pid) == 0
-            c.config_set("jemalloc-bg-thread", "yes")
-            wait_for(lambda: jemalloc_background_threads(pid) > 0)
-            c.config_set("jemalloc-bg-thread", "no")
-            wait_for(lambda: jemalloc_background_threads(pid) == 0)
-    finally:
-        kv.cleanup()
-        ref.cleanup()
-
-
-def wait_for(condition, timeout=10):
-    deadline = time.time() + timeout
-    while not condition():
-        assert time.time() < deadline, "timed out"
-        time.sleep(0.02)
