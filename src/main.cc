@@ -23,6 +23,7 @@
 #include "common/time_util.h"
 #include "config/config.h"
 #include "replication/rdb_file.h"
+#include "replication/rdb_reader.h"
 #include "replication/rdb_writer.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   kvrocks::InitLogging(&cfg, argv[0], *logfile);
+  kvrocks::rdb::Reader::set_file_checksums(cfg.rdbchecksum);
   evthread_use_pthreads();
   if (cfg.disable_thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
     LOG(WARNING) << "disable-thp: prctl(PR_SET_THP_DISABLE) failed: " << strerror(errno);

@@ -553,6 +553,7 @@ Config::Config() {
   Add(Protected(StringOption("dir", &dir, false)));
   Add(Protected(FileNameOption("dbfilename", &dbfilename)));
   Add(BoolOption("rdbcompression", &rdbcompression, true));
+  Add(BoolOption("rdbchecksum", &rdbchecksum, false));
   Add(StringOption("enable-protected-configs", &enable_protected_configs, false, {"yes", "no", "local"}));
   Add(BoolOption("daemonize", &daemonize, false));
   Add(StringOption("pidfile", &pidfile, false));

@@ -65,6 +65,7 @@ struct Config {
   int databases = 16;
   int tcp_backlog = 511;  // listen(2)'s backlog for every listening socket
   bool jemalloc_bg_thread = true;
+  bool rdbchecksum = true;  // RDB files written with, and checked against, their CRC64
   std::string oom_score_adj = "no";  // Redis' oom-score-adj: no, yes (relative) or absolute
   std::array<int, 3> oom_score_adj_values{0, 200, 800};  // master, replica, background child
   int tcp_keepalive = 300;

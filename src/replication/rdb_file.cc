@@ -48,18 +48,21 @@ class RdbOut {
   // Writes the buffer out once it is large.
   Status MaybeFlush() { return buf_.size() >= kFlushBytes ? Flush() : Status::OK(); }
   Status Flush() {
-    crc_ = rdb::Crc64(crc_, buf_.data(), buf_.size());
+    if (checksum_) crc_ = rdb::Crc64(crc_, buf_.data(), buf_.size());
     Status s = WriteAll(buf_.data(), buf_.size());
     buf_.clear();
     return s;
   }
+  // The CRC64 of what was flushed; 0 (an RDB without a checksum) with rdbchecksum no.
   uint64_t crc() const { return crc_; }
+  bool checksum() const { return checksum_; }
   // Replaces the 9-byte header at the start of the file; the CRC is computed
   // again over the whole file.
   Status RewriteHeader(const std::string& header, const std::string& path) {
     if (::pwrite(fd_, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size())) {
       return Errno("write " + path);
     }
+    if (!checksum_) return Status::OK();
     int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (in < 0) return Errno("open " + path);
     crc_ = 0;
@@ -97,6 +100,7 @@ class RdbOut {
   int fd_ = -1;
   std::string buf_;
   uint64_t crc_ = 0;
+  const bool checksum_ = rdb::Reader::file_checksums();
 };
 
 std::string Header(int version) {
@@ -181,7 +185,7 @@ Status WriteRdbFileTo(Storage* storage, int databases, const std::vector<std::st
   if (max_version != rdb::kDumpVersion && !(s = out.RewriteHeader(Header(max_version), path)).ok()) return s;
   buf->push_back(static_cast<char>(rdb::kOpEof));
   // The checksum covers everything before it, the EOF byte included.
-  rdb::PutCrc64(buf, rdb::Crc64(out.crc(), buf->data(), buf->size()));
+  rdb::PutCrc64(buf, out.checksum() ? rdb::Crc64(out.crc(), buf->data(), buf->size()) : 0);
   if (!(s = out.Flush()).ok()) return s;
   return out.SyncAndClose();
 }

@@ -717,7 +717,9 @@ Status Reader::ReadRdb(Handler* handler) {
         uint64_t expected = crc_;
         if (!(s = Read(buf, 8)).ok()) return s;
         uint64_t stored = LoadLE(buf, 8);
-        if (stored != 0 && stored != expected && verify_checksums()) return Corrupt("wrong RDB checksum");
+        if (stored != 0 && stored != expected && verify_checksums() && file_checksums()) {
+          return Corrupt("wrong RDB checksum");
+        }
         return Status::OK();
       }
       default:
@@ -738,6 +740,7 @@ Status Reader::ReadRdb(Handler* handler) {
 namespace {
 
 std::atomic<bool> g_verify_checksums{true};
+std::atomic<bool> g_file_checksums{true};
 
 // Checks a payload's footer (version, CRC64); *body gets the length before it.
 Status CheckDumpFooter(std::string_view payload, size_t min_size, size_t* body, int* version) {
@@ -755,6 +758,8 @@ Status CheckDumpFooter(std::string_view payload, size_t min_size, size_t* body, 
 
 void Reader::set_verify_checksums(bool verify) { g_verify_checksums = verify; }
 bool Reader::verify_checksums() { return g_verify_checksums.load(std::memory_order_relaxed); }
+void Reader::set_file_checksums(bool on) { g_file_checksums = on; }
+bool Reader::file_checksums() { return g_file_checksums.load(std::memory_order_relaxed); }
 
 Status Reader::ParseFunctionDump(std::string_view payload, std::vector<std::string>* codes) {
   size_t body;

@@ -147,6 +147,11 @@ class Reader {
   // Redis' server.skip_checksum_validation does; the parser stays as strict.
   static void set_verify_checksums(bool verify);
   static bool verify_checksums();
+  // rdbchecksum (set at startup, immutable as in Redis): RDB files are written
+  // with their CRC64 (else 0) and checked against it when read; DUMP payloads
+  // keep and check theirs either way.
+  static void set_file_checksums(bool on);
+  static bool file_checksums();
 
  private:
   Status Read(char* buf, size_t n);
