@@ -231,16 +231,23 @@ int main(int argc, char** argv) {
             << (cfg.unixsocket.empty() ? "" : " and at " + cfg.unixsocket) << " with " << cfg.workers
             << " workers, data in " << cfg.dir;
 
-  std::thread signal_thread([&server, sigs] {
+  std::thread signal_thread([&server, &cfg, sigs] {
     int sig = 0;
     while (sigwait(&sigs, &sig) == 0) {
       if (server.stopping()) return;
-      LOG(INFO) << "Received signal " << sig << ", shutting down";
-      kvrocks::Status saved = server.SaveBeforeShutdown(false, false);
+      LOG(INFO) << "Received " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << " scheduling shutdown...";
+      // As SHUTDOWN with the options shutdown-on-sigint/-sigterm give (NOW waits for
+      // no replica: kvrocks has none).
+      const int flags = sig == SIGINT ? cfg.shutdown_on_sigint.load() : cfg.shutdown_on_sigterm.load();
+      kvrocks::Status saved =
+          server.SaveBeforeShutdown(flags & Config::kShutdownNoSave, flags & Config::kShutdownSave);
       if (!saved.ok()) {
-        // As Redis: no exit without the save that the save points ask for.
-        LOG(ERROR) << "Error trying to save the DB, can't exit: " << saved.message();
-        continue;
+        if (!(flags & Config::kShutdownForce)) {
+          // As Redis: no exit without the save that the save points ask for.
+          LOG(ERROR) << "Error trying to save the DB, can't exit: " << saved.message();
+          continue;
+        }
+        LOG(WARNING) << "Error trying to save the DB. Exit anyway: " << saved.message();
       }
       server.Stop();
       return;

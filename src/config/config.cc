@@ -461,6 +461,50 @@ std::unique_ptr<Config::Option> OomScoreValuesOption(Config* cfg) {
   return o;
 }
 
+// shutdown-on-sigint / shutdown-on-sigterm: one or more of default, save, nosave,
+// now, force (Redis' multi-argument enum of bits; CONFIG GET names the bits set).
+std::unique_ptr<Config::Option> ShutdownFlagsOption(const char* name, std::atomic<int>* field) {
+  static const std::pair<const char*, int> kNames[] = {{"default", 0},
+                                                       {"save", Config::kShutdownSave},
+                                                       {"nosave", Config::kShutdownNoSave},
+                                                       {"now", Config::kShutdownNow},
+                                                       {"force", Config::kShutdownForce}};
+  auto o = std::make_unique<Config::Option>();
+  o->name = name;
+  o->mutable_at_runtime = true;
+  o->get = [field] {
+    const int bits = field->load();
+    std::string names;
+    for (const auto& [n, bit] : kNames) {
+      if (bits == bit) return std::string(n);
+      if (bit != 0 && (bits & bit)) names += (names.empty() ? "" : " ") + std::string(n);
+    }
+    return names;
+  };
+  o->file_value = o->get;
+  o->set = [field](const std::string& v) {
+    const std::vector<std::string> words = MultiArgWords(v);
+    bool known = !words.empty();
+    int bits = 0;
+    for (const auto& w : words) {
+      auto it = std::find_if(std::begin(kNames), std::end(kNames),
+                             [&](const auto& n) { return EqualsIgnoreCase(w, n.first); });
+      if (it == std::end(kNames)) known = false;
+      if (!known) break;
+      bits |= it->second;
+    }
+    if (!known) {
+      return Status::InvalidArgument("argument(s) must be one of the following: default, save, nosave, now, force");
+    }
+    if ((bits & Config::kShutdownSave) && (bits & Config::kShutdownNoSave)) {
+      return Status::InvalidArgument("shutdown options SAVE and NOSAVE can't be used simultaneously");
+    }
+    field->store(bits);
+    return Status::OK();
+  };
+  return o;
+}
+
 std::unique_ptr<Config::Option> Protected(std::unique_ptr<Config::Option> o) {
   o->is_protected = true;
   return o;
@@ -554,6 +598,8 @@ Config::Config() {
   Add(Protected(FileNameOption("dbfilename", &dbfilename)));
   Add(BoolOption("rdbcompression", &rdbcompression, true));
   Add(BoolOption("rdbchecksum", &rdbchecksum, false));
+  Add(ShutdownFlagsOption("shutdown-on-sigint", &shutdown_on_sigint));
+  Add(ShutdownFlagsOption("shutdown-on-sigterm", &shutdown_on_sigterm));
   Add(StringOption("enable-protected-configs", &enable_protected_configs, false, {"yes", "no", "local"}));
   Add(BoolOption("daemonize", &daemonize, false));
   Add(StringOption("pidfile", &pidfile, false));

@@ -66,6 +66,11 @@ struct Config {
   int tcp_backlog = 511;  // listen(2)'s backlog for every listening socket
   bool jemalloc_bg_thread = true;
   bool rdbchecksum = true;  // RDB files written with, and checked against, their CRC64
+  // shutdown-on-sigint / shutdown-on-sigterm: what SIGINT / SIGTERM shut down with,
+  // SHUTDOWN's options as Redis' bits (0: save if there are save points).
+  static constexpr int kShutdownSave = 1, kShutdownNoSave = 2, kShutdownNow = 4, kShutdownForce = 8;
+  std::atomic<int> shutdown_on_sigint{0};
+  std::atomic<int> shutdown_on_sigterm{0};
   std::string oom_score_adj = "no";  // Redis' oom-score-adj: no, yes (relative) or absolute
   std::array<int, 3> oom_score_adj_values{0, 200, 800};  // master, replica, background child
   int tcp_keepalive = 300;

@@ -61,6 +61,17 @@ def test_maxmemory_clients_values_match_redis(d):
         d("CONFIG", "SET", "maxmemory-clients", "0")
 
 
+def test_shutdown_on_signal_flags_match_redis(d):
+    try:
+        for name in ("shutdown-on-sigint", "shutdown-on-sigterm"):
+            for value in ["save now", "now save", "force nosave now", "default", "default now", "save nosave",
+                          "bogus", "", "now  force", "NOW Force", "save default"]:
+                d("CONFIG", "SET", name, value)
+                d("CONFIG", "GET", name)
+    finally:
+        d("CONFIG", "SET", "shutdown-on-sigint", "default", "shutdown-on-sigterm", "default")
+
+
 def test_latency_percentiles_are_split_at_each_space(d):
     """CONFIG SET splits a multi-argument option at each single space, as Redis
     does: a second space makes an empty word, which is no number."""

@@ -181,6 +181,43 @@ def test_sigterm_exits_zero(fresh_server):
     assert srv.stop(signal.SIGTERM) == 0
 
 
+@pytest.mark.parametrize("sig, options, saved", [
+    (signal.SIGTERM, ["--save", "3600 1"], True),  # default: save if there are save points
+    (signal.SIGTERM, ["--save", "3600 1", "--shutdown-on-sigterm", "nosave"], False),
+    (signal.SIGINT, ["--save", "", "--shutdown-on-sigint", "save now"], True),
+    (signal.SIGINT, ["--save", "", "--shutdown-on-sigterm", "save"], False),
+])
+def test_signals_shut_down_as_shutdown_on_sigint_and_sigterm_say(sig, options, saved):
+    srv = Kvrocks(extra=options).start()
+    try:
+        srv.client().set("x", "y")
+        assert srv.stop(sig) == 0
+        assert os.path.isdir(os.path.join(srv.dir, "checkpoint")) == saved
+    finally:
+        srv.cleanup()
+
+
+def test_a_failed_save_keeps_the_server_up_unless_force():
+    srv = Kvrocks(extra=["--save", "3600 1"]).start()
+    try:
+        c = srv.client()
+        c.set("x", "y")
+        # RocksDB stages a checkpoint in <target>.tmp: a file there makes every save fail.
+        open(os.path.join(srv.dir, "checkpoint.tmp.tmp"), "w").close()
+        with pytest.raises(redis.ResponseError):
+            c.save()
+        srv.proc.send_signal(signal.SIGTERM)
+        deadline = time.time() + 10
+        while b"can't exit" not in open(srv.log_path, "rb").read() and time.time() < deadline:
+            time.sleep(0.05)
+        assert srv.proc.poll() is None and c.ping()  # logged the failed save and stayed, as Redis
+        c.config_set("shutdown-on-sigterm", "force")
+        assert c.config_get("shutdown-on-sigterm") == {"shutdown-on-sigterm": "force"}
+        assert srv.stop(signal.SIGTERM) == 0
+    finally:
+        srv.cleanup()
+
+
 def test_sigterm_during_compaction_exits_zero():
     """Compactions of the element column families look keys up in the metadata
     column family (the compaction filter); shutting down under a running one
