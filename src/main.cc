@@ -29,6 +29,7 @@
 #include "scripting/lua_engine.h"
 #include "server/fd_limit.h"
 #include "server/logging.h"
+#include "server/supervision.h"
 #include "server/server.h"
 #include "storage/storage.h"
 #include "types/encoding_limits.h"
@@ -101,12 +102,14 @@ int main(int argc, char** argv) {
     std::cerr << "kvrocks: " << logfile.status().message() << "\n";
     return 1;
   }
-  if (cfg.daemonize && daemon(1, 0) != 0) {
+  // As Redis: a supervised server stays in the foreground.
+  if (cfg.daemonize && !kvrocks::Supervised(cfg.supervised) && daemon(1, 0) != 0) {
     perror("daemon");
     return 1;
   }
   kvrocks::InitLogging(&cfg, argv[0], *logfile);
   kvrocks::rdb::Reader::set_file_checksums(cfg.rdbchecksum);
+  kvrocks::StartSupervision(cfg.supervised);
   evthread_use_pthreads();
   if (cfg.disable_thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
     LOG(WARNING) << "disable-thp: prctl(PR_SET_THP_DISABLE) failed: " << strerror(errno);
@@ -230,6 +233,10 @@ int main(int argc, char** argv) {
             << (cfg.port != 0 ? cfg.bind + ":" + std::to_string(cfg.port) : "no TCP port")
             << (cfg.unixsocket.empty() ? "" : " and at " + cfg.unixsocket) << " with " << cfg.workers
             << " workers, data in " << cfg.dir;
+  kvrocks::NotifySystemd(cfg.replicaof.empty() ? "STATUS=Ready to accept connections\n"
+                                               : "STATUS=Ready to accept connections in read-only mode. Waiting for "
+                                                 "MASTER <-> REPLICA sync\n");
+  kvrocks::NotifySystemd("READY=1\n");
 
   std::thread signal_thread([&server, &cfg, sigs] {
     int sig = 0;
@@ -245,6 +252,7 @@ int main(int argc, char** argv) {
         if (!(flags & Config::kShutdownForce)) {
           // As Redis: no exit without the save that the save points ask for.
           LOG(ERROR) << "Error trying to save the DB, can't exit: " << saved.message();
+          kvrocks::NotifySystemd("STATUS=Error trying to save the DB, can't exit.\n");
           continue;
         }
         LOG(WARNING) << "Error trying to save the DB. Exit anyway: " << saved.message();

@@ -20,6 +20,7 @@
 #include "replication/replica.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
+#include "server/supervision.h"
 #include "common/time_util.h"
 
 extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
@@ -1025,7 +1026,10 @@ void Shutdown(CommandCall& call) {
   Status s = call.server->SaveBeforeShutdown(nosave, save);
   if (!s.ok()) {
     LOG(WARNING) << "Error trying to save the DB, can't exit: " << s.message();
-    if (!force) return ReplyError(call, "ERR Errors trying to SHUTDOWN. Check logs.");
+    if (!force) {
+      NotifySystemd("STATUS=Error trying to save the DB, can't exit.\n");
+      return ReplyError(call, "ERR Errors trying to SHUTDOWN. Check logs.");
+    }
   }
   call.conn->CloseAfterReply();
   call.server->Stop();

@@ -598,6 +598,7 @@ Config::Config() {
   Add(Protected(FileNameOption("dbfilename", &dbfilename)));
   Add(BoolOption("rdbcompression", &rdbcompression, true));
   Add(BoolOption("rdbchecksum", &rdbchecksum, false));
+  Add(StringOption("supervised", &supervised, false, {"upstart", "systemd", "auto", "no"}));
   Add(ShutdownFlagsOption("shutdown-on-sigint", &shutdown_on_sigint));
   Add(ShutdownFlagsOption("shutdown-on-sigterm", &shutdown_on_sigterm));
   Add(StringOption("enable-protected-configs", &enable_protected_configs, false, {"yes", "no", "local"}));

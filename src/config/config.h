@@ -65,6 +65,7 @@ struct Config {
   int databases = 16;
   int tcp_backlog = 511;  // listen(2)'s backlog for every listening socket
   bool jemalloc_bg_thread = true;
+  std::string supervised = "no";  // Redis' supervised: no, upstart, systemd or auto
   bool rdbchecksum = true;  // RDB files written with, and checked against, their CRC64
   // shutdown-on-sigint / shutdown-on-sigterm: what SIGINT / SIGTERM shut down with,
   // SHUTDOWN's options as Redis' bits (0: save if there are save points).

@@ -17,6 +17,7 @@
 #include "scripting/functions.h"
 #include "server/connection.h"
 #include "server/oom_score.h"
+#include "server/supervision.h"
 #include "server/server.h"
 #include "server/worker.h"
 #include "storage/lock_manager.h"
@@ -291,7 +292,11 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
     }
     LOG(INFO) << "Full resync from " << host << ":" << port << " (replid " << id << ", offset " << off << ")";
     s = ReceivePayload(link, id, off);
-    if (s.ok()) full_syncs_++;
+    if (s.ok()) {
+      full_syncs_++;
+      NotifySystemd(
+          "STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in read-write mode.\n");
+    }
     return s;
   }
   if (line.rfind("+CONTINUE", 0) == 0) {
@@ -302,6 +307,9 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
     }
     LOG(INFO) << "Partial resync from " << host << ":" << port << " at offset " << offset;
     partial_syncs_++;
+    NotifySystemd(
+        "STATUS=MASTER <-> REPLICA sync: Partial Resynchronization accepted. Ready to accept connections in read-write "
+        "mode.\n");
     return Status::OK();
   }
   if (line.rfind("-NOMASTERLINK", 0) == 0 || line.rfind("-LOADING", 0) == 0) {

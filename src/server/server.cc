@@ -21,6 +21,7 @@
 #include "common/time_util.h"
 #include "server/connection.h"
 #include "server/oom_score.h"
+#include "server/supervision.h"
 #include "server/worker.h"
 #include "server/write_batcher.h"
 #include "storage/context.h"
@@ -959,8 +960,10 @@ void Server::MaybeSaveOnSchedule() {
 }
 
 Status Server::SaveBeforeShutdown(bool nosave, bool save) {
+  NotifySystemd("STOPPING=1\n");
   if (!save && (nosave || config_->SavePoints().empty())) return Status::OK();
   LOG(INFO) << "Saving the final checkpoint before exiting.";
+  NotifySystemd("STATUS=Saving the final RDB snapshot\n");
   return Save();
 }
 

@@ -3,13 +3,11 @@ with a zero checksum, and an RDB file whose checksum is wrong loads; with yes
 (the default) it is refused. Compared with redis-server on the same files."""
 import os
 import shutil
-import socket
 import subprocess
-import time
 
 import redis
 
-from conftest import KVROCKS_BIN, REDIS_BIN, Kvrocks, RealRedis, free_port
+from conftest import KVROCKS_BIN, REDIS_BIN, Kvrocks, RealRedis, free_port, wait_ready
 
 REDIS_CLI = "/usr/bin/redis-cli" if os.path.exists("/usr/bin/redis-cli") else "redis-cli"
 
@@ -46,13 +44,9 @@ def starts_on(cmd, port):
     """Whether a server started with cmd comes up holding the 3 keys (else it exited)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 20
-        while proc.poll() is None and time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=5).close()
-                return redis.Redis(port=port).dbsize() == 3
-            except (OSError, redis.BusyLoadingError):
-                time.sleep(0.05)
+        wait_ready(port, proc)
+        return redis.Redis(port=port).dbsize() == 3
+    except RuntimeError:
         return False
     finally:
         proc.kill()
