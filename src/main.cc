@@ -122,11 +122,6 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  // A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) logs the signal and the
-  // stack before the process dies, as Redis' crash report does. (glog's list
-  // includes SIGTERM and SIGINT, which every thread blocks: the sigwait thread
-  // still takes them.)
-  google::InstallFailureSignalHandler();
 
   kvrocks::FdBudget fds;
   s = kvrocks::AdjustOpenFilesLimit(cfg.maxclients, cfg.rocksdb_max_open_files, &fds);

@@ -5,11 +5,14 @@
 #include <arpa/inet.h>
 #include <glog/logging.h>
 #include <rocksdb/db.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "commands/debug_reload.h"
@@ -373,6 +376,8 @@ void Debug(CommandCall& call) {
                             "    Get or set a malloc tuning string.",
                             "OBJECT <key>",
                             "    Show low level info about the `key` and associated value.",
+                            "PANIC",
+                            "    Crash the server simulating a panic.",
                             "POPULATE <count> [<prefix>] [<size>]",
                             "    Create <count> string keys named key:<num>. If <prefix> is specified then",
                             "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -406,12 +411,23 @@ void Debug(CommandCall& call) {
                             "QUICKLIST-PACKED-THRESHOLD <size>",
                             "    Sets the threshold for elements to be inserted as plain vs packed nodes",
                             "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+                            "SEGFAULT",
+                            "    Crash the server with sigsegv.",
                             "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
                             "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
                             "SLEEP <seconds>",
                             "    Stop the server for <seconds>. Decimals allowed.",
                             "HELP",
                             "    Prints this help."});
+  }
+  if (EqualsIgnoreCase(sub, "segfault")) {
+    // As Redis: a write to a read-only page (a plain bad pointer is UB the compiler may drop).
+    auto* p = static_cast<volatile char*>(mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    *p = 'x';
+  }
+  if (EqualsIgnoreCase(sub, "panic")) {
+    LOG(ERROR) << "Guru Meditation: DEBUG PANIC called at Unix time " << std::time(nullptr);
+    std::abort();  // the crash log (crash-log-enabled) shows where, as Redis' bug report
   }
   if (EqualsIgnoreCase(sub, "sleep") && a.size() == 3) {
     double secs;
@@ -630,7 +646,8 @@ void RegisterDebugCommands(CommandTable* t) {
            SubcommandWithFlags("debug|populate", 0, kDebugFlags | kCmdExclusive),
            SubcommandWithFlags("debug|reload", 0, kDebugFlags | kCmdExclusive), {"debug|mallctl", 0},
            {"debug|mallctl-str", 0}, {"debug|log", 0}, {"debug|error", 0},
-           {"debug|set-skip-checksum-validation", 0}, {"debug|quicklist-packed-threshold", 0}}});
+           {"debug|set-skip-checksum-validation", 0}, {"debug|quicklist-packed-threshold", 0}, {"debug|segfault", 0},
+           {"debug|panic", 0}}});
   t->Add({"memory", -2, kCmdReadOnly | kCmdNoTouch, 0, 0, 0, Memory, "server", "A container for memory diagnostics commands.",
           "4.0.0", MemoryKeys, {{"memory|usage", -3}, {"memory|help", 2}, {"memory|malloc-stats", 2}, {"memory|purge", 2},
                           {"memory|stats", 2}, {"memory|doctor", 2}}});

@@ -598,6 +598,8 @@ Config::Config() {
   Add(Protected(FileNameOption("dbfilename", &dbfilename)));
   Add(BoolOption("rdbcompression", &rdbcompression, true));
   Add(BoolOption("rdbchecksum", &rdbchecksum, false));
+  Add(BoolOption("crash-log-enabled", &crash_log_enabled, true));
+  Add(StringOption("bind-source-addr", &bind_source_addr, true));
   Add(StringOption("supervised", &supervised, false, {"upstart", "systemd", "auto", "no"}));
   Add(ShutdownFlagsOption("shutdown-on-sigint", &shutdown_on_sigint));
   Add(ShutdownFlagsOption("shutdown-on-sigterm", &shutdown_on_sigterm));

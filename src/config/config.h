@@ -65,6 +65,8 @@ struct Config {
   int databases = 16;
   int tcp_backlog = 511;  // listen(2)'s backlog for every listening socket
   bool jemalloc_bg_thread = true;
+  std::string bind_source_addr;  // the replica's link to its master binds this first
+  bool crash_log_enabled = true;  // a crash logs its signal and stack (server/logging.h)
   std::string supervised = "no";  // Redis' supervised: no, upstart, systemd or auto
   bool rdbchecksum = true;  // RDB files written with, and checked against, their CRC64
   // shutdown-on-sigint / shutdown-on-sigterm: what SIGINT / SIGTERM shut down with,

@@ -34,7 +34,28 @@ void MasterLink::Close() {
   pos_ = 0;
 }
 
-Status MasterLink::Connect(const std::string& host, int port, int timeout_ms) {
+namespace {
+
+// Redis' anetTcpGenericConnect: the first of source_addr's addresses that binds.
+bool BindSource(int fd, const std::string& source_addr, std::string* why) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  int rc = getaddrinfo(source_addr.c_str(), nullptr, &hints, &res);
+  if (rc != 0) {
+    *why = gai_strerror(rc);
+    return false;
+  }
+  bool bound = false;
+  for (addrinfo* b = res; b != nullptr && !bound; b = b->ai_next) bound = ::bind(fd, b->ai_addr, b->ai_addrlen) == 0;
+  if (!bound) *why = std::string("bind: ") + strerror(errno);
+  freeaddrinfo(res);
+  return bound;
+}
+
+}  // namespace
+
+Status MasterLink::Connect(const std::string& host, int port, int timeout_ms, const std::string& source_addr) {
   Close();
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_UNSPEC;
@@ -45,6 +66,12 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms) {
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
     int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) continue;
+    std::string why;
+    if (!source_addr.empty() && !BindSource(fd, source_addr, &why)) {
+      ::close(fd);
+      result = Status::IOError(why);
+      break;
+    }
     int r = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
     if (r != 0 && errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};
@@ -72,7 +99,7 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms) {
       result = Status::OK();
       break;
     }
-    std::string why = "cannot connect to " + host + ":" + std::to_string(port) + ": " + strerror(errno);
+    why = "cannot connect to " + host + ":" + std::to_string(port) + ": " + strerror(errno);
     result = errno == ETIMEDOUT ? Status::TimedOut(why) : Status::IOError(why);
     ::close(fd);
   }

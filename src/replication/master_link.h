@@ -22,7 +22,9 @@ class MasterLink {
   MasterLink& operator=(const MasterLink&) = delete;
 
   // NotFound if host does not resolve, TimedOut if no connection within timeout_ms.
-  Status Connect(const std::string& host, int port, int timeout_ms);
+  // A source_addr (Redis' bind-source-addr) is bound before connecting; an
+  // address that cannot be bound fails the connection, as in Redis.
+  Status Connect(const std::string& host, int port, int timeout_ms, const std::string& source_addr = "");
   void Close();
 
   // Writes all of bytes, waiting at most timeout_ms in all (-1: no limit).

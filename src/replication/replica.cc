@@ -234,7 +234,7 @@ Status Replica::Session(const std::string& host, int port) {
   const Config* cfg = server_->config();
   MasterLink link(&stop_, &server_->stats().net_repl_input_bytes);
   state_ = kConnecting;
-  Status s = link.Connect(host, port, cfg->repl_timeout * 1000);
+  Status s = link.Connect(host, port, cfg->repl_timeout * 1000, cfg->bind_source_addr);
   if (!s.ok()) return s;
   last_io_ms_ = NowMonoMs();
   s = Handshake(&link, host, port);

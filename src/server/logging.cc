@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 namespace kvrocks {
@@ -36,6 +37,23 @@ void InitLogging(Config* cfg, const char* argv0, int logfile_fd) {
     ApplyLogLevel(c.log_level);
     return Status::OK();
   });
+  SetCrashLog(cfg->crash_log_enabled);
+  cfg->OnSet("crash-log-enabled", [](const Config& c) {
+    SetCrashLog(c.crash_log_enabled);
+    return Status::OK();
+  });
+}
+
+void SetCrashLog(bool on) {
+  if (on) {
+    // (glog's list includes SIGTERM and SIGINT, which every thread blocks: the
+    // sigwait thread still takes them.)
+    google::InstallFailureSignalHandler();
+    return;
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &dfl, nullptr);
 }
 
 void ApplyLogLevel(const std::string& level) {

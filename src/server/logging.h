@@ -19,6 +19,11 @@ StatusOr<int> OpenLogFile(const Config& cfg);
 // each CONFIG SET loglevel afterwards.
 void InitLogging(Config* cfg, const char* argv0, int logfile_fd);
 
+// Redis' crash-log-enabled: with on, a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGABRT) logs the signal and the stack before the process dies, as Redis' crash
+// report does (glog's failure handler); with off, the default actions.
+void SetCrashLog(bool on);
+
 // Redis' levels over glog's: warning shows warnings and errors only, notice adds
 // LOG(INFO), verbose adds VLOG(1) (what Redis logs at LL_VERBOSE, such as
 // protocol errors), debug VLOG(2).

@@ -1,10 +1,14 @@
 """logfile and loglevel as Redis 7.0 has them: at each level set at run time, which
 messages reach the log file (redis.log at every level from a script, a client's
 protocol error) is compared with what redis-server writes into its own; a log
-file that cannot be opened stops the start, as in Redis."""
+file that cannot be opened stops the start, as in Redis; a crash (DEBUG SEGFAULT,
+DEBUG PANIC) logs its stack only with crash-log-enabled."""
 import os
+import signal
 import socket
 import subprocess
+
+import pytest
 
 from conftest import KVROCKS_BIN, Kvrocks, RealRedis, free_port
 
@@ -58,3 +62,33 @@ def test_a_log_file_that_cannot_be_opened_stops_the_start(tmp_path):
                           "--logfile", path], capture_output=True, text=True, timeout=20)
     assert out.returncode == 1
     assert "Can't open the log file: No such file or directory" in out.stderr
+
+
+def crash(server, port, log_path, crash_log, sub):
+    """Crashes a server with DEBUG <sub>: its exit (the signal), and whether it
+    logged a stack trace first."""
+    server.client().config_set("crash-log-enabled", crash_log)
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
+        s.sendall(f"DEBUG {sub}\r\n".encode())
+        while s.recv(4096):  # the connection dies with the server
+            pass
+    code = server.proc.wait(20)
+    with open(log_path, "rb") as f:
+        text = f.read()
+    # Redis' "------ STACK TRACE ------", glog's "*** SIGSEGV received at ...".
+    return code, b"STACK TRACE" in text or b"*** SIG" in text
+
+
+@pytest.mark.parametrize("sub", ["SEGFAULT", "PANIC"])
+@pytest.mark.parametrize("crash_log", ["yes", "no"])
+def test_a_crash_logs_its_stack_as_crash_log_enabled_says(tmp_path, sub, crash_log):
+    kv_log, ref_log = str(tmp_path / "kvrocks.log"), str(tmp_path / "redis.log")
+    kv = Kvrocks(extra=["--logfile", kv_log]).start()
+    ref = RealRedis(extra=["--logfile", ref_log])
+    try:
+        ours = crash(kv, kv.port, kv_log, crash_log, sub)
+        assert ours == crash(ref, ref.port, ref_log, crash_log, sub)
+        assert ours == (-signal.SIGSEGV if sub == "SEGFAULT" else -signal.SIGABRT, crash_log == "yes")
+    finally:
+        kv.cleanup()
+        ref.cleanup()

@@ -485,6 +485,25 @@ def test_replica_info_has_a_redis_replicas_fields(master):
         ref.cleanup()
 
 
+def test_bind_source_addr_is_the_replicas_address_at_its_master():
+    """The link to the master leaves from bind-source-addr (127.0.0.2, a loopback
+    address like any of 127/8, but not local to Redis' protected mode), for kvrocks
+    as for a Redis replica."""
+    master = Master(args=["--protected-mode", "no"])
+    kv = start_replica(master, ["--bind-source-addr", "127.0.0.2"])
+    ref = Master(args=["--replicaof", "127.0.0.1", str(master.port), "--bind-source-addr", "127.0.0.2"])
+    try:
+        wait_synced(master.client(), kv)
+        wait_until(lambda: ref.client().info("replication")["master_link_status"] == "up", 30, "the Redis replica")
+        replicas = master.client().client_list(_type="replica")
+        assert sorted(c["addr"].split(":")[0] for c in replicas) == ["127.0.0.2", "127.0.0.2"]
+        assert kv.client().config_get("bind-source-addr") == ref.client().config_get("bind-source-addr")
+    finally:
+        kv.cleanup()
+        ref.cleanup()
+        master.cleanup()
+
+
 def test_replica_reads_of_expired_keys_leave_deletion_to_the_master():
     """As a Redis replica: a read finds an expired key absent but does not delete it;
     the master's DEL (sent when the master deletes it) does."""
