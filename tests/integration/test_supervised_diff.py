@@ -21,6 +21,13 @@ def redis_cmd(port, tmp_path, *options):
     return [REDIS_BIN, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path), "--save", ""] + list(options)
 
 
+def shut_down(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as c:
+        c.sendall(b"SHUTDOWN NOSAVE\r\n")
+        while c.recv(4096):  # no reply: the connection closes as the server exits
+            pass
+
+
 def notifications(make_cmd, tmp_path, mode, options=(), until=b"READY=1\n"):
     """What a systemd notify socket receives from a server started with
     `supervised mode`, until it has exited after SHUTDOWN; and whether the server
@@ -39,10 +46,7 @@ def notifications(make_cmd, tmp_path, mode, options=(), until=b"READY=1\n"):
             messages.append(sock.recv(4096))
         wait_ready(port, proc)
         foreground = redis.Redis(port=port).info("server")["process_id"] == proc.pid
-        with socket.create_connection(("127.0.0.1", port), timeout=20) as c:
-            c.sendall(b"SHUTDOWN NOSAVE\r\n")
-            while c.recv(4096):  # no reply: the connection closes as the server exits
-                pass
+        shut_down(port)
         assert proc.wait(20) == 0
         sock.setblocking(False)
         while True:
@@ -82,6 +86,8 @@ def test_no_supervision_without_the_option(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(port, proc)
+        shut_down(port)  # through every moment a supervised server would have said something
+        assert proc.wait(20) == 0
         sock.setblocking(False)
         with pytest.raises(BlockingIOError):
             sock.recv(4096)
