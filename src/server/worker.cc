@@ -82,6 +82,16 @@ Worker::~Worker() {
 
 namespace {
 
+// The kernel's receive times order the clients that block (Connection::CommandArrivalNs).
+// On a listening socket this does two more things: the connections it accepts inherit
+// the flag, so bytes that arrive before accept(2) are stamped too, and the kernel's
+// global switch for stamping (turned on lazily, from a work queue, by the first socket
+// that asks) stays on from startup instead of following the server's open connections.
+void StampReceives(int fd) {
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+}
+
 // One listening socket on host:port as Redis' anetTcpServer/anetTcp6Server
 // makes it (SO_REUSEADDR; an IPv6 socket takes IPv6 only); -1 and *err the errno
 // of a failure.
@@ -111,6 +121,7 @@ int BindTcp(std::string host, int port, int backlog, int* err) {
 }  // namespace
 
 std::unique_ptr<Worker::Listener> Worker::Watch(int fd) {
+  StampReceives(fd);
   auto l = std::make_unique<Listener>(Listener{this, fd, nullptr});
   l->ev = event_new(base_, fd, EV_READ | EV_PERSIST, &Worker::OnListenReadable, l.get());
   event_add(l->ev, nullptr);
@@ -325,9 +336,7 @@ bool Worker::AcceptPending(int lfd) {
 
 void Worker::OnAccepted(int fd, const sockaddr* addr) {
   Accepted a{fd, "", "", addr->sa_family == AF_UNIX};
-  // Receive times order the clients that block (Connection::CommandArrivalNs).
-  int stamp = 1;
-  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &stamp, sizeof(stamp));
+  StampReceives(fd);  // a Unix socket's connection does not inherit it from the listener
   if (a.unix_socket) {
     // As Redis: both addresses of a Unix socket client are "<unixsocket>:0".
     a.peer = server_->config()->unixsocket + ":0";

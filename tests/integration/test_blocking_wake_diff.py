@@ -492,6 +492,33 @@ def test_clients_blocked_at_once_are_served_in_the_order_they_sent(kvrocks_serve
     assert ours == served_in_sending_order(redis_ref.port, 20)
 
 
+def served_in_order_before_anyone_else_connected(port, rounds):
+    """As served_in_sending_order, but each round begins with no connection open:
+    four clients connect and send BLPOP l at once, and only then does c connect.
+    Their bytes may reach the kernel before kvrocks accepts them, while no socket
+    of the server asks for receive times yet (the kernel turns its stamping on
+    lazily); a round ended out of order about one time in ten before."""
+    out = []
+    for _ in range(rounds):
+        clients = []
+        for _ in range(4):
+            clients.append(RawClient(port))
+            clients[-1].send_raw(encode(["BLPOP", "l", "0"]))
+        c = RawClient(port)
+        assert blocked(c, 4)
+        c.call("RPUSH", "l", "first", "second", "third", "fourth")
+        out += [b.read_reply() for b in clients]
+        for b in clients + [c]:
+            b.close()
+        time.sleep(0.02)  # the kernel turns stamping off a moment after the last socket goes
+    return out
+
+
+def test_clients_that_send_before_they_are_accepted_are_served_in_order(fresh_server, redis_ref):
+    fresh_server.start()
+    ours = served_in_order_before_anyone_else_connected(fresh_server.port, 40)
+    assert ours == served_in_order_before_anyone_else_connected(redis_ref.port, 40)
+
 def swapdb_brings_an_expired_key(port):
     """Redis' list.tcl "SWAPDB wants to wake blocked client, but the key already
     expired" without its replication stream: SWAPDB signals the key it finds in
