@@ -1,5 +1,6 @@
 // MULTI / EXEC / DISCARD / WATCH / UNWATCH.
 #include "commands/helpers.h"
+#include "scripting/lua_engine.h"
 #include "server/dispatch.h"
 
 namespace kvrocks {
@@ -41,10 +42,13 @@ void Watch(CommandCall& call) {
   if (call.conn->in_multi) return ReplyError(call, "ERR WATCH inside MULTI is not allowed");
   uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
   Database d(call.ctx, db);
+  // While a script is busy, the WATCH lands in the middle of it, as in Redis: the
+  // script's writes so far do not count, those after it do.
+  const uint64_t since = scripting::RunningScripts::Busy() ? call.server->tracking().Tick() : 0;
   for (size_t i = 1; i < call.args.size(); i++) {
     LoadedKey lk;
     bool stale = d.Peek(call.args[i], &lk).ok() && lk.on_disk && !lk.live;
-    call.server->Watch(call.conn, db, call.args[i], stale);
+    call.server->Watch(call.conn, db, call.args[i], stale, since);
   }
   reply::Ok(call.out);
 }
@@ -63,10 +67,10 @@ void RegisterTransactionCommands(CommandTable* t) {
           "Executes all commands in a transaction.", "1.2.0"});
   t->Add({"discard", 1, kCmdAllowBusy | f, 0, 0, 0, Discard, "transactions", "Discards a transaction.", "2.0.0"});
   // WATCH takes its keys' locks so that a write still pending in another worker's
-  // batch commits first: the client's reads after WATCH then see it. (So it is
-  // not allowed while a script is busy, as Redis' is: on the script's worker it
-  // would take them inside the script's batch.)
-  t->Add({"watch", -2, f | kCmdLocksKeys | kCmdNoTouch, 1, -1, 1, Watch, "transactions",
+  // batch commits first: the client's reads after WATCH then see it. Not while a
+  // script is busy (RunCall): the script holds them until it ends, and nothing
+  // else writes or reads meanwhile.
+  t->Add({"watch", -2, f | kCmdLocksKeys | kCmdNoTouch | kCmdAllowBusy, 1, -1, 1, Watch, "transactions",
           "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"});
   // Inside MULTI, UNWATCH is queued like any command (Redis runs only EXEC, DISCARD,
   // MULTI, WATCH, QUIT and RESET at once); EXEC has unwatched everything by then.

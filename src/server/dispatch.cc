@@ -433,7 +433,11 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     Context* ctx = batcher->ctx();
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
     call.served_blocked = retry;
-    if (spec.flags & (kCmdWrite | kCmdLocksKeys)) batcher->Lock(LockKeys(srv, conn, spec, args, call));
+    // A busy script holds its keys' locks until it ends: WATCH (the one command that
+    // locks and may run meanwhile) does without them then.
+    const bool lock = (spec.flags & kCmdWrite) ||
+                      ((spec.flags & kCmdLocksKeys) && !((spec.flags & kCmdAllowBusy) && scripting::RunningScripts::Busy()));
+    if (lock) batcher->Lock(LockKeys(srv, conn, spec, args, call));
     RememberReads(srv, conn, spec, args);
     Invoke(spec, call);
     if (call.rerun_exclusive) {
@@ -450,7 +454,10 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
       return;
     }
     CollectCommandEvents(srv, conn->db, spec, args, *ctx, 0);
-    if (!ctx->touched().empty() || !ctx->ready_signals().empty()) {
+    // While a script is busy on this worker, ctx is the script's: what it touched so
+    // far is signalled when it ends (waking a waiter now would stall its worker on
+    // the script's key locks), and counts as the script's client's change.
+    if (!conn->worker()->serving_while_busy() && (!ctx->touched().empty() || !ctx->ready_signals().empty())) {
       srv->TouchKeys(*ctx);
       batcher->NoteChanged(ctx, conn->id());
     }

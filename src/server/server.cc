@@ -309,10 +309,10 @@ uint64_t Server::ClientBuffers(uint64_t* recent_max_in, uint64_t* recent_max_out
   return total;
 }
 
-void Server::Watch(Connection* conn, uint8_t db, const std::string& key, bool stale) {
+void Server::Watch(Connection* conn, uint8_t db, const std::string& key, bool stale, uint64_t since) {
   std::lock_guard<std::mutex> g(watch_mu_);
   auto& watchers = watched_[{db, key}];
-  if (watchers.emplace(conn, stale).second) {
+  if (watchers.emplace(conn, Watcher{stale, since}).second) {
     conn->watched.emplace_back(db, key);
     watch_count_++;
   }
@@ -416,6 +416,7 @@ void Server::TouchKeys(const Context& ctx) {
   if (blocked_clients_.load(std::memory_order_relaxed) != 0) SignalTouched(ctx);
   const auto& keys = ctx.touched();
   const auto& kinds = ctx.touch_kinds();
+  const auto& marks = ctx.touch_marks();
   if (watch_count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> g(watch_mu_);
   const bool swapped = !ctx.db_swaps().empty();
@@ -426,9 +427,10 @@ void Server::TouchKeys(const Context& ctx) {
     auto it = logical >= 0 ? watched_.find({storage_->PhysicalDb(logical), keys[i].second}) : watched_.find(keys[i]);
     if (it == watched_.end()) continue;
     bool gone = kinds[i] == Context::TouchKind::kExpired || kinds[i] == Context::TouchKind::kRemoved;
-    for (auto& [c, stale] : it->second) {
-      if (stale && gone) {
-        stale = false;  // a key stale when watched is now gone: logically no change
+    for (auto& [c, w] : it->second) {
+      if (w.since != 0 && Tracking::MarkTime(marks[i]) < w.since) continue;  // a busy script's, before WATCH
+      if (w.stale && gone) {
+        w.stale = false;  // a key stale when watched is now gone: logically no change
         continue;
       }
       c->watch_dirty = true;
@@ -441,15 +443,15 @@ void Server::TouchWatchedInDbChange(uint8_t db, const std::string& key, WatchedS
   std::lock_guard<std::mutex> g(watch_mu_);
   auto it = watched_.find({db, key});
   if (it == watched_.end()) return;
-  for (auto& [c, stale] : it->second) {
-    if (stale) {
+  for (auto& [c, w] : it->second) {
+    if (w.stale) {
       if (after == WatchedState::kAbsent) {
-        stale = false;  // the stale key is gone
+        w.stale = false;  // the stale key is gone
         continue;
       }
       if (after == WatchedState::kStale) continue;  // stale it stays
     } else if (before == WatchedState::kAbsent && after == WatchedState::kStale) {
-      stale = true;  // no key became a stale one
+      w.stale = true;  // no key became a stale one
       continue;
     }
     c->watch_dirty = true;
@@ -463,7 +465,7 @@ std::vector<std::pair<uint8_t, std::string>> Server::WatchedLiveBy(Connection* c
     auto it = watched_.find(k);
     if (it == watched_.end()) continue;
     auto w = it->second.find(conn);
-    if (w != it->second.end() && !w->second) out.push_back(k);
+    if (w != it->second.end() && !w->second.stale) out.push_back(k);
   }
   return out;
 }
@@ -476,12 +478,12 @@ std::vector<std::pair<uint8_t, std::string>> Server::WatchedBy(Connection* conn)
 void Server::SwapWatchedDbs(uint8_t a, uint8_t b) {
   std::lock_guard<std::mutex> g(watch_mu_);
   auto swap_db = [a, b](uint8_t d) { return d == a ? b : (d == b ? a : d); };
-  std::map<std::pair<uint8_t, std::string>, std::map<Connection*, bool>> moved;
+  std::map<std::pair<uint8_t, std::string>, Watchers> moved;
   std::set<Connection*> conns;
   for (auto& [k, watchers] : watched_) moved[{swap_db(k.first), k.second}] = std::move(watchers);
   watched_.swap(moved);
   for (auto& [k, watchers] : watched_) {
-    for (auto& [c, stale] : watchers) conns.insert(c);
+    for (auto& [c, w] : watchers) conns.insert(c);
   }
   for (Connection* c : conns) {
     for (auto& w : c->watched) w.first = swap_db(w.first);

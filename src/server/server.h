@@ -120,7 +120,11 @@ class Server {
   // WATCH bookkeeping. A key watched while stale (expired, not yet deleted) is
   // remembered as such, as Redis' watchedKey.expired: its deletion as an expired
   // key changes nothing for that watcher, and EXEC does not fail for it.
-  void Watch(Connection* conn, uint8_t db, const std::string& key, bool stale);
+  // A WATCH while a script is busy runs in the middle of the script (as in
+  // Redis): `since`, a Tracking::Tick() taken before, tells the script's writes
+  // that came before it (their touch marks are smaller) from those after it,
+  // which alone make the watcher dirty. 0: every later touch counts.
+  void Watch(Connection* conn, uint8_t db, const std::string& key, bool stale, uint64_t since = 0);
   void UnwatchAll(Connection* conn);
   // Marks watchers of the keys ctx touched dirty and wakes the first client
   // blocked on each (it checks what the key holds now), or all of them where
@@ -311,8 +315,14 @@ class Server {
 
   std::mutex watch_mu_;
   std::atomic<size_t> watch_count_{0};
-  // Watchers of each key, and whether the key was stale when each watched it.
-  std::map<std::pair<uint8_t, std::string>, std::map<Connection*, bool>> watched_;
+  // How a client watches a key: whether the key was stale when it watched it,
+  // and the `since` of Watch.
+  struct Watcher {
+    bool stale;
+    uint64_t since;
+  };
+  using Watchers = std::map<Connection*, Watcher>;
+  std::map<std::pair<uint8_t, std::string>, Watchers> watched_;
 
   std::mutex blocked_mu_;
   struct Waiter {

@@ -83,6 +83,11 @@ class Tracking {
   // The mark of the writes a command is about to make: Clock(), and whether a
   // script makes them.
   uint64_t Stamp(bool by_script) const { return Clock() | (by_script ? kByScript : 0); }
+  // Advances the clock and returns its new value: a write stamped after this
+  // call carries a mark (without the script bit, MarkTime) at least that value.
+  uint64_t Tick() { return clock_.fetch_add(1, std::memory_order_relaxed) + 1; }
+  // A write's Stamp without the bit that tells a script made it.
+  static uint64_t MarkTime(uint64_t mark) { return mark & ~kByScript; }
   // The keys a command (a transaction, a script) wrote before it flushes:
   // Redis invalidates each at its write, so their readers get the messages
   // ahead of the flush's null (`current`, the flushing client, as in

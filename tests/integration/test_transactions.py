@@ -377,6 +377,40 @@ def test_exec_during_a_busy_script_diff(kvrocks_server, redis_ref):
     assert replies[0][1].startswith(b"-EXECABORT Transaction discarded because of: BUSY ")
 
 
+# Writes k1, runs past busy-reply-threshold for about 1.5 s, then writes k2.
+BUSY_WRITER = ("redis.call('set', KEYS[1], 'early') local t = redis.call('time') "
+               "local function now(x) return tonumber(x[1]) * 1000000 + tonumber(x[2]) end "
+               "while now(redis.call('time')) < now(t) + 1500000 do end "
+               "redis.call('set', KEYS[2], 'late') return 1")
+
+
+def watch_during_a_busy_script(port):
+    """Clients WATCH while the script is busy, then run a transaction after it:
+    the script's write before their WATCH leaves EXEC alone, the one after it
+    aborts EXEC (Redis runs WATCH in the middle of the script)."""
+    c, script = RawClient(port), RawClient(port)
+    watches = [("k1",), ("k2",), ("k3",), ("k1", "k3"), ("k3", "k2")]
+    watchers = [RawClient(port) for _ in watches]  # on both workers
+    c.call("DEL", "k1", "k2", "k3")
+    c.call("CONFIG", "SET", "busy-reply-threshold", "50")
+    script.send_raw(encode(("EVAL", BUSY_WRITER, "2", "k1", "k2")))
+    poll_until(c, ("PING",), b"-BUSY")
+    got = [w.call("WATCH", *keys) for w, keys in zip(watchers, watches)]
+    got.append(script.read_reply())
+    for i, w in enumerate(watchers):
+        got += [w.call("MULTI"), w.call("SET", "done", str(i)), w.call("EXEC")]
+    got.append(c.call("MGET", "k1", "k2", "done"))
+    c.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+    for x in [c, script] + watchers:
+        x.close()
+    return got
+
+
+def test_watch_during_a_busy_script_diff(kvrocks_server, redis_ref):
+    ours = watch_during_a_busy_script(kvrocks_server.port)
+    assert ours == watch_during_a_busy_script(redis_ref.port)
+    assert ours[0] == b"+OK\r\n"
+
 def test_mget_never_sees_half_of_an_mset(kvrocks_server):
     """MGET reads its keys from one RocksDB snapshot: beside MSETs on other
     connections (other workers) it sees all of one or none. With snapshots
