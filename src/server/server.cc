@@ -1002,6 +1002,7 @@ void Server::ActiveExpireLoop() {
       storage_->AdjustBlobCompression();
       last_blob_check_ms = now_ms;
     }
+    storage_->FlushDeferredMemtables();
     // As Redis' cron: a lowered tracking-table-max-keys takes effect without new reads.
     if (!tracking_.idle()) tracking_.Trim();
     MaybeSaveOnSchedule();

@@ -559,7 +559,7 @@ Status Storage::FlushDb(uint8_t physical_db) {
     end = std::string(1, static_cast<char>(physical_db + 1));
   }
   rocksdb::WriteBatch batch;
-  std::vector<rocksdb::ColumnFamilyHandle*> range_deleted;
+  bool range_deleted = false;
   for (auto c : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream,
                  ColumnFamily::kExpire, ColumnFamily::kZSetRank}) {
     rocksdb::Slice upper(end);
@@ -570,7 +570,7 @@ Status Storage::FlushDb(uint8_t physical_db) {
     if (!it->status().ok()) return Status::IOError(it->status().ToString());
     if (!it->Valid()) continue;  // nothing to delete: no range tombstone (below)
     batch.DeleteRange(cf(c), begin, end);
-    range_deleted.push_back(cf(c));
+    range_deleted = true;
   }
   std::string zero;
   PutBE64(&zero, 0);
@@ -582,18 +582,42 @@ Status Storage::FlushDb(uint8_t physical_db) {
   key_counts_[physical_db].store(0);
   expire_counts_[physical_db].store(0);
   expire_seconds_[physical_db].store(0);
-  if (!range_deleted.empty()) {
+  if (range_deleted) {
     // A memtable holding a range tombstone has its bloom filter off for
     // MultiGet (RocksDB 7.8), and every write's key lookup (Context::SettleUnread)
     // would search its skiplist until it is flushed: a third of a replica's CPU
-    // after a full sync. Flush those memtables now, in the background.
-    rocksdb::FlushOptions fo;
-    fo.wait = false;
-    fo.allow_write_stall = true;
-    rocksdb::Status fs = db_->Flush(fo, range_deleted);
-    if (!fs.ok()) LOG(WARNING) << "Flush after FLUSHDB: " << fs.ToString();
+    // after a full sync. So the memtables are flushed, but at most every 100 ms:
+    // each flush starts a new write-ahead log file, and a client's test suite
+    // that runs FLUSHDB after every few writes spent 1 ms per FLUSHDB on them.
+    if (MonotonicUs() - last_flushdb_flush_us_.load() >= 100000) {
+      FlushMemtablesAfterFlushDb();
+    } else {
+      flushdb_flush_deferred_ = true;
+    }
   }
   return Status::OK();
+}
+
+void Storage::FlushDeferredMemtables() {
+  if (flushdb_flush_deferred_.load(std::memory_order_relaxed) && flushdb_flush_deferred_.exchange(false)) {
+    FlushMemtablesAfterFlushDb();
+  }
+}
+
+void Storage::FlushMemtablesAfterFlushDb() {
+  last_flushdb_flush_us_ = MonotonicUs();
+  flushdb_flush_deferred_ = false;
+  // Every column family, not only those range-deleted: one whose memtable is not
+  // empty (FlushDb's counters went to kState) would keep every write-ahead log
+  // file from here on (25000 files after 20000 FLUSHDBs, each replayed at the
+  // next start). RocksDB skips the empty ones.
+  rocksdb::FlushOptions fo;
+  fo.wait = false;
+  fo.allow_write_stall = true;
+  rocksdb::Status fs = db_->Flush(fo, handles_);
+  // TryAgain: writes are stopped for now (a stall); the memtables flush when
+  // full, as any. Not worth a warning per FLUSHDB.
+  if (!fs.ok() && !fs.IsTryAgain()) LOG(WARNING) << "Flush after FLUSHDB: " << fs.ToString();
 }
 
 Status Storage::CompactAll() {

@@ -118,9 +118,12 @@ class Storage {
   }
 
   // Deletes every key of a physical db: a range delete in each column family
-  // that holds any of its keys, then a flush of those memtables (see the .cc).
+  // that holds any of its keys, then a flush of the memtables (see the .cc), at
+  // once or, within 100 ms of the last one, from FlushDeferredMemtables.
   // The caller keeps writers of the db out (global lock, or a db no one maps).
   Status FlushDb(uint8_t physical_db);
+  // The flush FlushDb put off, if any. Called by the server's cron.
+  void FlushDeferredMemtables();
 
   // Physical dbs that no logical db in [0, databases) maps to (a bulk load
   // fills them before they replace the visible ones).
@@ -211,6 +214,11 @@ class Storage {
   LockManager locks_;
   std::atomic<uint64_t> last_version_{0};
   std::atomic<bool> blob_gc_on_{false};  // what the subkey CF runs with (AdjustBlobGc)
+  // FlushDb's memtable flushes: when the last ran (MonotonicUs), whether one waits.
+  std::atomic<uint64_t> last_flushdb_flush_us_{0};
+  std::atomic<bool> flushdb_flush_deferred_{false};
+  // Starts a flush of every column family's memtable (not waiting for it).
+  void FlushMemtablesAfterFlushDb();
   int blob_gc_ratio_applied_ = 0;        // the ratio its force threshold was set from (AdjustBlobGc only)
   rocksdb::CompressionType blob_compression_ = rocksdb::kNoCompression;  // rocksdb.blob-compression
   std::atomic<size_t> blob_sample_min_size_{SIZE_MAX};                     // values that become blobs

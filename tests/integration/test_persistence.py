@@ -148,6 +148,27 @@ def test_key_counts_exact_after_kill9(fresh_server, seed):
     assert _counts_match_keys(srv) == {}
 
 
+def test_many_flushdbs_leave_few_write_ahead_log_files(fresh_server):
+    """A client's test suite runs FLUSHDB after every few writes. Each FLUSHDB
+    flushed the memtables it range-deleted, and each flush starts a write-ahead
+    log file, which the counters' column family then kept alive: 3000 SET +
+    FLUSHDB rounds left about 3000 log files, all replayed at the next start.
+    Now the flushes take every column family and come at most every 100 ms."""
+    srv = fresh_server.start()
+    c = srv.client()
+    p = c.pipeline(transaction=False)
+    for i in range(3000):
+        p.set(f"k{i % 10}", i)
+        p.flushdb()
+        if i % 500 == 499:
+            p.execute()
+    c.set("kept", "1")
+    logs = [f for f in os.listdir(os.path.join(srv.dir, "db")) if f.endswith(".log")]
+    assert len(logs) < 100, len(logs)
+    srv.kill9()
+    srv.start()
+    assert srv.client().keys() == [b"kept"]
+
 def test_sync_writes_option(fresh_server):
     srv = fresh_server
     srv.extra = ["--rocksdb.sync-writes", "yes"]
