@@ -435,8 +435,8 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     call.served_blocked = retry;
     // A busy script holds its keys' locks until it ends: WATCH (the one command that
     // locks and may run meanwhile) does without them then.
-    const bool lock = (spec.flags & kCmdWrite) ||
-                      ((spec.flags & kCmdLocksKeys) && !((spec.flags & kCmdAllowBusy) && scripting::RunningScripts::Busy()));
+    const bool busy_watch = (spec.flags & kCmdAllowBusy) && scripting::RunningScripts::Busy();
+    const bool lock = (spec.flags & kCmdWrite) || ((spec.flags & kCmdLocksKeys) && !busy_watch);
     if (lock) batcher->Lock(LockKeys(srv, conn, spec, args, call));
     RememberReads(srv, conn, spec, args);
     Invoke(spec, call);
