@@ -1,6 +1,6 @@
 // Server commands: INFO CONFIG TIME COMMAND SLOWLOG MONITOR LASTSAVE SAVE BGSAVE SHUTDOWN.
 #include <sys/resource.h>
-#include <dirent.h>
+#include <fcntl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <glog/logging.h>
@@ -8,11 +8,10 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <optional>
 #include <random>
-#include <sstream>
 
 #include "commands/command_keys.h"
 #include "commands/helpers.h"
@@ -394,36 +393,30 @@ std::string InfoReplication(Server* srv) {
   return s;
 }
 
-// The CPU time of the worker threads (the threads named worker-N), from /proc.
-void WorkersCpu(double* sys, double* user) {
+// The CPU time of the worker threads, from /proc (a thread's getrusage is its own).
+void WorkersCpu(const std::vector<int>& tids, double* sys, double* user) {
   const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  DIR* d = opendir("/proc/self/task");
-  if (d == nullptr) return;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::string dir = std::string("/proc/self/task/") + e->d_name;
-    std::ifstream comm(dir + "/comm");
-    std::string name;
-    if (!std::getline(comm, name) || name.rfind("worker-", 0) != 0) continue;
-    std::ifstream stat(dir + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    size_t paren = line.rfind(')');
-    if (paren == std::string::npos) continue;
-    std::istringstream fields(line.substr(paren + 2));
-    std::string f;
-    // After the name: state (3) ... utime (14) and stime (15).
-    for (int i = 3; i < 14 && fields >> f; i++) {
-    }
-    uint64_t utime = 0, stime = 0;
-    fields >> utime >> stime;
+  for (int tid : tids) {
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[1024];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // After the name, which ends at the last ')': state (3) ... utime (14) and stime (15).
+    const char* p = strrchr(buf, ')');
+    if (p == nullptr) continue;
+    unsigned long long utime = 0, stime = 0;  // NOLINT(runtime/int): the %llu of sscanf
+    if (sscanf(p + 2, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &utime, &stime) != 2) continue;
     *user += static_cast<double>(utime) / tick;
     *sys += static_cast<double>(stime) / tick;
   }
-  closedir(d);
 }
 
-std::string InfoCpu() {
+std::string InfoCpu(const Server& server) {
   std::string s = "# CPU\r\n";
   rusage self{}, children{};
   getrusage(RUSAGE_SELF, &self);
@@ -439,7 +432,7 @@ std::string InfoCpu() {
   Line(&s, "used_cpu_user_children", secs(children.ru_utime));
   // Redis' main thread runs the commands; here the workers do.
   double worker_sys = 0, worker_user = 0;
-  WorkersCpu(&worker_sys, &worker_user);
+  WorkersCpu(server.WorkerThreadIds(), &worker_sys, &worker_user);
   char buf[64];
   snprintf(buf, sizeof(buf), "%.6f", worker_sys);
   Line(&s, "used_cpu_sys_main_thread", buf);
@@ -579,7 +572,7 @@ void Info(CommandCall& call) {
   if (want("persistence", true)) parts.push_back(InfoPersistence(srv));
   if (want("stats", true)) parts.push_back(InfoStats(srv));
   if (want("replication", true)) parts.push_back(InfoReplication(srv));
-  if (want("cpu", true)) parts.push_back(InfoCpu());
+  if (want("cpu", true)) parts.push_back(InfoCpu(*call.server));
   if (want("modules", true)) parts.push_back("# Modules\r\n");  // no module can load
   if (want("commandstats", false)) parts.push_back(InfoCommandStats());
   if (want("errorstats", true)) parts.push_back(InfoErrorStats(srv));

@@ -223,6 +223,14 @@ void Server::Unregister(Connection* conn) {
   }
 }
 
+std::vector<int> Server::WorkerThreadIds() const {
+  std::vector<int> ids;
+  for (const auto& w : workers_) {
+    if (w->thread_id() != 0) ids.push_back(w->thread_id());
+  }
+  return ids;
+}
+
 Worker* Server::WorkerOf(uint64_t id) {
   std::lock_guard<std::mutex> g(clients_mu_);
   auto it = clients_.find(id);

@@ -95,6 +95,8 @@ class Server {
 
   // The worker that gets the next accepted connection.
   Worker* NextWorker() { return workers_[next_worker_.fetch_add(1) % workers_.size()].get(); }
+  // The kernel's thread ids of the workers that run (INFO cpu reads their times).
+  std::vector<int> WorkerThreadIds() const;
 
   // Client registry. Register fails when maxclients is reached.
   uint64_t NextClientId() { return next_client_id_.fetch_add(1) + 1; }

@@ -201,6 +201,7 @@ Status Worker::ListenUnix(const std::string& path, int perm) {
 void Worker::Start() {
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), ("worker-" + std::to_string(index_)).c_str());
+    tid_ = static_cast<int>(::gettid());
     event_base_dispatch(base_);
     // Close everything this worker owns on its own thread.
     {

@@ -61,6 +61,8 @@ class Worker {
   Server* server() const { return server_; }
   event_base* base() const { return base_; }
   int index() const { return index_; }
+  // The kernel's id of this worker's thread (0 until it runs), for INFO cpu.
+  int thread_id() const { return tid_.load(std::memory_order_relaxed); }
 
   // An accepted client socket and its addresses as CLIENT LIST shows them.
   struct Accepted {
@@ -107,6 +109,7 @@ class Worker {
 
   Server* server_;
   int index_;
+  std::atomic<int> tid_{0};
   bool serving_while_busy_ = false;
   event_base* base_;
   // CONFIG SET replaces the TCP listeners from any thread; this thread accepts.

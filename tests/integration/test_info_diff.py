@@ -97,8 +97,14 @@ def test_server_fields(kvrocks_server):
     assert s["executable"].endswith("/kvrocks")
     assert 0 <= s["lru_clock"] < (1 << 24)
     assert abs(s["lru_clock"] - int(time.time()) % (1 << 24)) <= 2
+    p = c.pipeline(transaction=False)
+    for i in range(30000):
+        p.set(f"cpu{i}", i)
+    p.execute()
     cpu = c.info("cpu")
     assert cpu["used_cpu_user_main_thread"] <= cpu["used_cpu_user"] + 0.01
+    # The workers' times (INFO reads their threads' /proc entries): some after the work.
+    assert cpu["used_cpu_user_main_thread"] + cpu["used_cpu_sys_main_thread"] > 0
     c.close()
 
 
