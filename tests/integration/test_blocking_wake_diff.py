@@ -519,6 +519,7 @@ def test_clients_that_send_before_they_are_accepted_are_served_in_order(fresh_se
     ours = served_in_order_before_anyone_else_connected(fresh_server.port, 40)
     assert ours == served_in_order_before_anyone_else_connected(redis_ref.port, 40)
 
+
 def swapdb_brings_an_expired_key(port):
     """Redis' list.tcl "SWAPDB wants to wake blocked client, but the key already
     expired" without its replication stream: SWAPDB signals the key it finds in

@@ -169,6 +169,7 @@ def test_many_flushdbs_leave_few_write_ahead_log_files(fresh_server):
     srv.start()
     assert srv.client().keys() == [b"kept"]
 
+
 def test_sync_writes_option(fresh_server):
     srv = fresh_server
     srv.extra = ["--rocksdb.sync-writes", "yes"]

@@ -526,6 +526,7 @@ def test_commands_beside_a_busy_script_leave_its_writes_to_it(fresh_server, redi
     ours = commands_beside_a_busy_writer(srv.port)
     assert ours == commands_beside_a_busy_writer(redis_ref.port)
 
+
 def test_precompiled_chunks_are_not_loaded(d):
     # Lua 5.1 does not verify bytecode: Redis' Lua parses every chunk as text.
     dump = "string.dump(function() return 1 end)"

@@ -411,6 +411,7 @@ def test_watch_during_a_busy_script_diff(kvrocks_server, redis_ref):
     assert ours == watch_during_a_busy_script(redis_ref.port)
     assert ours[0] == b"+OK\r\n"
 
+
 def test_mget_never_sees_half_of_an_mset(kvrocks_server):
     """MGET reads its keys from one RocksDB snapshot: beside MSETs on other
     connections (other workers) it sees all of one or none. With snapshots
