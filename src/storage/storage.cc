@@ -586,10 +586,10 @@ Status Storage::FlushDb(uint8_t physical_db) {
     // A memtable holding a range tombstone has its bloom filter off for
     // MultiGet (RocksDB 7.8), and every write's key lookup (Context::SettleUnread)
     // would search its skiplist until it is flushed: a third of a replica's CPU
-    // after a full sync. So the memtables are flushed, but at most every 100 ms:
+    // after a full sync. So the memtables are flushed, but at most every 20 ms:
     // each flush starts a new write-ahead log file, and a client's test suite
     // that runs FLUSHDB after every few writes spent 1 ms per FLUSHDB on them.
-    if (MonotonicUs() - last_flushdb_flush_us_.load() >= 100000) {
+    if (MonotonicUs() - last_flushdb_flush_us_.load() >= 20000) {
       FlushMemtablesAfterFlushDb();
     } else {
       flushdb_flush_deferred_ = true;

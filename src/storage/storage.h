@@ -119,7 +119,7 @@ class Storage {
 
   // Deletes every key of a physical db: a range delete in each column family
   // that holds any of its keys, then a flush of the memtables (see the .cc), at
-  // once or, within 100 ms of the last one, from FlushDeferredMemtables.
+  // once or, within 20 ms of the last one, from FlushDeferredMemtables.
   // The caller keeps writers of the db out (global lock, or a db no one maps).
   Status FlushDb(uint8_t physical_db);
   // The flush FlushDb put off, if any. Called by the server's cron.

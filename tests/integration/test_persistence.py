@@ -153,7 +153,7 @@ def test_many_flushdbs_leave_few_write_ahead_log_files(fresh_server):
     flushed the memtables it range-deleted, and each flush starts a write-ahead
     log file, which the counters' column family then kept alive: 3000 SET +
     FLUSHDB rounds left about 3000 log files, all replayed at the next start.
-    Now the flushes take every column family and come at most every 100 ms."""
+    Now the flushes take every column family and come at most every 20 ms."""
     srv = fresh_server.start()
     c = srv.client()
     p = c.pipeline(transaction=False)
