@@ -436,7 +436,12 @@ void Server::TouchKeys(const Context& ctx) {
     if (it == watched_.end()) continue;
     bool gone = kinds[i] == Context::TouchKind::kExpired || kinds[i] == Context::TouchKind::kRemoved;
     for (auto& [c, w] : it->second) {
-      if (w.since != 0 && Tracking::MarkTime(marks[i]) < w.since) continue;  // a busy script's, before WATCH
+      if (w.since != 0 && Tracking::MarkTime(marks[i]) < w.since) {
+        // A busy script's write before the WATCH, which Redis saw: after it the key
+        // was live or gone, not stale (WATCH read the committed data, without it).
+        w.stale = false;
+        continue;
+      }
       if (w.stale && gone) {
         w.stale = false;  // a key stale when watched is now gone: logically no change
         continue;

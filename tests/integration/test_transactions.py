@@ -412,6 +412,33 @@ def test_watch_during_a_busy_script_diff(kvrocks_server, redis_ref):
     assert ours[0] == b"+OK\r\n"
 
 
+def watch_a_stale_key_a_busy_script_rewrote(port):
+    """k1 has expired but is still there; the busy script sets it, then a client
+    WATCHes it: as in Redis the key was live for that WATCH (kvrocks reads the
+    committed data, where it was stale), so its deletion later aborts EXEC."""
+    c, script, w = RawClient(port), RawClient(port), RawClient(port)
+    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    c.call("DEL", "k1", "k2")
+    c.call("SET", "k1", "old", "PX", "1")
+    time.sleep(0.05)
+    c.call("CONFIG", "SET", "busy-reply-threshold", "50")
+    script.send_raw(encode(("EVAL", BUSY_WRITER, "2", "k1", "k2")))
+    poll_until(c, ("PING",), b"-BUSY")
+    got = [w.call("WATCH", "k1"), script.read_reply(), c.call("DEL", "k1")]
+    got += [w.call("MULTI"), w.call("SET", "done", "1"), w.call("EXEC")]
+    c.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    for x in (c, script, w):
+        x.close()
+    return got
+
+
+def test_watch_of_a_stale_key_a_busy_script_rewrote_diff(kvrocks_server, redis_ref):
+    ours = watch_a_stale_key_a_busy_script_rewrote(kvrocks_server.port)
+    assert ours == watch_a_stale_key_a_busy_script_rewrote(redis_ref.port)
+    assert ours[-1] == b"*-1\r\n"
+
+
 def test_mget_never_sees_half_of_an_mset(kvrocks_server):
     """MGET reads its keys from one RocksDB snapshot: beside MSETs on other
     connections (other workers) it sees all of one or none. With snapshots
