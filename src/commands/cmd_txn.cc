@@ -43,8 +43,10 @@ void Watch(CommandCall& call) {
   uint8_t db = call.server->storage()->PhysicalDb(call.conn->db);
   Database d(call.ctx, db);
   // While a script is busy, the WATCH lands in the middle of it, as in Redis: the
-  // script's writes so far do not count, those after it do.
+  // script's writes so far do not count, those after it do; and it judges expiry
+  // by the script's stopped clock.
   const uint64_t since = scripting::RunningScripts::Busy() ? call.server->tracking().Tick() : 0;
+  ExpiryTimeAt script_clock(since != 0 ? scripting::RunningScripts::BusyExpiryMs() : 0);
   for (size_t i = 1; i < call.args.size(); i++) {
     LoadedKey lk;
     bool stale = d.Peek(call.args[i], &lk).ok() && lk.on_disk && !lk.live;

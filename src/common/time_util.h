@@ -41,6 +41,22 @@ class ExpiryTimeFreeze {
   uint64_t outer_;
 };
 
+// Judges expiry as at `ms` for its lifetime, on this thread, whatever an enclosing
+// freeze says (0: leaves the clock alone). Redis stops the clock for every client
+// while a script runs: a WATCH during a busy script judges by the script's clock.
+class ExpiryTimeAt {
+ public:
+  explicit ExpiryTimeAt(uint64_t ms) : outer_(internal::frozen_expiry_ms) {
+    if (ms != 0) internal::frozen_expiry_ms = ms;
+  }
+  ~ExpiryTimeAt() { internal::frozen_expiry_ms = outer_; }
+  ExpiryTimeAt(const ExpiryTimeAt&) = delete;
+  ExpiryTimeAt& operator=(const ExpiryTimeAt&) = delete;
+
+ private:
+  uint64_t outer_;
+};
+
 // Judges expiry as at time 0 for its lifetime, on this thread: every stored key
 // and hash field reads as live (an expiry of 1 ms, PXAT 1, included), and so
 // none is found expired (and deleted) by a read. Redis' debug commands (DEBUG OBJECT, DEBUG DIGEST,

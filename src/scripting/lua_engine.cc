@@ -34,6 +34,7 @@ struct Running {
 std::mutex running_mu;
 std::set<Running*> running;
 std::atomic<int> busy_count{0};
+std::atomic<uint64_t> busy_expiry_ms{0};  // RunningScripts::BusyExpiryMs
 std::atomic<int64_t> busy_threshold_ms{5000};
 
 // The script of this thread, for the redis.* functions and the hook.
@@ -43,6 +44,8 @@ thread_local bool aborting = false;  // the host asked to stop (re-run)
 }  // namespace
 
 bool RunningScripts::Busy() { return busy_count.load(std::memory_order_relaxed) > 0; }
+
+uint64_t RunningScripts::BusyExpiryMs() { return Busy() ? busy_expiry_ms.load() : 0; }
 
 void RunningScripts::SetBusyThresholdMs(int64_t ms) { busy_threshold_ms = ms; }
 
@@ -189,6 +192,7 @@ void CountHook(lua_State* L, lua_Debug*) {
       std::lock_guard<std::mutex> g(running_mu);
       r->busy = true;
     }
+    busy_expiry_ms = ExpiryNowMs();  // this thread's, frozen for the script
     busy_count++;
     LOG(WARNING) << "Slow script detected: still in execution after " << elapsed
                  << " milliseconds. You can try killing the script using the SCRIPT KILL command.";

@@ -72,6 +72,9 @@ class RunningScripts {
  public:
   // True while some script has run longer than busy-reply-threshold.
   static bool Busy();
+  // The expiry clock (ExpiryNowMs) the busy script stopped at its start (the
+  // last script to turn busy, if several); 0 when none is busy.
+  static uint64_t BusyExpiryMs();
   // The -BUSY error text (it names SCRIPT KILL or FUNCTION KILL).
   static std::string BusyError();
   // SCRIPT KILL (functions false) / FUNCTION KILL (true): "" if killed, else

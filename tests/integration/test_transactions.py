@@ -439,6 +439,33 @@ def test_watch_of_a_stale_key_a_busy_script_rewrote_diff(kvrocks_server, redis_r
     assert ours[-1] == b"*-1\r\n"
 
 
+def watch_a_key_whose_ttl_ends_in_a_busy_script(port):
+    """k1's TTL ends while the script runs: Redis judges expiry by the clock it
+    stopped when the script started, for every client, so k1 is live for the
+    WATCH, and expired at EXEC (which then aborts)."""
+    c, script, w = RawClient(port), RawClient(port), RawClient(port)
+    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    c.call("DEL", "k1", "k2")
+    c.call("SET", "k1", "v", "PX", "300")
+    c.call("CONFIG", "SET", "busy-reply-threshold", "50")
+    script.send_raw(encode(("EVAL", BUSY_WRITER, "2", "k3", "k2")))
+    poll_until(c, ("PING",), b"-BUSY")
+    time.sleep(0.5)
+    got = [w.call("WATCH", "k1"), script.read_reply()]
+    got += [w.call("MULTI"), w.call("SET", "done", "1"), w.call("EXEC")]
+    c.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+    c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    for x in (c, script, w):
+        x.close()
+    return got
+
+
+def test_watch_during_a_busy_script_judges_expiry_by_its_clock_diff(kvrocks_server, redis_ref):
+    ours = watch_a_key_whose_ttl_ends_in_a_busy_script(kvrocks_server.port)
+    assert ours == watch_a_key_whose_ttl_ends_in_a_busy_script(redis_ref.port)
+    assert ours[-1] == b"*-1\r\n"
+
+
 def test_mget_never_sees_half_of_an_mset(kvrocks_server):
     """MGET reads its keys from one RocksDB snapshot: beside MSETs on other
     connections (other workers) it sees all of one or none. With snapshots
