@@ -430,42 +430,38 @@ def test_watch_during_a_busy_script_diff(kvrocks_server, redis_ref):
     assert ours[0] == b"+OK\r\n"
 
 
-def watch_a_stale_key_a_busy_script_rewrote(port):
-    """k1 has expired but is still there; the busy script sets it, then a client
-    WATCHes it: as in Redis the key was live for that WATCH (kvrocks reads the
-    committed data, where it was stale), so its deletion later aborts EXEC."""
+# What a WATCH of k1 during the busy script sees, as Redis sees it; each case aborts
+# EXEC: (script keys, setup, seconds to wait before the WATCH, commands after the script).
+WATCH_K1_CASES = {
+    # k1 has expired but is still there; the script sets it before the WATCH: the
+    # key was live for that WATCH (kvrocks reads the committed data, where it was
+    # stale), so its deletion later aborts EXEC.
+    "stale_key_the_script_rewrote": (("k1", "k2"), [("SET", "k1", "old", "PX", "1"), ("DEBUG", "SLEEP", "0.05")],
+                                     0, [("DEL", "k1")]),
+    # k1's TTL ends while the script runs: Redis judges expiry by the clock it
+    # stopped at the script's start, for every client, so k1 is live for the
+    # WATCH and expired at EXEC.
+    "ttl_ending_in_the_script": (("k3", "k2"), [("SET", "k1", "v", "PX", "300")], 0.5, []),
+}
+
+
+def watch_k1_during_a_busy_script(port, case):
+    keys, setup, wait, after = WATCH_K1_CASES[case]
     watchers = [RawClient(port) for _ in range(2)]  # one on each worker
-    with busy_writer(port, "k1", "k2", [("SET", "k1", "old", "PX", "1"), ("DEBUG", "SLEEP", "0.05")]) as (c, script):
-        got = [w.call("WATCH", "k1") for w in watchers] + [script.read_reply(), c.call("DEL", "k1")]
-        for w in watchers:
-            got += [w.call("MULTI"), w.call("SET", "done", "1"), w.call("EXEC")]
-            w.close()
-    return got
-
-
-def test_watch_of_a_stale_key_a_busy_script_rewrote_diff(kvrocks_server, redis_ref):
-    ours = watch_a_stale_key_a_busy_script_rewrote(kvrocks_server.port)
-    assert ours == watch_a_stale_key_a_busy_script_rewrote(redis_ref.port)
-    assert ours[-1] == ours[-4] == b"*-1\r\n"
-
-
-def watch_a_key_whose_ttl_ends_in_a_busy_script(port):
-    """k1's TTL ends while the script runs: Redis judges expiry by the clock it
-    stopped when the script started, for every client, so k1 is live for the
-    WATCH, and expired at EXEC (which then aborts)."""
-    watchers = [RawClient(port) for _ in range(2)]  # one on each worker
-    with busy_writer(port, "k3", "k2", [("SET", "k1", "v", "PX", "300")]) as (c, script):
-        time.sleep(0.5)
+    with busy_writer(port, *keys, setup) as (c, script):
+        time.sleep(wait)
         got = [w.call("WATCH", "k1") for w in watchers] + [script.read_reply()]
+        got += [c.call(*cmd) for cmd in after]
         for w in watchers:
             got += [w.call("MULTI"), w.call("SET", "done", "1"), w.call("EXEC")]
             w.close()
     return got
 
 
-def test_watch_during_a_busy_script_judges_expiry_by_its_clock_diff(kvrocks_server, redis_ref):
-    ours = watch_a_key_whose_ttl_ends_in_a_busy_script(kvrocks_server.port)
-    assert ours == watch_a_key_whose_ttl_ends_in_a_busy_script(redis_ref.port)
+@pytest.mark.parametrize("case", list(WATCH_K1_CASES))
+def test_watch_during_a_busy_script_sees_the_key_as_redis_does_diff(kvrocks_server, redis_ref, case):
+    ours = watch_k1_during_a_busy_script(kvrocks_server.port, case)
+    assert ours == watch_k1_during_a_busy_script(redis_ref.port, case)
     assert ours[-1] == ours[-4] == b"*-1\r\n"
 
 
