@@ -162,7 +162,10 @@ void Connection::RunPostponed() {
   std::vector<std::string> args = std::move(postponed_args);
   postponed_args.clear();
   processing_ = true;
+  read_arrival_ns_ = postponed_arrival_ns;
+  postponed_arrival_ns = 0;
   Dispatch(this, args);
+  read_arrival_ns_ = 0;
   processing_ = false;
   Resume();
 }

@@ -147,6 +147,9 @@ class Connection {
   // Counted in Server::BlockedCount; a kill takes it out at once (any thread).
   std::atomic<bool> postpone_counted{false};
   std::vector<std::string> postponed_args;
+  // A command parked behind wakes (Server::ParkBehindWakes) runs with the
+  // kernel's receive time it came with (0: the time it runs).
+  uint64_t postponed_arrival_ns = 0;
   // Runs the postponed command, then what arrived after it.
   void RunPostponed();
   // CLIENT REPLY OFF / SKIP (the next command's reply) state.

@@ -4,6 +4,8 @@
 #include "server/dispatch.h"
 
 #include <functional>
+#include <set>
+#include <string_view>
 
 #include <event2/event.h>
 #include <glog/logging.h>
@@ -410,6 +412,45 @@ size_t PrefetchGets(Connection* conn, std::string_view input) {
 
 namespace {
 
+// Whether a command takes what blocked clients wait for: the blocking commands
+// that write and the pops and moves they are the blocking forms of.
+bool TakesWaitedData(const CommandSpec& spec) {
+  if ((spec.flags & kCmdBlocking) && (spec.flags & kCmdWrite)) return true;
+  static const std::set<std::string_view> kTakers = {"lpop",    "rpop",    "lmpop",   "lmove",
+                                                      "zpopmin", "zpopmax", "zmpop",   "rpoplpush"};
+  return kTakers.count(spec.name) > 0;
+}
+
+// The keys (logical db, name) of a call that TakesWaitedData, or of such calls
+// queued in the transaction EXEC runs; none for any other call.
+std::vector<std::pair<uint8_t, std::string>> TakenKeys(Connection* conn, const CommandSpec& spec,
+                                                       const std::vector<std::string>& args) {
+  std::vector<std::pair<uint8_t, std::string>> keys;
+  auto add = [&](const CommandSpec& s, const std::vector<std::string>& a) {
+    if (!TakesWaitedData(s)) return;
+    for (std::string& k : CommandKeyFinder(s, a).Names(a)) keys.emplace_back(conn->db, std::move(k));
+  };
+  if (!conn->in_multi) {
+    add(spec, args);
+  } else if (std::string_view(spec.name) == "exec") {
+    for (const auto& q : conn->queued) {
+      if (const CommandSpec* s = CommandTable::Instance().Find(q[0])) add(*s, q);
+    }
+  }
+  return keys;
+}
+
+// Parks conn's call (Server::ParkBehindWakes) if it would take from a key whose
+// waiters are being served. Called once the call holds its keys' locks: a write
+// to them that ran before has posted its wakes by then.
+bool ParkedBehindWakes(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
+  if (!srv->ServingWakes() || conn->is_master || scripting::RunningScripts::Busy()) return false;
+  auto keys = TakenKeys(conn, spec, args);
+  if (keys.empty()) return false;
+  std::vector<std::string> parked = args;
+  return srv->ParkBehindWakes(conn, std::move(keys), &parked);
+}
+
 // RunCommand; `logged` are the arguments the slow log shows.
 void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
              const std::vector<std::string>& logged) {
@@ -438,6 +479,7 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     const bool busy_watch = (spec.flags & kCmdAllowBusy) && scripting::RunningScripts::Busy();
     const bool lock = (spec.flags & kCmdWrite) || ((spec.flags & kCmdLocksKeys) && !busy_watch);
     if (lock) batcher->Lock(LockKeys(srv, conn, spec, args, call));
+    if (!retry && ParkedBehindWakes(srv, conn, spec, args)) return;
     RememberReads(srv, conn, spec, args);
     Invoke(spec, call);
     if (call.rerun_exclusive) {

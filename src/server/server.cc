@@ -836,15 +836,63 @@ void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool
     if (who == Wakes::kGroupReaders && !waiter.group_read) continue;
     if (!freed_waiters_.empty() && freed_waiters_.count(waiter.id) > 0) continue;
     int slot = ReserveSlot(ticket, kind, {waiter.worker, waiter.id});
-    waiter.worker->Post([worker = waiter.worker, id = waiter.id, ready = it->first, removed, ticket, slot] {
-      Connection* c = worker->Find(id);
-      if (c == nullptr) return;
-      RunWithTicket(ticket, slot, [&] { c->RetryBlocked(ready, removed); });
-      // The client waits for this retry's writes to be committed, not just made.
-      if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
+    serving_[it->first].insert(waiter.arrival_ns);
+    wakes_in_flight_++;
+    waiter.worker->Post([this, worker = waiter.worker, id = waiter.id, arrival = waiter.arrival_ns,
+                         ready = it->first, removed, ticket, slot] {
+      if (Connection* c = worker->Find(id)) {
+        RunWithTicket(ticket, slot, [&] { c->RetryBlocked(ready, removed); });
+        // The client waits for this retry's writes to be committed, not just made.
+        if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
+      }
+      WakeRan(ready, arrival);
     });
     if (who == Wakes::kFirst) break;
   }
+}
+
+bool Server::ServedBefore(const std::pair<uint8_t, std::string>& key, uint64_t arrival_ns) const {
+  auto it = serving_.find(key);
+  return it != serving_.end() && *it->second.begin() < arrival_ns;
+}
+
+void Server::WakeRan(const std::pair<uint8_t, std::string>& key, uint64_t arrival_ns) {
+  std::vector<Parked> released;
+  {
+    std::lock_guard<std::mutex> g(blocked_mu_);
+    wakes_in_flight_--;
+    auto it = serving_.find(key);
+    if (it == serving_.end()) return;
+    it->second.erase(it->second.find(arrival_ns));
+    if (it->second.empty()) serving_.erase(it);
+    for (auto p = parked_.begin(); p != parked_.end();) {
+      auto waits = [&](const auto& k) { return ServedBefore(k, p->arrival_ns); };
+      if (std::any_of(p->keys.begin(), p->keys.end(), waits)) {
+        ++p;
+        continue;
+      }
+      released.push_back(std::move(*p));
+      p = parked_.erase(p);
+    }
+  }
+  // In the order they parked.
+  for (const Parked& p : released) {
+    p.worker->Post([w = p.worker, id = p.id] {
+      if (Connection* c = w->Find(id)) c->RunPostponed();
+    });
+  }
+}
+
+bool Server::ParkBehindWakes(Connection* conn, std::vector<std::pair<uint8_t, std::string>> keys,
+                             std::vector<std::string>* args) {
+  const uint64_t arrival = conn->CommandArrivalNs();
+  std::lock_guard<std::mutex> g(blocked_mu_);
+  if (std::none_of(keys.begin(), keys.end(), [&](const auto& k) { return ServedBefore(k, arrival); })) return false;
+  conn->postponed = true;
+  conn->postponed_args = std::move(*args);
+  conn->postponed_arrival_ns = arrival;
+  parked_.push_back(Parked{conn->worker(), conn->id(), arrival, std::move(keys)});
+  return true;
 }
 
 void Server::WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys) {

@@ -195,6 +195,18 @@ class Server {
   // to a WakeScope's ticket, the client waits (awaiting_wakes) with the
   // ticket's owner for the rest of the ticket's retries; false if there is none.
   bool HoldForWakes(Connection* conn);
+  // Redis serves every client a write unblocks before any other command runs;
+  // here their retries run on their own workers a moment later, and meanwhile
+  // another client's pop (in Redis' order after them) could take what a waiter
+  // that came before it was woken for, leaving that waiter blocked for good.
+  // So such a command (TakesWaitedData) on a key with a retry still to run for
+  // a client that was waiting before the command arrived is parked: conn stops
+  // (`postponed`, args kept) and runs again, with its arrival time, once those
+  // retries have run. False if no key (logical db, name) has such a retry.
+  bool ParkBehindWakes(Connection* conn, std::vector<std::pair<uint8_t, std::string>> keys,
+                       std::vector<std::string>* args);
+  // Whether any key is being served (no lock: a hint for the dispatcher).
+  bool ServingWakes() const { return wakes_in_flight_.load(std::memory_order_relaxed) > 0; }
   // Retries every XREADGROUP blocked on these (logical db, key)s: a client
   // ahead of them found their stream deleted or overwritten and stays blocked.
   void WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys);
@@ -334,6 +346,24 @@ class Server {
     uint64_t arrival_ns;  // a key's waiters queue in the order their commands arrived
   };
   std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>> blocked_;
+  // Retries posted for each key and not yet run, by their waiters' arrival
+  // times (under blocked_mu_), their number, and the clients parked behind them
+  // (ParkBehindWakes) with their commands' arrival times.
+  std::map<std::pair<uint8_t, std::string>, std::multiset<uint64_t>> serving_;
+  std::atomic<uint32_t> wakes_in_flight_{0};
+  struct Parked {
+    Worker* worker;
+    uint64_t id;
+    uint64_t arrival_ns;
+    std::vector<std::pair<uint8_t, std::string>> keys;
+  };
+  std::vector<Parked> parked_;
+  // Whether a command that arrived at arrival_ns must wait for the retries of key:
+  // one of them serves a client that was waiting before it came (under blocked_mu_).
+  bool ServedBefore(const std::pair<uint8_t, std::string>& key, uint64_t arrival_ns) const;
+  // The retry of a client that arrived at arrival_ns, posted for key, has run:
+  // the clients parked on key that no longer wait for an earlier one run again.
+  void WakeRan(const std::pair<uint8_t, std::string>& key, uint64_t arrival_ns);
   std::atomic<size_t> blocked_clients_{0};  // written under blocked_mu_; read without it
   std::atomic<size_t> timed_blocked_clients_{0};  // the same
   // Takes conn out of the two counts above if it still is in them (under blocked_mu_).

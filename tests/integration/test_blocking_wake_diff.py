@@ -3,6 +3,7 @@ that creates the key it waits on (RENAME, COPY, MOVE, SORT STORE, ZUNIONSTORE,
 RESTORE, scripts, SWAPDB), and for XREADGROUP the deletion or overwrite of its
 stream (-UNBLOCKED) or of its group (-NOGROUP). The blocked client's reply
 bytes are compared."""
+import socket
 import time
 
 import pytest
@@ -602,3 +603,49 @@ def test_a_client_unblocked_in_a_transaction_is_not_blocked_for_the_rest_of_it(k
     ours = unblocked_twice(kvrocks_server.port, shift)
     assert ours == unblocked_twice(redis_ref.port, shift)
     assert ours[4] == b"*3\r\n:1\r\n:0\r\n+OK\r\n"
+
+
+
+TAKERS = [
+    [["LPOP", "l"]],
+    [["LMPOP", "1", "l", "LEFT"]],
+    [["MULTI"], ["RPOP", "l"], ["EXEC"]],
+    [["BRPOPLPUSH", "l", "mine", "0.2"]],
+    [["BLPOP", "l", "0.2"]],
+]
+
+
+def reply_or_timeout(client):
+    try:
+        return client.read_reply()
+    except socket.timeout:
+        return b"(still waiting)"
+
+
+def waiter_and_late_taker(port, taker, rounds):
+    """w waits in BLPOP l; then c pushes, and t, on c's worker, sends a pop of l
+    right behind the push, without waiting for its reply. Redis serves w before
+    any other command runs: w gets the element, t finds nothing. kvrocks serves
+    w on w's worker a moment later, and t took the element first in about every
+    other round (w then waited on). The replies of w and t, round by round."""
+    out = []
+    for _ in range(rounds):
+        c, w, t = RawClient(port), RawClient(port), RawClient(port)  # c and t share a worker, w has the other
+        c.call("FLUSHALL")
+        w.send_raw(encode(["BLPOP", "l", "0"]))
+        assert blocked(c)
+        c.send_raw(encode(["LPUSH", "l", "e"]))
+        t.send_raw(b"".join(encode(cmd) for cmd in taker))
+        c.read_reply()
+        w.sock.settimeout(2)
+        out.append(reply_or_timeout(w))
+        out.append([t.read_reply() for _ in taker])
+        for x in (c, w, t):
+            x.close()
+    return out
+
+
+@pytest.mark.parametrize("taker", range(len(TAKERS)))
+def test_a_waiter_is_served_before_a_later_pop_takes_its_element(kvrocks_server, redis_ref, taker):
+    ours = waiter_and_late_taker(kvrocks_server.port, TAKERS[taker], 10)
+    assert ours == waiter_and_late_taker(redis_ref.port, TAKERS[taker], 10)
