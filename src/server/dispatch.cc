@@ -446,9 +446,7 @@ std::vector<std::pair<uint8_t, std::string>> TakenKeys(Connection* conn, const C
 bool ParkedBehindWakes(Server* srv, Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args) {
   if (!srv->ServingWakes() || conn->is_master || scripting::RunningScripts::Busy()) return false;
   auto keys = TakenKeys(conn, spec, args);
-  if (keys.empty()) return false;
-  std::vector<std::string> parked = args;
-  return srv->ParkBehindWakes(conn, std::move(keys), &parked);
+  return !keys.empty() && srv->ParkBehindWakes(conn, std::move(keys), args);
 }
 
 // RunCommand; `logged` are the arguments the slow log shows.

@@ -884,12 +884,12 @@ void Server::WakeRan(const std::pair<uint8_t, std::string>& key, uint64_t arriva
 }
 
 bool Server::ParkBehindWakes(Connection* conn, std::vector<std::pair<uint8_t, std::string>> keys,
-                             std::vector<std::string>* args) {
+                             const std::vector<std::string>& args) {
   const uint64_t arrival = conn->CommandArrivalNs();
   std::lock_guard<std::mutex> g(blocked_mu_);
   if (std::none_of(keys.begin(), keys.end(), [&](const auto& k) { return ServedBefore(k, arrival); })) return false;
   conn->postponed = true;
-  conn->postponed_args = std::move(*args);
+  conn->postponed_args = args;  // copied only when it parks
   conn->postponed_arrival_ns = arrival;
   parked_.push_back(Parked{conn->worker(), conn->id(), arrival, std::move(keys)});
   return true;

@@ -204,7 +204,7 @@ class Server {
   // (`postponed`, args kept) and runs again, with its arrival time, once those
   // retries have run. False if no key (logical db, name) has such a retry.
   bool ParkBehindWakes(Connection* conn, std::vector<std::pair<uint8_t, std::string>> keys,
-                       std::vector<std::string>* args);
+                       const std::vector<std::string>& args);
   // Whether any key is being served (no lock: a hint for the dispatcher).
   bool ServingWakes() const { return wakes_in_flight_.load(std::memory_order_relaxed) > 0; }
   // Retries every XREADGROUP blocked on these (logical db, key)s: a client
