@@ -215,6 +215,9 @@ int main(int argc, char** argv) {
     kvrocks::scripting::RunningScripts::SetBusyThresholdMs(c.busy_reply_threshold);
     return Status::OK();
   });
+  // Read before the workers start: from then on CONFIG SET and REPLICAOF may change them.
+  const std::string listening = cfg.port != 0 ? cfg.bind + ":" + std::to_string(cfg.port) : "no TCP port";
+  const bool replica_at_start = !cfg.replicaof.empty();
   s = server.Start();
   if (!s.ok()) {
     LOG(ERROR) << "Failed to start server: " << s.message();
@@ -223,13 +226,12 @@ int main(int argc, char** argv) {
   if (!cfg.pidfile.empty()) {
     std::ofstream(cfg.pidfile) << getpid() << "\n";
   }
-  LOG(INFO) << "kvrocks " << kvrocks::kKvrocksVersion << " ready to accept connections on "
-            << (cfg.port != 0 ? cfg.bind + ":" + std::to_string(cfg.port) : "no TCP port")
+  LOG(INFO) << "kvrocks " << kvrocks::kKvrocksVersion << " ready to accept connections on " << listening
             << (cfg.unixsocket.empty() ? "" : " and at " + cfg.unixsocket) << " with " << cfg.workers
             << " workers, data in " << cfg.dir;
-  kvrocks::NotifySystemd(cfg.replicaof.empty() ? "STATUS=Ready to accept connections\n"
-                                               : "STATUS=Ready to accept connections in read-only mode. Waiting for "
-                                                 "MASTER <-> REPLICA sync\n");
+  kvrocks::NotifySystemd(!replica_at_start ? "STATUS=Ready to accept connections\n"
+                                           : "STATUS=Ready to accept connections in read-only mode. Waiting for "
+                                             "MASTER <-> REPLICA sync\n");
   kvrocks::NotifySystemd("READY=1\n");
 
   std::thread signal_thread([&server, &cfg, sigs] {

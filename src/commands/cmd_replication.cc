@@ -22,7 +22,7 @@ void ReplicaOf(CommandCall& call) {
     if (rep->is_replica()) {
       LOG(INFO) << "MASTER MODE enabled (user request)";
       rep->Unfollow();
-      call.server->config()->replicaof.clear();
+      call.server->config()->SetValue(&Config::replicaof, "");
     }
     return reply::Ok(call.out);
   }
@@ -34,7 +34,7 @@ void ReplicaOf(CommandCall& call) {
     return reply::Simple(call.out, "OK Already connected to specified master");
   }
   LOG(INFO) << "REPLICAOF " << a[1] << ":" << port << " enabled (user request)";
-  call.server->config()->replicaof = a[1] + " " + std::to_string(port);
+  call.server->config()->SetValue(&Config::replicaof, a[1] + " " + std::to_string(port));
   rep->Follow(a[1], static_cast<int>(port));
   reply::Ok(call.out);
 }

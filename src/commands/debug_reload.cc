@@ -148,7 +148,7 @@ void DebugReload(CommandCall& call) {
     return;
   }
   Server* srv = call.server;
-  const std::string path = srv->config()->dir + "/" + srv->config()->dbfilename;
+  const std::string path = srv->config()->dir + "/" + srv->config()->Value(&Config::dbfilename);
   Status s = call.ctx->Commit();  // an EXEC's writes before it are part of what is saved
   if (s.ok() && save) {
     const uint64_t covered = srv->stats().dirty.load();

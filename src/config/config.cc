@@ -804,13 +804,19 @@ Status Config::SetAtRuntime(const std::vector<std::pair<std::string, std::string
     }
   }
   if (!refusal.ok()) return refusal;
+  std::lock_guard<std::mutex> update(update_mu_);
   std::vector<std::string> old;
   for (Option* o : opts) old.push_back(o->get());
   auto restore = [&](size_t n) {
+    std::unique_lock<std::shared_mutex> values(values_mu_);
     for (size_t i = n; i-- > 0;) opts[i]->set(old[i]);
   };
   for (size_t i = 0; i < opts.size(); i++) {
-    Status s = opts[i]->set(pairs[i].second);
+    Status s;
+    {
+      std::unique_lock<std::shared_mutex> values(values_mu_);
+      s = opts[i]->set(pairs[i].second);
+    }
     if (!s.ok()) {
       restore(i + 1);
       return failed(names[i], s.message());
@@ -834,7 +840,19 @@ Status Config::SetAtRuntime(const std::vector<std::pair<std::string, std::string
   return Status::OK();
 }
 
+std::string Config::Value(std::string Config::*field) const {
+  std::shared_lock<std::shared_mutex> values(values_mu_);
+  return this->*field;
+}
+
+void Config::SetValue(std::string Config::*field, std::string value) {
+  std::lock_guard<std::mutex> update(update_mu_);
+  std::unique_lock<std::shared_mutex> values(values_mu_);
+  this->*field = std::move(value);
+}
+
 std::vector<std::pair<std::string, std::string>> Config::Get(const std::string& pattern) const {
+  std::shared_lock<std::shared_mutex> values(values_mu_);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& o : options_) {
     if (StringMatch(pattern, o->name, true)) out.emplace_back(o->name, o->get());
@@ -913,6 +931,8 @@ Status Config::LoadFile(const std::string& path) {
 
 Status Config::Rewrite(const std::vector<std::string>& users) const {
   if (config_file.empty()) return Status::InvalidArgument("The server is running without a config file");
+  // Values only change under update_mu_; holding it also keeps two rewrites of the file apart.
+  std::lock_guard<std::mutex> update(update_mu_);
   std::vector<std::string> lines;
   {
     std::ifstream in(config_file);

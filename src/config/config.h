@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -217,9 +218,25 @@ struct Config {
   // Registers a function run after CONFIG SET name succeeds at run time.
   void OnSet(const std::string& name, SetHook hook);
 
+  // Threads. CONFIG SET runs on any worker while other threads read options.
+  // Changes at run time (SetAtRuntime, SetValue) are serialized with each other,
+  // hooks included, as in Redis' single thread (Rewrite holds that lock too);
+  // values change under a reader-writer lock that Get and Value take. So a
+  // thread other than the one changing options reads a string option through
+  // Value(), never the field itself (a string copied while it is assigned can
+  // come out torn). Hooks, startup code and the changing thread itself read
+  // fields directly. Numeric and bool options are single aligned words read
+  // without the lock: a reader sees the old or the new value (the fields that
+  // need more are std::atomic, or guarded below).
+  std::string Value(std::string Config::*field) const;
+  // Sets a string option outside CONFIG SET (REPLICAOF records replicaof).
+  void SetValue(std::string Config::*field, std::string value);
+
   struct Option;
 
  private:
+  mutable std::mutex update_mu_;             // one run-time change at a time
+  mutable std::shared_mutex values_mu_;      // values change under it exclusively
   mutable std::mutex percentiles_mu_;  // INFO reads them on any worker
   std::vector<double> latency_percentiles_{50, 99, 99.9};
   mutable std::mutex save_points_mu_;  // the cron thread reads them

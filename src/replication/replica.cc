@@ -234,7 +234,7 @@ Status Replica::Session(const std::string& host, int port) {
   const Config* cfg = server_->config();
   MasterLink link(&stop_, &server_->stats().net_repl_input_bytes);
   state_ = kConnecting;
-  Status s = link.Connect(host, port, cfg->repl_timeout * 1000, cfg->bind_source_addr);
+  Status s = link.Connect(host, port, cfg->repl_timeout * 1000, cfg->Value(&Config::bind_source_addr));
   if (!s.ok()) return s;
   last_io_ms_ = NowMonoMs();
   s = Handshake(&link, host, port);
@@ -258,18 +258,21 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
       line.rfind("-ERR operation not permitted", 0) != 0) {
     return Status::IOError("error reply to PING from master: " + line);
   }
-  if (!cfg->masterauth.empty()) {
+  // String options through Value(): CONFIG SET may change them on a worker meanwhile.
+  const std::string masterauth = cfg->Value(&Config::masterauth), masteruser = cfg->Value(&Config::masteruser);
+  if (!masterauth.empty()) {
     std::vector<std::string> auth = {"AUTH"};
-    if (!cfg->masteruser.empty()) auth.push_back(cfg->masteruser);
-    auth.push_back(cfg->masterauth);
+    if (!masteruser.empty()) auth.push_back(masteruser);
+    auth.push_back(masterauth);
     if (!(s = ask(auth)).ok()) return s;
     if (line != "+OK") return Status::IOError("unable to AUTH to MASTER: " + line);
   }
   int announce_port = cfg->replica_announce_port > 0 ? cfg->replica_announce_port : cfg->port;
   if (!(s = ask({"REPLCONF", "listening-port", std::to_string(announce_port)})).ok()) return s;
   if (line[0] == '-') LOG(WARNING) << "Master does not understand REPLCONF listening-port: " << line;
-  if (!cfg->replica_announce_ip.empty()) {
-    if (!(s = ask({"REPLCONF", "ip-address", cfg->replica_announce_ip})).ok()) return s;
+  const std::string announce_ip = cfg->Value(&Config::replica_announce_ip);
+  if (!announce_ip.empty()) {
+    if (!(s = ask({"REPLCONF", "ip-address", announce_ip})).ok()) return s;
   }
   if (!(s = ask({"REPLCONF", "capa", "eof", "capa", "psync2"})).ok()) return s;
 

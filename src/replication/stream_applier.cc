@@ -158,7 +158,7 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
     std::string cmd;
     for (size_t i = 0; i < args.size() && i < 4; i++) cmd += (i ? " " : "") + args[i].substr(0, 64);
     LOG(ERROR) << "Replication: cannot apply '" << cmd << "': " << out.substr(1, out.find('\r') - 1);
-    if (server_->config()->replica_apply_errors == "disconnect") {
+    if (server_->config()->Value(&Config::replica_apply_errors) == "disconnect") {
       return Status::IOError("command from master failed: " + out.substr(1, out.find('\r') - 1));
     }
   }

@@ -19,7 +19,8 @@ bool ApplyOomScoreAdj(const Config& cfg, bool replica) {
   static int base = 0;
   std::lock_guard<std::mutex> g(mu);
   int value;
-  if (cfg.oom_score_adj != "no") {
+  const std::string mode = cfg.Value(&Config::oom_score_adj);  // REPLICAOF calls this beside CONFIG SET
+  if (mode != "no") {
     if (!adjusted) {
       char buf[64] = {};
       int fd = ::open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
@@ -33,7 +34,7 @@ bool ApplyOomScoreAdj(const Config& cfg, bool replica) {
       adjusted = true;
     }
     value = cfg.oom_score_adj_values[replica ? 1 : 0];
-    if (cfg.oom_score_adj == "yes") value += base;
+    if (mode == "yes") value += base;
     value = std::clamp(value, -1000, 1000);
   } else if (adjusted) {
     adjusted = false;

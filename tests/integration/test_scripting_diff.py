@@ -256,7 +256,9 @@ def test_self_referencing_table_stops_at_the_stack_limit(kvrocks_server, redis_r
             c.send_raw(b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(script), script.encode()))
             buf = b""
             while not buf.endswith(b"-ERR reached lua stack limit\r\n") and not buf.endswith(b"\r\n\r\n"):
-                buf += c.sock.recv(1 << 20)
+                chunk = c.sock.recv(1 << 20)
+                assert chunk, "the server closed the connection"
+                buf += chunk
             assert c.call("PING") == b"+PONG\r\n"
             c.close()
             got.append(buf.count(b"\r\n"))

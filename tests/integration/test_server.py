@@ -5,12 +5,13 @@ import os
 import resource
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
 import redis
 
-from conftest import KVROCKS_BIN, REDIS_BIN, Kvrocks, RawClient, free_port, wait_ready
+from conftest import KVROCKS_BIN, REDIS_BIN, Kvrocks, RawClient, encode, free_port, wait_ready
 
 
 def test_ping_echo_time(r):
@@ -59,6 +60,35 @@ def test_config_get_set(r):
     r.config_set("maxclients", 10000)
     multi = r.execute_command("CONFIG", "GET", "maxclients", "timeout")
     assert len(multi) in (2, 4)
+
+
+def test_config_get_never_sees_a_value_half_set(kvrocks_server):
+    """CONFIG SET on one worker while CONFIG GET runs on the other: every reply
+    holds one whole value (a string copied while it was assigned came out torn,
+    a 30000-byte reply holding the 65536-byte value's 'a's, 35 times in 1800 gets)."""
+    values = [b"a" * 65536, b"b" * 30000]
+    setter, getter = RawClient(kvrocks_server.port), RawClient(kvrocks_server.port)  # one on each worker
+    setter.call("CONFIG", "SET", "masterauth", values[1])
+    whole = {encode(["masterauth", v]) for v in values}
+    sets = b"".join(encode(["CONFIG", "SET", "masterauth", v]) for v in values * 50)
+
+    def set_in_batches():
+        for _ in range(20):
+            setter.send_raw(sets)
+            for _ in range(100):
+                setter.read_reply()
+
+    thread = threading.Thread(target=set_in_batches)
+    thread.start()
+    torn = 0
+    while thread.is_alive():
+        getter.send_raw(encode(["CONFIG", "GET", "masterauth"]) * 20)
+        torn += sum(getter.read_reply() not in whole for _ in range(20))
+    thread.join()
+    setter.call("CONFIG", "SET", "masterauth", "")
+    setter.close()
+    getter.close()
+    assert torn == 0
 
 
 def start_with_conf(srv, tmp_path, text):
