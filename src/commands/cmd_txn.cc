@@ -11,6 +11,7 @@ void Multi(CommandCall& call) {
   if (call.conn->in_multi) return ReplyError(call, "ERR MULTI calls can not be nested");
   call.conn->in_multi = true;
   call.conn->multi_mem.store(0, std::memory_order_relaxed);
+  call.conn->multi_count.store(0, std::memory_order_relaxed);
   call.conn->multi_error = false;
   call.conn->queued.clear();
   reply::Ok(call.out);

@@ -473,7 +473,7 @@ std::string Connection::InfoLine() {
   s += " sub=" + std::to_string(subscription_count[0].load());
   s += " psub=" + std::to_string(subscription_count[1].load());
   s += " ssub=" + std::to_string(subscription_count[2].load());
-  s += " multi=" + std::to_string(in_multi ? static_cast<int64_t>(queued.size()) : -1);
+  s += " multi=" + std::to_string(in_multi ? static_cast<int64_t>(multi_count.load()) : -1);
   s += " qbuf=" + std::to_string(query_buffer_size.load());
   s += " qbuf-free=" + std::to_string(query_buffer_free.load());
   s += " argv-mem=" + std::to_string(argv_mem.load());

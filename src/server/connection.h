@@ -67,8 +67,9 @@ class Connection {
   void set_unix_socket(bool v) { unix_socket_ = v; }
   const std::string& local() const { return local_; }
 
-  // Logical database (SELECT).
-  int db = 0;
+  // Logical database (SELECT). Atomic, as the flags below that CLIENT LIST shows:
+  // InfoLine reads them on another worker while this one changes them.
+  std::atomic<int> db{0};
   // SCRIPT DEBUG: the next EVAL runs in a Lua debugging session, its writes
   // dropped at the end (YES) or kept (SYNC).
   enum class LuaDebug : uint8_t { kOff, kYes, kSync };
@@ -94,7 +95,7 @@ class Connection {
   // command; the command is retried when one of its keys gets data.
   struct BlockState {
     bool requested = false;  // set by a handler that found nothing to return
-    bool active = false;
+    std::atomic<bool> active{false};  // CLIENT LIST's "b" flag reads it on another worker
     std::vector<std::pair<uint8_t, std::string>> keys;  // (logical db, key)
     std::vector<std::string> args;
     // The command as the client sent it, when `args` (what a retry runs: XREAD's
@@ -158,7 +159,7 @@ class Connection {
   bool reply_skip_next = false;  // the next command's will be
   std::atomic<bool> no_evict{false};  // CLIENT NO-EVICT (flag "e" in CLIENT LIST)
   // Protocol version chosen with HELLO.
-  int resp = 2;
+  std::atomic<int> resp{2};
   bool authenticated = false;
   // The ACL user (nullptr before AUTH when the default user needs a password)
   // and the ACL generation it was looked up at.
@@ -166,7 +167,7 @@ class Connection {
   uint64_t acl_generation = 0;
   // Signs in as user (AUTH, HELLO AUTH, RESET).
   void SetUser(std::shared_ptr<const AclUser> u);
-  bool monitor = false;
+  std::atomic<bool> monitor{false};
   // What the client said about itself as a replica (REPLCONF), for SYNC / PSYNC.
   struct ReplConf {
     bool port_announced = false;     // listening-port given: a replica, not redis-cli
@@ -194,9 +195,10 @@ class Connection {
   bool tracking_optout = false;
   bool tracking_caching = false;
   // MULTI state.
-  bool in_multi = false;
+  std::atomic<bool> in_multi{false};
   bool multi_error = false;
   std::vector<std::vector<std::string>> queued;
+  std::atomic<size_t> multi_count{0};  // queued's size since MULTI, for CLIENT LIST
   // Set by any thread that modifies a WATCHed key.
   std::atomic<bool> watch_dirty{false};
   std::vector<std::pair<uint8_t, std::string>> watched;  // (physical db, key); guarded by the server's watch lock

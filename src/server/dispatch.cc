@@ -755,6 +755,7 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
     conn->multi_mem.fetch_add(conn->argv_mem.load(std::memory_order_relaxed) + sizeof(void*) * args.size(),
                               std::memory_order_relaxed);
     conn->queued.push_back(std::move(args));
+    conn->multi_count.store(conn->queued.size(), std::memory_order_relaxed);
     args.clear();
     conn->Write("+QUEUED\r\n");
     return;

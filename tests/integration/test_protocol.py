@@ -246,11 +246,15 @@ def test_client_output_buffer_limit(fresh_server):
     ok.set("big", b"x" * 500_000)
     assert ok.config_get("client-output-buffer-limit")
     c = RawClient(srv.port)
+    c_id = int(c.call("CLIENT", "ID")[1:-2])
     try:
         c.send_raw(encode(("GET", "big")) * 400)  # 200 MB of replies that are never read
     except (BrokenPipeError, ConnectionResetError):
         pass
-    time.sleep(1)
+    # Not read until the server has dropped it: reading would drain what the limit counts.
+    deadline = time.time() + 60
+    while b"id=%d " % c_id in ok.execute_command("CLIENT", "LIST") and time.time() < deadline:
+        time.sleep(0.05)
     assert c.closed(timeout=20)
     assert ok.ping()
     ok.config_set("client-output-buffer-limit", "normal 0 0 0")
