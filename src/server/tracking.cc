@@ -278,11 +278,30 @@ void Tracking::InvalidateAll(Connection* current) {
   }
   // In the order Redis walks its clients (oldest first), not the table's.
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) { return a.tracker < b.tracker; });
+  std::vector<Message> own;
   if (current != nullptr) {
-    // The flusher's own tracking goes last, wherever it redirects to.
-    std::stable_partition(out.begin(), out.end(), [&](const Message& m) { return m.tracker != current->id(); });
+    auto by_current = [&](const Message& m) { return m.tracker == current->id(); };
+    std::copy_if(out.begin(), out.end(), std::back_inserter(own), by_current);
+    out.erase(std::remove_if(out.begin(), out.end(), by_current), out.end());
   }
   PostAround(std::move(out), current);
+  if (own.empty()) return;
+  // The flusher's own message waits for the end of its command, as Redis' pending
+  // invalidations do, and goes where its tracking points then: a CLIENT TRACKING
+  // later in the same transaction changes its redirect or protocol. A task posted
+  // to its own worker runs once the command has replied.
+  Worker* w = server_->WorkerOf(current->id());
+  if (w == nullptr) return;
+  w->Post([this, id = current->id(), own = std::move(own)]() mutable {
+    std::vector<Message> now;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = clients_.find(id);
+      if (it != clients_.end()) AddMessage(id, it->second, it->second.resp == 3 ? "_\r\n" : "$-1\r\n", &now);
+    }
+    // Tracking turned off since: as the flush found it (Redis keeps an old redirect).
+    Post(now.empty() ? std::move(own) : std::move(now));
+  });
 }
 
 void Tracking::PostAround(std::vector<Message> out, Connection* current) {

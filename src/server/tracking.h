@@ -101,7 +101,7 @@ class Tracking {
   // clients' tracking redirects to it is written at once, ahead of its reply,
   // as Redis writes it during the command; its own tracking's message comes
   // after the reply and after every other client's (Redis' pending
-  // invalidations), wherever it is redirected.
+  // invalidations), where its tracking points once the command has run.
   void InvalidateAll(Connection* current = nullptr);
 
   // Forgets keys (with invalidations) while the table is over

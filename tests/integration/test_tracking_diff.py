@@ -617,3 +617,31 @@ def test_the_flushers_own_tracking_is_told_last(kvrocks_server, redis_ref):
                                                 b">2\r\n$10\r\ninvalidate\r\n$-1\r\n"]
     for d in made:
         d.close()
+
+
+@pytest.mark.parametrize("then", [["CLIENT", "TRACKING", "on"], ["CLIENT", "TRACKING", "on", "REDIRECT", "<spare>"]])
+def test_the_flushers_own_null_goes_where_its_tracking_points_after_the_command(clients, then):
+    """The tracker redirects to the writer and flushes inside a transaction that
+    then points its tracking elsewhere: Redis sends the flusher's own null after
+    EXEC (its pending invalidations) as its tracking stands then, to itself (a
+    RESP2 client without a redirect: nothing) or to the new target, not to the
+    old one (multi_conn_hunt.py tracking 56104)."""
+    tracker, writer, spare = clients
+    writer.both("HELLO", "3")
+    spare.both("HELLO", "3")
+    track(tracker, redirect=writer)
+    tracker("GET", "f")
+    tracker("MULTI")
+    tracker("FLUSHDB")
+    if then[-1] == "<spare>":
+        kv_id, ref_id = ids(spare)
+        tracker.kv.call(*then[:-1], kv_id)
+        tracker.ref.call(*then[:-1], ref_id)
+    else:
+        tracker(*then)
+    tracker("EXEC")
+    # A PING answered after the null would have come: each client's next reply.
+    for d, expected in ((writer, b"+PONG\r\n"), (spare, b"+PONG\r\n" if then[-1] != "<spare>" else None)):
+        if expected is None:
+            assert read_both(d) == b">2\r\n$10\r\ninvalidate\r\n$-1\r\n"  # the tracker's (RESP2) null
+        d("PING")

@@ -3,7 +3,8 @@ subscriber, for servers built with sanitizers (docs/design.md, "Sanitizer builds
 
     python3 tests/sanitizers/stress.py PORT SECONDS SEED
 
-Prints the connections that failed (none expected) and the final PING."""
+Prints the connections that failed (none expected), how often they were killed
+(CLIENT KILL) and connected again, and the final PING."""
 import random
 import socket
 import sys
@@ -86,6 +87,8 @@ def gen(rnd):
         ["FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nredis.register_function('f', function(k) return 1 end)"],
         ["FUNCTION", "FLUSH"], ["FCALL", "f", "0"], ["FUNCTION", "LIST"], ["FUNCTION", "STATS"],
         ["CLIENT", "LIST"], ["CLIENT", "SETNAME", "c%d" % rnd.randint(0, 9)], ["CLIENT", "INFO"],
+        ["CLIENT", "KILL", "ID", rnd.randint(1, 40)], ["CLIENT", "UNBLOCK", rnd.randint(1, 40)],
+        ["CLIENT", "PAUSE", "5", rnd.choice(["WRITE", "ALL"])], ["CLIENT", "UNPAUSE"],
         ["CLIENT", "TRACKING", rnd.choice(["on", "off"])], ["CLIENT", "NO-EVICT", "on"],
         ["SLOWLOG", "GET"], ["SLOWLOG", "RESET"], ["LATENCY", "LATEST"], ["LATENCY", "RESET"],
         ["INFO", "all"], ["MEMORY", "STATS"], ["MEMORY", "USAGE", k], ["PUBLISH", "ch", v[:10]],
@@ -97,17 +100,23 @@ def gen(rnd):
 
 
 errors = []
+kills = {}
 
 
 def worker(i):
     rnd = random.Random(seed * 100 + i)
     c = Conn()
     end = time.time() + seconds
-    try:
-        while time.time() < end:
-            c.call(*gen(rnd))
-    except Exception as e:  # a closed connection (CLIENT KILL is not used) is a finding
-        errors.append((i, repr(e)))
+    while time.time() < end:
+        cmd = gen(rnd)
+        try:
+            c.call(*cmd)
+        except (ConnectionError, OSError) as e:
+            kills[i] = kills.get(i, 0) + 1  # CLIENT KILL (of any client, this one too): connect again
+            c = Conn()
+        except Exception as e:
+            errors.append((i, cmd, repr(e)))
+            return
 
 
 def subscriber():
@@ -128,4 +137,4 @@ for t in threads:
 for t in threads:
     t.join()
 ok = Conn().call("PING")
-print("errors", errors, "ping", ok)
+print("errors", errors, "reconnects", sum(kills.values()), "ping", ok)
