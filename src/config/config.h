@@ -235,8 +235,8 @@ struct Config {
   struct Option;
 
  private:
-  mutable std::mutex update_mu_;             // one run-time change at a time
-  mutable std::shared_mutex values_mu_;      // values change under it exclusively
+  mutable std::mutex update_mu_;         // one run-time change at a time
+  mutable std::shared_mutex values_mu_;  // values change under it exclusively
   mutable std::mutex percentiles_mu_;  // INFO reads them on any worker
   std::vector<double> latency_percentiles_{50, 99, 99.9};
   mutable std::mutex save_points_mu_;  // the cron thread reads them

@@ -292,7 +292,8 @@ void Tracking::InvalidateAll(Connection* current) {
   // to its own worker runs once the command has replied.
   Worker* w = server_->WorkerOf(current->id());
   if (w == nullptr) return;
-  w->Post([this, id = current->id(), own = std::move(own)]() mutable {
+  w->Post([this, w, id = current->id(), own = std::move(own)]() mutable {
+    if (w->Find(id) == nullptr) return;  // closed meanwhile: Redis sends nothing then either
     std::vector<Message> now;
     {
       std::lock_guard<std::mutex> g(mu_);
