@@ -267,11 +267,14 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
   Post(std::move(out));
 }
 
+// A flush's message: the null of the tracking client's protocol.
+static const char* FlushNull(int resp) { return resp == 3 ? "_\r\n" : "$-1\r\n"; }
+
 void Tracking::InvalidateAll(Connection* current) {
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
-    for (const auto& [id, st] : clients_) AddMessage(id, st, st.resp == 3 ? "_\r\n" : "$-1\r\n", &out);
+    for (const auto& [id, st] : clients_) AddMessage(id, st, FlushNull(st.resp), &out);
     table_.clear();
     items_ = 0;
     keys_.store(0);
@@ -280,9 +283,10 @@ void Tracking::InvalidateAll(Connection* current) {
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) { return a.tracker < b.tracker; });
   std::vector<Message> own;
   if (current != nullptr) {
-    auto by_current = [&](const Message& m) { return m.tracker == current->id(); };
-    std::copy_if(out.begin(), out.end(), std::back_inserter(own), by_current);
-    out.erase(std::remove_if(out.begin(), out.end(), by_current), out.end());
+    auto others = [&](const Message& m) { return m.tracker != current->id(); };
+    auto mine = std::stable_partition(out.begin(), out.end(), others);
+    own.assign(std::make_move_iterator(mine), std::make_move_iterator(out.end()));
+    out.erase(mine, out.end());
   }
   PostAround(std::move(out), current);
   if (own.empty()) return;
@@ -298,7 +302,7 @@ void Tracking::InvalidateAll(Connection* current) {
     {
       std::lock_guard<std::mutex> g(mu_);
       auto it = clients_.find(id);
-      if (it != clients_.end()) AddMessage(id, it->second, it->second.resp == 3 ? "_\r\n" : "$-1\r\n", &now);
+      if (it != clients_.end()) AddMessage(id, it->second, FlushNull(it->second.resp), &now);
     }
     // Tracking turned off since: as the flush found it (Redis keeps an old redirect).
     Post(now.empty() ? std::move(own) : std::move(now));
