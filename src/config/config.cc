@@ -121,12 +121,12 @@ Status ParseRedisNumeric(const NumericRule& r, const std::string& v, int64_t* ou
 
 // One of Redis' numeric configs, as Redis defines it (type, bounds, memory units).
 template <typename T>
-std::unique_ptr<Config::Option> RedisNumeric(const char* name, T* field, NumericRule rule, bool mut) {
+std::unique_ptr<Config::Option> RedisNumeric(const char* name, Relaxed<T>* field, NumericRule rule, bool mut) {
   auto o = std::make_unique<Config::Option>();
   o->name = name;
   o->mutable_at_runtime = mut;
-  o->get = [field] { return std::to_string(*field); };
-  if (rule.memory) o->file_value = [field] { return FormatMemory(static_cast<int64_t>(*field)); };
+  o->get = [field] { return std::to_string(field->get()); };
+  if (rule.memory) o->file_value = [field] { return FormatMemory(static_cast<int64_t>(field->get())); };
   o->set = [field, rule](const std::string& v) {
     int64_t n;
     Status s = ParseRedisNumeric(rule, v, &n);
@@ -145,11 +145,11 @@ NumericRule Memory(NumericRule r) {
   return r;
 }
 
-std::unique_ptr<Config::Option> IntOption(const char* name, int* field, int64_t min, int64_t max, bool mut) {
+std::unique_ptr<Config::Option> IntOption(const char* name, Relaxed<int>* field, int64_t min, int64_t max, bool mut) {
   auto o = std::make_unique<Config::Option>();
   o->name = name;
   o->mutable_at_runtime = mut;
-  o->get = [field] { return std::to_string(*field); };
+  o->get = [field] { return std::to_string(field->get()); };
   o->set = [field, min, max, name](const std::string& v) {
     int64_t n;
     if (!ParseInt64(v, &n)) return Status::InvalidArgument("argument couldn't be parsed into an integer");
@@ -163,12 +163,13 @@ std::unique_ptr<Config::Option> IntOption(const char* name, int* field, int64_t 
   return o;
 }
 
-std::unique_ptr<Config::Option> Int64Option(const char* name, int64_t* field, int64_t min, bool memory, bool mut) {
+std::unique_ptr<Config::Option> Int64Option(const char* name, Relaxed<int64_t>* field, int64_t min, bool memory,
+                                            bool mut) {
   auto o = std::make_unique<Config::Option>();
   o->name = name;
   o->mutable_at_runtime = mut;
-  o->get = [field] { return std::to_string(*field); };
-  if (memory) o->file_value = [field] { return FormatMemory(*field); };
+  o->get = [field] { return std::to_string(field->get()); };
+  if (memory) o->file_value = [field] { return FormatMemory(field->get()); };
   o->set = [field, min, memory](const std::string& v) {
     int64_t n;
     bool ok = memory ? ParseMemory(v, &n) : ParseInt64(v, &n);
@@ -180,11 +181,11 @@ std::unique_ptr<Config::Option> Int64Option(const char* name, int64_t* field, in
   return o;
 }
 
-std::unique_ptr<Config::Option> BoolOption(const char* name, bool* field, bool mut) {
+std::unique_ptr<Config::Option> BoolOption(const char* name, Relaxed<bool>* field, bool mut) {
   auto o = std::make_unique<Config::Option>();
   o->name = name;
   o->mutable_at_runtime = mut;
-  o->get = [field] { return std::string(*field ? "yes" : "no"); };
+  o->get = [field] { return std::string(field->get() ? "yes" : "no"); };
   o->set = [field](const std::string& v) {
     if (EqualsIgnoreCase(v, "yes")) {
       *field = true;
@@ -269,7 +270,11 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
     if (t.size() % 4 != 0) {
       return Status::InvalidArgument("Wrong number of arguments in buffer limit configuration.");
     }
-    std::vector<std::pair<Config::OutputBufferLimit*, Config::OutputBufferLimit>> updates;
+    struct Update {
+      Config::OutputBufferLimit* target;
+      int64_t hard, soft, soft_seconds;
+    };
+    std::vector<Update> updates;
     for (size_t i = 0; i < t.size(); i += 4) {
       Config::OutputBufferLimit* target = nullptr;
       std::string cls = ToLower(t[i]);
@@ -286,10 +291,14 @@ std::unique_ptr<Config::Option> OutputBufferLimitOption(Config* cfg) {
       if (!RedisMemToUll(t[i + 1], &hard) || !RedisMemToUll(t[i + 2], &soft) || seconds < 0 || *end != '\0') {
         return Status::InvalidArgument("Error in hard, soft or soft_seconds setting in buffer limit configuration.");
       }
-      updates.emplace_back(target, Config::OutputBufferLimit{static_cast<int64_t>(hard), static_cast<int64_t>(soft),
-                                                             static_cast<int64_t>(seconds)});
+      updates.push_back(
+          {target, static_cast<int64_t>(hard), static_cast<int64_t>(soft), static_cast<int64_t>(seconds)});
     }
-    for (auto& [target, l] : updates) *target = l;
+    for (const Update& u : updates) {
+      u.target->hard = u.hard;
+      u.target->soft = u.soft;
+      u.target->soft_seconds = u.soft_seconds;
+    }
     return Status::OK();
   };
   return o;
@@ -309,13 +318,13 @@ std::unique_ptr<Config::Option> FileNameOption(const char* name, std::string* fi
 }
 
 // A file mode in octal (unixsocketperm), parsed and shown as Redis' OCTAL_CONFIG.
-std::unique_ptr<Config::Option> OctalOption(const char* name, int* field, int max, bool mut) {
+std::unique_ptr<Config::Option> OctalOption(const char* name, Relaxed<int>* field, int max, bool mut) {
   auto o = std::make_unique<Config::Option>();
   o->name = name;
   o->mutable_at_runtime = mut;
   o->get = [field] {
     char buf[24];
-    snprintf(buf, sizeof(buf), "%o", static_cast<unsigned>(*field));
+    snprintf(buf, sizeof(buf), "%o", static_cast<unsigned>(field->get()));
     return std::string(buf);
   };
   o->set = [field, max](const std::string& v) {
@@ -455,7 +464,7 @@ std::unique_ptr<Config::Option> OomScoreValuesOption(Config* cfg) {
       LOG(WARNING) << "The oom-score-adj-values configuration may not work for non-privileged processes! "
                       "Please consult the documentation.";
     }
-    cfg->oom_score_adj_values = values;
+    for (size_t i = 0; i < 3; i++) cfg->oom_score_adj_values[i] = values[i];
     return Status::OK();
   };
   return o;

@@ -1051,7 +1051,7 @@ void Server::ActiveExpireLoop() {
   while (true) {
     {
       std::unique_lock<std::mutex> g(stop_mu_);
-      int hz = std::max(1, config_->hz);
+      int hz = std::max(1, config_->hz.get());
       stop_cv_.wait_for(g, std::chrono::milliseconds(1000 / hz), [this] { return stop_.load(); });
       if (stop_) return;
     }

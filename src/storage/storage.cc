@@ -827,8 +827,8 @@ Status Storage::ApplyOption(const std::string& name) {
     // the family's L0 compaction starts, and stop no earlier than they slow down.
     for (auto* h : handles_) {
       const int compaction = db_->GetOptions(h).level0_file_num_compaction_trigger;
-      const int slowdown = std::max(c.rocksdb_level0_slowdown_writes_trigger, compaction);
-      const int stop = std::max(c.rocksdb_level0_stop_writes_trigger, slowdown);
+      const int slowdown = std::max(c.rocksdb_level0_slowdown_writes_trigger.get(), compaction);
+      const int stop = std::max(c.rocksdb_level0_stop_writes_trigger.get(), slowdown);
       rocksdb::Status s = db_->SetOptions(h, {{"level0_slowdown_writes_trigger", std::to_string(slowdown)},
                                               {"level0_stop_writes_trigger", std::to_string(stop)}});
       if (!s.ok()) return Status::InvalidArgument(s.ToString());
