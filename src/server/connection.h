@@ -194,6 +194,11 @@ class Connection {
   bool tracking_optin = false;
   bool tracking_optout = false;
   bool tracking_caching = false;
+  // The redirect of the last CLIENT TRACKING ON (0: none), kept after OFF as
+  // Redis' client_tracking_redirection is: a flush's null for this client's
+  // own tracking goes there after its command even if the command turned
+  // tracking off.
+  uint64_t tracking_redirect = 0;
   // MULTI state.
   std::atomic<bool> in_multi{false};
   bool multi_error = false;

@@ -81,6 +81,7 @@ void Tracking::Enable(Connection* conn, const Options& o) {
   conn->tracking_bcast = o.bcast;
   conn->tracking_optin = o.optin;
   conn->tracking_optout = o.optout;
+  conn->tracking_redirect = o.redirect;
   std::lock_guard<std::mutex> g(mu_);
   auto [it, added] = clients_.try_emplace(conn->id());
   if (added) tracking_clients_++;
@@ -156,7 +157,8 @@ void Tracking::Remember(Connection* conn, const std::vector<std::string>& keys) 
 }
 
 void Tracking::AddMessage(uint64_t id, const ClientState& st, std::string payload, std::vector<Message>* out) {
-  out->push_back(Message{id, st.redirect != 0 ? st.redirect : id, std::move(payload), st.redirect != 0});
+  out->push_back(Message{id, st.redirect != 0 ? st.redirect : id, std::move(payload), st.redirect != 0,
+                         !flush_pending_.empty() && flush_pending_.count(id) != 0});
 }
 
 void Tracking::InvalidateReaders(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
@@ -278,34 +280,42 @@ void Tracking::InvalidateAll(Connection* current) {
     table_.clear();
     items_ = 0;
     keys_.store(0);
+    if (current != nullptr && clients_.count(current->id()) != 0) flush_pending_.insert(current->id());
   }
   // In the order Redis walks its clients (oldest first), not the table's.
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) { return a.tracker < b.tracker; });
-  std::vector<Message> own;
+  bool current_tracks = false;
   if (current != nullptr) {
-    auto others = [&](const Message& m) { return m.tracker != current->id(); };
-    auto mine = std::stable_partition(out.begin(), out.end(), others);
-    own.assign(std::make_move_iterator(mine), std::make_move_iterator(out.end()));
-    out.erase(mine, out.end());
+    auto own = [&](const Message& m) { return m.tracker == current->id(); };
+    auto it = std::remove_if(out.begin(), out.end(), own);
+    current_tracks = it != out.end();
+    out.erase(it, out.end());
   }
   PostAround(std::move(out), current);
-  if (own.empty()) return;
+  if (!current_tracks) return;
   // The flusher's own message waits for the end of its command, as Redis' pending
   // invalidations do, and goes where its tracking points then: a CLIENT TRACKING
-  // later in the same transaction changes its redirect or protocol. A task posted
-  // to its own worker runs once the command has replied.
+  // or HELLO later in the same transaction changes its redirect or protocol, and
+  // tracking turned off keeps its last redirect (Redis' sendTrackingMessage looks
+  // only at the redirect field, which OFF leaves). A task posted to its own
+  // worker runs once the command has replied; what the client's tracking is
+  // told meanwhile (behind_flush) is posted through that worker after it.
+  auto sent = [this](uint64_t id) {
+    std::lock_guard<std::mutex> g(mu_);
+    flush_pending_.erase(id);
+  };
   Worker* w = server_->WorkerOf(current->id());
-  if (w == nullptr) return;
-  w->Post([this, w, id = current->id(), own = std::move(own)]() mutable {
-    if (w->Find(id) == nullptr) return;  // closed meanwhile: Redis sends nothing then either
-    std::vector<Message> now;
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      auto it = clients_.find(id);
-      if (it != clients_.end()) AddMessage(id, it->second, FlushNull(it->second.resp), &now);
-    }
-    // Tracking turned off since: as the flush found it (Redis keeps an old redirect).
-    Post(now.empty() ? std::move(own) : std::move(now));
+  if (w == nullptr) return sent(current->id());
+  w->Post([this, w, id = current->id(), sent] {
+    sent(id);
+    Connection* c = w->Find(id);
+    if (c == nullptr) return;  // closed meanwhile: Redis sends nothing then either
+    ClientState now;
+    now.resp = c->resp;
+    now.redirect = c->tracking_redirect;
+    std::vector<Message> out;
+    AddMessage(id, now, FlushNull(now.resp), &out);
+    Post(std::move(out));
   });
 }
 
@@ -355,6 +365,14 @@ void Tracking::EnforceLimit(std::vector<Message>* out) {
 
 void Tracking::Post(std::vector<Message> out, Connection* current) {
   for (auto& m : out) {
+    if (m.behind_flush) {
+      Worker* tw = server_->WorkerOf(m.tracker);
+      if (tw != nullptr) {
+        m.behind_flush = false;
+        tw->Post([this, m = std::move(m)]() mutable { Post({std::move(m)}); });
+        continue;
+      }
+    }
     if (current != nullptr && m.receiver == current->id()) {
       std::string frame = Frame(current, m.payload, m.redirected);
       if (frame.empty()) continue;
@@ -380,14 +398,14 @@ void Tracking::Post(std::vector<Message> out, Connection* current) {
 }
 
 void Tracking::PostBrokenRedirect(uint64_t tracker, uint64_t redirect) {
-  Worker* w = nullptr;
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = clients_.find(tracker);
-    if (it == clients_.end()) return;
-    it->second.broken_redirect = true;
-    w = it->second.worker;
+    if (it != clients_.end()) it->second.broken_redirect = true;
   }
+  // Told even with tracking off since (a flush's deferred null, above), as Redis.
+  Worker* w = server_->WorkerOf(tracker);
+  if (w == nullptr) return;
   w->Post([w, tracker, redirect] {
     Connection* c = w->Find(tracker);
     if (c == nullptr || c->resp != 3) return;

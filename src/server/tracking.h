@@ -148,6 +148,9 @@ class Tracking {
     uint64_t receiver;
     std::string payload;
     bool redirected;
+    // The tracker's own flush null is still to be sent (flush_pending_): this
+    // message goes through the tracker's worker so that it follows that null.
+    bool behind_flush = false;
   };
   // Drops keys (sending their invalidations) while the table is over
   // tracking-table-max-keys. Called with mu_ held.
@@ -177,6 +180,9 @@ class Tracking {
   // key -> the clients remembered for it.
   std::unordered_map<std::string, std::unordered_map<uint64_t, Reads>> table_;
   std::atomic<uint64_t> clock_{0};
+  // Clients whose flush null waits for the end of their command (InvalidateAll):
+  // as in Redis' pending list, their tracking's later messages come after it.
+  std::unordered_set<uint64_t> flush_pending_;
   size_t items_ = 0;
   // BCAST prefix -> its clients, each with the Clock() value at which it
   // registered the prefix (a write stamped earlier came before it).

@@ -619,13 +619,39 @@ def test_the_flushers_own_tracking_is_told_last(kvrocks_server, redis_ref):
         d.close()
 
 
-@pytest.mark.parametrize("then", [["CLIENT", "TRACKING", "on"], ["CLIENT", "TRACKING", "on", "REDIRECT", "<spare>"]])
-def test_the_flushers_own_null_goes_where_its_tracking_points_after_the_command(clients, then):
+def ahead_of_pong(d):
+    """What reaches d ahead of the answer to a PING, the same on both servers."""
+    got = []
+    for c in (d.kv, d.ref):
+        c.send_raw(encode(["PING"]))
+        frames = [c.read_reply()]
+        while frames[-1] != b"+PONG\r\n":
+            frames.append(c.read_reply())
+        got.append(frames[:-1])
+    assert got[0] == got[1], f"kvrocks {got[0]!r} != redis {got[1]!r}"
+    return got[0]
+
+
+ON, OFF = ["CLIENT", "TRACKING", "on"], ["CLIENT", "TRACKING", "off"]
+TO_SPARE = ["CLIENT", "TRACKING", "on", "REDIRECT"]  # the spare's id follows
+NULL2 = b">2\r\n$10\r\ninvalidate\r\n$-1\r\n"  # a RESP2 tracker's null, through a RESP3 redirect
+NULL3 = b">2\r\n$10\r\ninvalidate\r\n_\r\n"  # a RESP3 tracker's own null
+
+
+@pytest.mark.parametrize("then, to_tracker, to_writer, to_spare", [
+    ([ON], [], [], []),  # RESP2 without a redirect: nothing
+    ([TO_SPARE], [], [], [NULL2]),
+    ([OFF], [], [NULL2], []),  # OFF keeps the redirect
+    ([TO_SPARE, OFF], [], [], [NULL2]),
+    ([ON, OFF, ["HELLO", "3"]], [NULL3], [], []),  # ON without a redirect clears it; the protocol of EXEC's end
+])
+def test_the_flushers_own_null_goes_where_its_tracking_points_after_the_command(clients, then, to_tracker, to_writer,
+                                                                                to_spare):
     """The tracker redirects to the writer and flushes inside a transaction that
-    then points its tracking elsewhere: Redis sends the flusher's own null after
-    EXEC (its pending invalidations) as its tracking stands then, to itself (a
-    RESP2 client without a redirect: nothing) or to the new target, not to the
-    old one (multi_conn_hunt.py tracking 56104)."""
+    then changes its tracking: Redis sends the flusher's own null after EXEC (its
+    pending invalidations) by the redirect and protocol the client has then, to
+    itself (a RESP2 client without a redirect: nothing) or to the redirect of its
+    last TRACKING ON, which OFF does not clear (multi_conn_hunt.py tracking 56104)."""
     tracker, writer, spare = clients
     writer.both("HELLO", "3")
     spare.both("HELLO", "3")
@@ -633,15 +659,55 @@ def test_the_flushers_own_null_goes_where_its_tracking_points_after_the_command(
     tracker("GET", "f")
     tracker("MULTI")
     tracker("FLUSHDB")
-    if then[-1] == "<spare>":
-        kv_id, ref_id = ids(spare)
-        tracker.kv.call(*then[:-1], kv_id)
-        tracker.ref.call(*then[:-1], ref_id)
-    else:
-        tracker(*then)
+    for cmd in then:
+        if cmd == TO_SPARE:
+            kv_id, ref_id = ids(spare)
+            assert tracker.kv.call(*cmd, kv_id) == tracker.ref.call(*cmd, ref_id) == b"+QUEUED\r\n"
+        else:
+            tracker(*cmd)
+    tracker.kv.call("EXEC"), tracker.ref.call("EXEC")  # HELLO's reply differs (version, id)
+    assert ahead_of_pong(tracker) == to_tracker
+    assert ahead_of_pong(writer) == to_writer
+    assert ahead_of_pong(spare) == to_spare
+
+
+@pytest.mark.parametrize("mode, redirected", [([], False), ([], True), (["BCAST"], False), (["BCAST"], True)])
+def test_the_flushers_own_null_comes_before_what_its_later_writes_tell_it(clients, mode, redirected):
+    """A tracker flushes, then reads and writes a key in the same transaction:
+    Redis holds both messages for the tracker's own tracking until after EXEC
+    (its pending list: the null, then the key) and sends BCAST messages later
+    still; kvrocks sent the key's message first (multi_conn_hunt.py tracking
+    57006, 57012)."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    writer.both("HELLO", "3")
+    receiver = writer if redirected else tracker
+    track(tracker, *mode, redirect=writer if redirected else None)
+    tracker("MULTI")
+    for cmd in (["FLUSHDB"], ["GET", "x"], ["SET", "x", "v"]):
+        tracker(*cmd)
     tracker("EXEC")
-    # What reaches each client ahead of the answer to its next command.
-    if then[-1] == "<spare>":
-        assert read_both(spare) == b">2\r\n$10\r\ninvalidate\r\n$-1\r\n"  # the tracker's (RESP2) null
-    writer("PING")
-    spare("PING")
+    assert ahead_of_pong(receiver) == [NULL3, invalidate("x")]
+
+
+def test_the_flushers_own_null_finds_its_redirect_gone_after_tracking_off(clients):
+    """The tracker's redirect target closed, then the tracker flushes, turns
+    tracking off and speaks RESP3 in one transaction: Redis tells it after EXEC
+    that the redirect is broken (its pending null looks at the redirect OFF kept)."""
+    tracker, _, spare = clients
+    kv_id, ref_id = ids(spare)
+    track(tracker, redirect=spare)
+    spare.close()
+    for c, gone in ((tracker.kv, kv_id), (tracker.ref, ref_id)):
+        # Each server has dropped the closed client before the transaction runs.
+        while b"id=%d " % gone in c.call("CLIENT", "LIST"):
+            time.sleep(0.01)
+    tracker("MULTI")
+    for cmd in (["FLUSHDB"], OFF, ["HELLO", "3"]):
+        tracker(*cmd)
+    tracker.kv.call("EXEC"), tracker.ref.call("EXEC")
+    broken = b">2\r\n$21\r\ntracking-redir-broken\r\n:%d\r\n"
+    for c, gone in ((tracker.kv, kv_id), (tracker.ref, ref_id)):
+        c.send_raw(encode(["PING"]))
+        assert c.read_reply() == broken % gone
+        assert c.read_reply() == b"+PONG\r\n"
