@@ -665,7 +665,10 @@ def test_the_flushers_own_null_goes_where_its_tracking_points_after_the_command(
             assert tracker.kv.call(*cmd, kv_id) == tracker.ref.call(*cmd, ref_id) == b"+QUEUED\r\n"
         else:
             tracker(*cmd)
-    tracker.kv.call("EXEC"), tracker.ref.call("EXEC")  # HELLO's reply differs (version, id)
+    if ["HELLO", "3"] in then:
+        tracker.kv.call("EXEC"), tracker.ref.call("EXEC")  # HELLO's reply differs (version, id)
+    else:
+        tracker("EXEC")
     assert ahead_of_pong(tracker) == to_tracker
     assert ahead_of_pong(writer) == to_writer
     assert ahead_of_pong(spare) == to_spare
