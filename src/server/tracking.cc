@@ -280,7 +280,7 @@ void Tracking::InvalidateAll(Connection* current) {
     table_.clear();
     items_ = 0;
     keys_.store(0);
-    if (current != nullptr && clients_.count(current->id()) != 0) flush_pending_.insert(current->id());
+    if (current != nullptr && clients_.count(current->id()) != 0) flush_pending_[current->id()]++;
   }
   // In the order Redis walks its clients (oldest first), not the table's.
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) { return a.tracker < b.tracker; });
@@ -302,7 +302,8 @@ void Tracking::InvalidateAll(Connection* current) {
   // told meanwhile (behind_flush) is posted through that worker after it.
   auto sent = [this](uint64_t id) {
     std::lock_guard<std::mutex> g(mu_);
-    flush_pending_.erase(id);
+    auto it = flush_pending_.find(id);
+    if (it != flush_pending_.end() && --it->second == 0) flush_pending_.erase(it);
   };
   Worker* w = server_->WorkerOf(current->id());
   if (w == nullptr) return sent(current->id());
@@ -315,6 +316,7 @@ void Tracking::InvalidateAll(Connection* current) {
     now.redirect = c->tracking_redirect;
     std::vector<Message> out;
     AddMessage(id, now, FlushNull(now.resp), &out);
+    out.back().behind_flush = false;  // it is the pending null (another may follow it)
     Post(std::move(out));
   });
 }

@@ -180,9 +180,10 @@ class Tracking {
   // key -> the clients remembered for it.
   std::unordered_map<std::string, std::unordered_map<uint64_t, Reads>> table_;
   std::atomic<uint64_t> clock_{0};
-  // Clients whose flush null waits for the end of their command (InvalidateAll):
-  // as in Redis' pending list, their tracking's later messages come after it.
-  std::unordered_set<uint64_t> flush_pending_;
+  // Clients whose flush nulls wait for the end of their command (InvalidateAll),
+  // with how many (a transaction may flush twice): as in Redis' pending list,
+  // their tracking's later messages come after the last of them.
+  std::unordered_map<uint64_t, int> flush_pending_;
   size_t items_ = 0;
   // BCAST prefix -> its clients, each with the Clock() value at which it
   // registered the prefix (a write stamped earlier came before it).

@@ -674,8 +674,9 @@ def test_the_flushers_own_null_goes_where_its_tracking_points_after_the_command(
     assert ahead_of_pong(spare) == to_spare
 
 
+@pytest.mark.parametrize("flushes", [1, 2])
 @pytest.mark.parametrize("mode, redirected", [([], False), ([], True), (["BCAST"], False), (["BCAST"], True)])
-def test_the_flushers_own_null_comes_before_what_its_later_writes_tell_it(clients, mode, redirected):
+def test_the_flushers_own_null_comes_before_what_its_later_writes_tell_it(clients, mode, redirected, flushes):
     """A tracker flushes, then reads and writes a key in the same transaction:
     Redis holds both messages for the tracker's own tracking until after EXEC
     (its pending list: the null, then the key) and sends BCAST messages later
@@ -687,10 +688,10 @@ def test_the_flushers_own_null_comes_before_what_its_later_writes_tell_it(client
     receiver = writer if redirected else tracker
     track(tracker, *mode, redirect=writer if redirected else None)
     tracker("MULTI")
-    for cmd in (["FLUSHDB"], ["GET", "x"], ["SET", "x", "v"]):
+    for cmd in [["FLUSHDB"]] * flushes + [["GET", "x"], ["SET", "x", "v"]]:
         tracker(*cmd)
     tracker("EXEC")
-    assert ahead_of_pong(receiver) == [NULL3, invalidate("x")]
+    assert ahead_of_pong(receiver) == [NULL3] * flushes + [invalidate("x")]
 
 
 def test_the_flushers_own_null_finds_its_redirect_gone_after_tracking_off(clients):
