@@ -170,6 +170,14 @@ void Connection::RunPostponed() {
   Resume();
 }
 
+void Connection::EndOwnMessagesWait() {
+  Worker* w = worker_;
+  w->Post([w, id = id_] {
+    Connection* c = w->Find(id);
+    if (c != nullptr && --c->awaiting_own_messages == 0) c->Resume();
+  });
+}
+
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
   self->UnblockWith(false);
@@ -296,7 +304,8 @@ void Connection::ProcessInput() {
   // As Redis' qbuf: the commands being run stay in the query buffer until all
   // that was read has been processed.
   query_buffer_size = in_.size();
-  while (!close_after_reply_ && !closing_ && !block.active && !postponed && !awaiting_wakes) {
+  while (!close_after_reply_ && !closing_ && !block.active && !postponed && !awaiting_wakes &&
+         awaiting_own_messages == 0) {
     if (prefetched_run == 0 && !parser_.in_multibulk()) {  // peek only from the start of a command
       prefetched_run = PrefetchGets(this, std::string_view(in_).substr(in_pos_));
     }

@@ -76,6 +76,15 @@ class Connection {
   LuaDebug lua_debug = LuaDebug::kOff;
   // Replies wait for the worker's write batch to commit.
   bool awaiting_commit = false;
+  // What its own tracking is to be told of its last command (the invalidations
+  // of its writes, once they commit; a flush's null) is not written yet: its
+  // next commands wait, as Redis writes its pending invalidations after each
+  // command, before it runs the next. One count per wait; each ends with
+  // EndOwnMessagesWait.
+  int awaiting_own_messages = 0;
+  // Ends one such wait from the worker's queue, behind the messages queued
+  // there so far, and goes on with the input when none is left.
+  void EndOwnMessagesWait();
   // Blocked clients that this client's last command woke have not all been
   // served yet: its replies and next commands wait (Server::WakeScope), as Redis
   // serves them before it answers (handleClientsBlockedOnKeys).
@@ -193,6 +202,7 @@ class Connection {
   bool tracking_bcast = false;
   bool tracking_optin = false;
   bool tracking_optout = false;
+  bool tracking_noloop = false;
   bool tracking_caching = false;
   // The redirect of the last CLIENT TRACKING ON (0: none), kept after OFF as
   // Redis' client_tracking_redirection is: a flush's null for this client's

@@ -330,6 +330,26 @@ void FinishBlocked(Connection* conn, const std::string& reply) {
   conn->server()->stats().RecordError(error);
 }
 
+namespace {
+
+// Whether conn's own tracking is told of its own writes, after each command
+// (Redis' pending invalidations): default mode without NOLOOP. BCAST messages
+// wait for the end of the event-loop pass in Redis too.
+bool TellsItself(const Connection* conn) {
+  return conn->tracking && !conn->tracking_bcast && !conn->tracking_noloop;
+}
+
+// Hands what ctx touched to the batch (WATCH, blocked clients, tracking once
+// it commits); a client told of its own writes runs nothing more until then.
+void NoteChanges(Server* srv, Connection* conn, WriteBatcher* batcher, Context* ctx) {
+  const bool wrote = !ctx->touched().empty();
+  srv->TouchKeys(*ctx);
+  batcher->NoteChanged(ctx, conn->id());
+  if (wrote && TellsItself(conn)) batcher->HoldUntilTold(conn);
+}
+
+}  // namespace
+
 // Runs a command that needs every key lock, outside any batch.
 void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<void(Context*)>& fn) {
   Server* srv = conn->server();
@@ -347,7 +367,12 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     conn->Write(err);
   }
   srv->TouchKeys(ctx);
-  if (s.ok()) srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
+  if (!s.ok() || ctx.touched().empty()) return;
+  srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
+  if (TellsItself(conn)) {  // what that posted reaches it before its next command runs
+    conn->awaiting_own_messages++;
+    conn->EndOwnMessagesWait();
+  }
 }
 
 namespace {
@@ -498,8 +523,7 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     // far is signalled when it ends (waking a waiter now would stall its worker on
     // the script's key locks), and counts as the script's client's change.
     if (!conn->worker()->serving_while_busy() && (!ctx->touched().empty() || !ctx->ready_signals().empty())) {
-      srv->TouchKeys(*ctx);
-      batcher->NoteChanged(ctx, conn->id());
+      NoteChanges(srv, conn, batcher, ctx);
     }
     if (conn->block.requested) {
       conn->block.requested = false;
@@ -629,10 +653,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   batcher->Lock(keys);
   Context* ctx = batcher->ctx();
   run(ctx, false);
-  if (!ctx->touched().empty() || !ctx->ready_signals().empty()) {
-    srv->TouchKeys(*ctx);
-    batcher->NoteChanged(ctx, conn->id());
-  }
+  if (!ctx->touched().empty() || !ctx->ready_signals().empty()) NoteChanges(srv, conn, batcher, ctx);
   FlushEvents(srv, batcher);
 }
 

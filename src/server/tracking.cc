@@ -81,6 +81,7 @@ void Tracking::Enable(Connection* conn, const Options& o) {
   conn->tracking_bcast = o.bcast;
   conn->tracking_optin = o.optin;
   conn->tracking_optout = o.optout;
+  conn->tracking_noloop = o.noloop;
   conn->tracking_redirect = o.redirect;
   std::lock_guard<std::mutex> g(mu_);
   auto [it, added] = clients_.try_emplace(conn->id());
@@ -104,7 +105,7 @@ void Tracking::Enable(Connection* conn, const Options& o) {
 void Tracking::Disable(Connection* conn) {
   if (!conn->tracking) return;
   conn->tracking = conn->tracking_bcast = conn->tracking_optin = conn->tracking_optout = false;
-  conn->tracking_caching = false;
+  conn->tracking_noloop = conn->tracking_caching = false;
   std::lock_guard<std::mutex> g(mu_);
   ForgetLocked(conn->id());
 }
@@ -205,25 +206,33 @@ void Tracking::InvalidateBeforeFlush(const std::vector<std::pair<uint8_t, std::s
 
 void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
                           const std::vector<uint64_t>* marks) {
-  auto stamp = [&](size_t i) { return marks != nullptr ? (*marks)[i] : ~kByScript; };
+  Invalidate({Changes{&keys, by, marks}});
+}
+
+void Tracking::Invalidate(const std::vector<Changes>& batch) {
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
-    InvalidateReaders(keys, by, marks, &out);
+    for (const Changes& ch : batch) InvalidateReaders(*ch.keys, ch.by, ch.marks, &out);
     // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
     // lists them). Redis records each key with the client that changed it last.
     struct Change {
       const std::string* key;
       size_t order;  // keys are in the order of their writes
+      uint64_t by;
       uint64_t written;
       bool by_script;
     };
     for (const auto& [prefix, subscribers] : prefix_clients_) {
       std::vector<Change> matched;
-      for (size_t i = 0; i < keys.size(); i++) {
-        const std::string& key = keys[i].second;
-        if (key.compare(0, prefix.size(), prefix) != 0) continue;
-        matched.push_back(Change{&key, i, stamp(i) & ~kByScript, (stamp(i) & kByScript) != 0});
+      size_t order = 0;
+      for (const Changes& ch : batch) {
+        for (size_t i = 0; i < ch.keys->size(); i++, order++) {
+          const std::string& key = (*ch.keys)[i].second;
+          if (key.compare(0, prefix.size(), prefix) != 0) continue;
+          const uint64_t stamp = ch.marks != nullptr ? (*ch.marks)[i] : ~kByScript;
+          matched.push_back(Change{&key, order, ch.by, stamp & ~kByScript, (stamp & kByScript) != 0});
+        }
       }
       if (matched.empty()) continue;
       std::sort(matched.begin(), matched.end(), [](const Change& a, const Change& b) {
@@ -238,12 +247,17 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
       for (const auto& [id, since] : subscribers) {
         auto c = clients_.find(id);
         if (c == clients_.end()) continue;
-        if (id != by) {
+        auto changed_by_id = [id = id](const Change& m) { return m.by == id; };
+        if (std::none_of(matched.begin(), matched.end(), changed_by_id)) {
           AddMessage(id, c->second, all, &out);
           continue;
         }
         std::vector<const std::string*> picked;
         for (const Change& m : matched) {
+          if (m.by != id) {
+            picked.push_back(m.key);
+            continue;
+          }
           // NOLOOP spares a client its own changes; a script's are its own
           // client's in Redis.
           if (c->second.noloop && !m.by_script) continue;
@@ -299,7 +313,9 @@ void Tracking::InvalidateAll(Connection* current) {
   // tracking turned off keeps its last redirect (Redis' sendTrackingMessage looks
   // only at the redirect field, which OFF leaves). A task posted to its own
   // worker runs once the command has replied; what the client's tracking is
-  // told meanwhile (behind_flush) is posted through that worker after it.
+  // told meanwhile (behind_flush) is posted through that worker after it, and
+  // the client's next commands wait for it (awaiting_own_messages), as Redis
+  // writes the pending null before it runs them.
   auto sent = [this](uint64_t id) {
     std::lock_guard<std::mutex> g(mu_);
     auto it = flush_pending_.find(id);
@@ -307,6 +323,7 @@ void Tracking::InvalidateAll(Connection* current) {
   };
   Worker* w = server_->WorkerOf(current->id());
   if (w == nullptr) return sent(current->id());
+  current->awaiting_own_messages++;
   w->Post([this, w, id = current->id(), sent] {
     sent(id);
     Connection* c = w->Find(id);
@@ -317,7 +334,8 @@ void Tracking::InvalidateAll(Connection* current) {
     std::vector<Message> out;
     AddMessage(id, now, FlushNull(now.resp), &out);
     out.back().behind_flush = false;  // it is the pending null (another may follow it)
-    Post(std::move(out));
+    Post(std::move(out), c);          // to the client itself: written now, behind the reply
+    c->EndOwnMessagesWait();          // behind what it queued (a broken redirect's message)
   });
 }
 

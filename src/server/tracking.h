@@ -76,6 +76,17 @@ class Tracking {
   // (default mode compares with the calling client, and does).
   void Invalidate(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
                   const std::vector<uint64_t>* marks = nullptr);
+  // What one client changed, for Invalidate: keys, `by` and marks as above.
+  struct Changes {
+    const std::vector<std::pair<uint8_t, std::string>>* keys;
+    uint64_t by;
+    const std::vector<uint64_t>* marks;
+  };
+  // Invalidate of several clients' changes committed together (a worker's
+  // batch), in the order they were made: a BCAST client gets one message per
+  // prefix for all of them, as Redis sends what changed during one pass of its
+  // event loop (each key with the client that changed it last).
+  void Invalidate(const std::vector<Changes>& batch);
   // Counts Remember calls and BCAST registrations: a read remembered (or a
   // prefix registered) after Clock() returned m came after a write stamped m.
   // Any thread.

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "common/trim.h"
 #include "server/connection.h"
@@ -124,6 +125,15 @@ void WriteBatcher::NoteChanged(Context* ctx, uint64_t by) {
   changed_by_.push_back({by, changed_.size()});
 }
 
+void WriteBatcher::HoldUntilTold(Connection* conn) {
+  conn->awaiting_own_messages++;
+  if (pending()) {
+    held_until_told_.push_back(conn->id());
+  } else {
+    conn->EndOwnMessagesWait();  // NoteChanged has posted them already
+  }
+}
+
 void WriteBatcher::Commit() {
   Status s = ctx_.Commit();
   Unlock();
@@ -133,13 +143,21 @@ void WriteBatcher::Commit() {
   if (s.ok()) {
     for (auto& fn : after) fn();
     if (!changed_.empty() && !worker_->server()->tracking().idle()) {
+      // Each client's run of changed_, as its own vectors (Tracking::Changes).
+      std::vector<std::vector<std::pair<uint8_t, std::string>>> keys;
+      std::vector<std::vector<uint64_t>> marks;
+      keys.reserve(changed_by_.size());
+      marks.reserve(changed_by_.size());
+      std::vector<Tracking::Changes> batch;
       size_t from = 0;
       for (const ChangedBy& c : changed_by_) {
-        std::vector<std::pair<uint8_t, std::string>> keys(changed_.begin() + from, changed_.begin() + c.end);
-        std::vector<uint64_t> marks(changed_marks_.begin() + from, changed_marks_.begin() + c.end);
-        worker_->server()->KeysChanged(keys, c.by, &marks);
+        keys.emplace_back(std::make_move_iterator(changed_.begin() + from),
+                          std::make_move_iterator(changed_.begin() + c.end));
+        marks.emplace_back(changed_marks_.begin() + from, changed_marks_.begin() + c.end);
+        batch.push_back(Tracking::Changes{&keys.back(), c.by, &marks.back()});
         from = c.end;
       }
+      worker_->server()->tracking().Invalidate(batch);
     }
   }
   ClearAndTrim(&changed_, kTrimKeepEntries);
@@ -155,6 +173,11 @@ void WriteBatcher::Commit() {
     } else {
       c->Flush();
     }
+  }
+  conns.clear();
+  conns.swap(held_until_told_);
+  for (uint64_t id : conns) {
+    if (Connection* c = worker_->Find(id)) c->EndOwnMessagesWait();
   }
 }
 

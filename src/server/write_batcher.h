@@ -24,6 +24,7 @@
 
 namespace kvrocks {
 
+class Connection;
 class Worker;
 
 class WriteBatcher {
@@ -50,6 +51,9 @@ class WriteBatcher {
   // Takes the keys ctx touched, changed by client `by`: client-side caching
   // invalidates them once the batch commits (Server::KeysChanged).
   void NoteChanged(Context* ctx, uint64_t by);
+  // conn's next commands wait (Connection::awaiting_own_messages) until what
+  // its last NoteChanged tells its own tracking has been posted.
+  void HoldUntilTold(Connection* conn);
   // Commits the batch, releases its locks and flushes deferred connections.
   // Connections whose writes failed are closed without a reply.
   void Commit();
@@ -74,6 +78,7 @@ class WriteBatcher {
     size_t end;  // of its run in changed_
   };
   std::vector<ChangedBy> changed_by_;
+  std::vector<uint64_t> held_until_told_;  // connection ids (HoldUntilTold)
   event* commit_ev_;
   bool scheduled_ = false;
 };

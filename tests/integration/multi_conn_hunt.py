@@ -4,7 +4,7 @@ each step; each step waits for its effects to arrive before the next.
 
   python3 tests/integration/multi_conn_hunt.py pubsub FIRST SEEDS STEPS
   python3 tests/integration/multi_conn_hunt.py blocking FIRST SEEDS STEPS [resp3] [full] [digest]
-  python3 tests/integration/multi_conn_hunt.py tracking FIRST SEEDS STEPS [full]
+  python3 tests/integration/multi_conn_hunt.py tracking FIRST SEEDS STEPS [full] [pipe]
   python3 tests/integration/multi_conn_hunt.py watch FIRST SEEDS STEPS [full]
   python3 tests/integration/multi_conn_hunt.py notify FIRST SEEDS STEPS [full]
 
@@ -14,7 +14,8 @@ blocking: four connections blocking (BLPOP ... XREADGROUP) while others push,
 rename, swap databases, unblock and kill each other; `digest` also compares
 both databases' DEBUG DIGEST after each step. tracking: three RESP3 connections
 with CLIENT TRACKING modes (not counted: Redis' placement of an invalidation
-redirected to a connection that writes, a known difference). watch: three
+redirected to a connection that writes, a known difference; `pipe`: some steps
+send two or three commands in one write). watch: three
 connections with WATCH, MULTI/EXEC and writes that expire, move, rename, flush
 and swap the watched keys. notify: the
 keyspace notifications of random_commands.py's commands. Not part of CI (timing-based); what they find becomes a test.
@@ -198,10 +199,11 @@ def pubsub_command(rng):
 
 
 def send_step(sock, cmd, target_id):
-    """Sends cmd with "<conn>" naming the target connection's client id (a
-    connection killed meanwhile takes nothing)."""
+    """Sends cmd (or a list of commands, in one write) with "<conn>" naming the
+    target connection's client id (a connection killed meanwhile takes nothing)."""
+    cmds = cmd if isinstance(cmd[0], list) else [cmd]
     try:
-        sock.sendall(encode([target_id if x == "<conn>" else x for x in cmd]))
+        sock.sendall(b"".join(encode([target_id if x == "<conn>" else x for x in c]) for c in cmds))
     except OSError:
         pass
 
@@ -485,6 +487,8 @@ def redirect_placement_only(a, b, i, redis_port, conn_id):
 
 
 def tracking_main(first, seeds, steps):
+    pipe = "pipe" in sys.argv
+
     def one_seed(seed, kp, rp):
         found = 0
         rng = random.Random(seed)
@@ -498,20 +502,29 @@ def tracking_main(first, seeds, steps):
         hist = []
         for step in range(steps):
             i = rng.randrange(3)
-            cmd = tracking_command(rng, i)
+            # `pipe`: some steps send two or three commands in one write.
+            n = rng.randrange(2, 4) if pipe and rng.random() < 0.3 else 1
+            cmds = [tracking_command(rng, i) for _ in range(n)]
             target = rng.randrange(3)
-            if i == 2 and cmd[:2] == ["CLIENT", "TRACKING"]:
+            if i == 2 and any(c[:2] == ["CLIENT", "TRACKING"] for c in cmds):
                 continue
-            if in_multi[i] and cmd[:2] == ["CLIENT", "GETREDIR"]:
-                continue  # an id inside EXEC's reply: not told from other integers
-            if cmd[0] in ("MULTI", "EXEC", "RESET"):
-                in_multi[i] = cmd[0] == "MULTI"
+            multi = in_multi[i]
+            skip = False
+            for c in cmds:
+                if multi and c[:2] == ["CLIENT", "GETREDIR"]:
+                    skip = True  # an id inside EXEC's reply: not told from other integers
+                if c[0] in ("MULTI", "EXEC", "RESET"):
+                    multi = c[0] == "MULTI"
+            if skip or (n > 1 and any(c[:2] == ["CLIENT", "GETREDIR"] for c in cmds)):
+                continue  # GETREDIR's id is told from other integers only alone
+            in_multi[i] = multi
+            cmd = cmds[0] if n == 1 else cmds
             hist.append((i, cmd, target))
             outs = {}
             for port in (kp, rp):
                 send_step(conns[port][i], cmd, ids[port][target])
                 time.sleep(0.01)
-                getredir = cmd[:2] == ["CLIENT", "GETREDIR"]
+                getredir = any(c[:2] == ["CLIENT", "GETREDIR"] for c in cmds)
                 outs[port] = [[name_ids(x, seen[port], getredir and j == i)
                                for x in split(drain(conns[port][j], settle=0.03, expect=(j == i)))] for j in range(3)]
             a, b = outs[kp], outs[rp]

@@ -715,3 +715,107 @@ def test_the_flushers_own_null_finds_its_redirect_gone_after_tracking_off(client
         c.send_raw(encode(["PING"]))
         assert c.read_reply() == broken % gone
         assert c.read_reply() == b"+PONG\r\n"
+
+
+
+def pipelined(d, cmds):
+    """Sends cmds and a PING in one write; what comes back through the PONG, the same on both servers."""
+    got = []
+    for c in (d.kv, d.ref):
+        c.send_raw(b"".join(encode(cmd) for cmd in cmds + [["PING"]]))
+        frames = [c.read_reply()]
+        while frames[-1] != b"+PONG\r\n":
+            frames.append(c.read_reply())
+        got.append(frames)
+    assert got[0] == got[1], f"kvrocks {got[0]!r} != redis {got[1]!r}"
+    return got[0]
+
+
+EVAL_FLUSH = ["EVAL", "redis.call('flushdb') return 1", "0"]
+
+
+@pytest.mark.parametrize("redirected", [False, True])
+@pytest.mark.parametrize("cmds", [
+    [["FLUSHDB"]],
+    [["FLUSHALL"], ["GET", "x"], ["SET", "x", "v"]],
+    [EVAL_FLUSH, ["GET", "x"], ["SET", "x", "v"], ["GET", "x"]],
+    [["MULTI"], ["FLUSHDB"], ["FLUSHDB"], ["EXEC"], ["GET", "x"]],
+])
+def test_the_flushers_own_null_comes_before_the_reply_to_what_it_pipelined_next(clients, redirected, cmds):
+    """The tracker sends the flush and its next commands in one write: Redis
+    sends the flusher's own null right after the flush's reply (its pending
+    invalidations, written before the next command runs), so it comes ahead of
+    the next replies and of what those commands tell the tracker. kvrocks
+    answered the whole pipeline first."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    writer.both("HELLO", "3")
+    track(tracker, redirect=writer if redirected else None)
+    tracker("GET", "f")
+    replies = pipelined(tracker, cmds)
+    if redirected:
+        assert NULL3 not in replies
+        told = ahead_of_pong(writer)
+        flushes = sum(cmd in (["FLUSHDB"], ["FLUSHALL"], EVAL_FLUSH) for cmd in cmds)
+        assert told[0] == NULL3 and len(told) == flushes + (["SET", "x", "v"] in cmds)
+    else:
+        assert NULL3 in replies
+
+
+@pytest.mark.parametrize("cmds", [
+    [["GET", "x"], ["SET", "x", "v"], ["GET", "x"]],
+    [["GET", "x"], ["GET", "y"], ["MSET", "x", "1", "y", "2"], ["MGET", "x", "y"], ["DEL", "x"]],
+    [["GET", "x"], ["MULTI"], ["SET", "x", "v"], ["GET", "x"], ["EXEC"], ["SET", "x", "w"]],
+    [["GET", "x"], ["EVAL", "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])", "1", "x"],
+     ["INCR", "n"], ["GET", "n"], ["INCR", "n"]],
+    [["LPUSH", "l", "a"], ["LRANGE", "l", "0", "-1"], ["LPOP", "l"], ["LLEN", "l"], ["RPUSH", "l", "b"]],
+])
+@pytest.mark.parametrize("options", [[], ["OPTOUT"], ["NOLOOP"]])
+def test_own_writes_are_told_before_the_next_pipelined_reply(clients, cmds, options):
+    """A RESP3 tracker pipelines reads and writes of the same keys: Redis writes
+    the invalidation of a key the client read and then wrote right after that
+    write's reply (its pending invalidations), ahead of the next command's.
+    kvrocks invalidates when the worker's batch commits, which came after the
+    whole pipeline had been answered."""
+    tracker, _, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker, *options)
+    replies = pipelined(tracker, cmds)
+    assert (b">2\r\n$10\r\ninvalidate" in b"".join(replies)) == (options != ["NOLOOP"])
+
+
+def test_own_writes_reach_the_redirect_target_before_what_the_next_command_publishes(clients):
+    """The tracker redirects to a RESP3 subscriber and pipelines a write of a
+    key it read and a PUBLISH to that subscriber: Redis sends the invalidation
+    after the write, so ahead of the message."""
+    tracker, writer, _ = clients
+    writer.both("HELLO", "3")
+    writer("SUBSCRIBE", "ch")
+    track(tracker, redirect=writer)
+    tracker("GET", "x")
+    pipelined(tracker, [["SET", "x", "v"], ["PUBLISH", "ch", "m"]])
+    assert ahead_of_pong(writer) == [invalidate("x"), b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n"]
+
+
+@pytest.mark.parametrize("writer_tracks", [None, ["BCAST"], ["BCAST", "NOLOOP"]])
+@pytest.mark.parametrize("cmds", [
+    [["SET", "b", "v"], ["SET", "a", "v"], ["DEL", "b"], ["SET", "c", "v"]],
+    [["MSET", "a", "1", "x", "2"], ["EVAL", "redis.call('set', 'b', 'e') return 1", "0"], ["INCR", "a"]],
+    [["SET", "a", "v"], ["MULTI"], ["SET", "b", "v"], ["EXEC"], ["APPEND", "a", "z"]],
+])
+def test_bcast_tells_a_pipelines_changes_in_one_message(clients, writer_tracks, cmds):
+    """A client pipelines several writes: Redis sends a BCAST client one
+    message per prefix for what changed during the event-loop pass (each key
+    with the client that changed it last, for NOLOOP); kvrocks sent one per
+    command."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    writer.both("HELLO", "3")
+    track(tracker, "BCAST", "PREFIX", "a", "PREFIX", "b")
+    if writer_tracks:
+        track(writer, *writer_tracks)
+    pipelined(writer, cmds)
+    told = ahead_of_pong(tracker)
+    assert len(told) == 2
+    if writer_tracks:
+        ahead_of_pong(writer)
