@@ -361,6 +361,7 @@ void Worker::OnAccepted(int fd, const sockaddr* addr) {
     a.local = AddrToString(reinterpret_cast<sockaddr*>(&local));
   }
   server_->stats().total_connections_received++;
+  a.id = server_->NextClientId();
   // Connections are dealt round-robin: the kernel's SO_REUSEPORT hashing leaves
   // workers unevenly loaded with few connections.
   Worker* target = server_->NextWorker();
@@ -373,7 +374,7 @@ void Worker::OnAccepted(int fd, const sockaddr* addr) {
 
 void Worker::Adopt(Accepted a) {
   const int fd = a.fd;
-  auto conn = std::make_unique<Connection>(this, fd, server_->NextClientId(), std::move(a.peer), std::move(a.local));
+  auto conn = std::make_unique<Connection>(this, fd, a.id, std::move(a.peer), std::move(a.local));
   conn->set_unix_socket(a.unix_socket);
   if (!server_->Register(conn.get())) {
     server_->stats().rejected_connections++;

@@ -64,11 +64,14 @@ class Worker {
   // The kernel's id of this worker's thread (0 until it runs), for INFO cpu.
   int thread_id() const { return tid_.load(std::memory_order_relaxed); }
 
-  // An accepted client socket and its addresses as CLIENT LIST shows them.
+  // An accepted client socket, its addresses as CLIENT LIST shows them, and
+  // its client id, given at accept as Redis does (ids follow the order of the
+  // connections, whichever worker takes them over first).
   struct Accepted {
     int fd;
     std::string peer, local;
     bool unix_socket = false;
+    uint64_t id = 0;
   };
   // Takes over an accepted socket (on this worker's thread).
   void Adopt(Accepted a);

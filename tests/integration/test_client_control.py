@@ -416,3 +416,21 @@ def test_client_list_and_kill_by_type_id_and_user_diff(kvrocks_server, redis_ref
             x.close()
     assert out[0] == out[1]
     assert out[0][0] == [b"sub"] and out[0][-1] == [b"ctl", b"plain"]
+
+
+def test_client_ids_follow_the_order_of_connections(kvrocks_server):
+    """Connections opened at once get ids in the order they were accepted, as
+    Redis numbers them (its client list, oldest first, orders the nulls a flush
+    sends to tracking clients); kvrocks gave ids as each worker took its share
+    over, so one dealt to another worker could come out younger than the next."""
+    for _ in range(5):
+        socks = [socket.create_connection(("127.0.0.1", kvrocks_server.port)) for _ in range(12)]
+        try:
+            ids = []
+            for s in socks:
+                s.sendall(b"CLIENT ID\r\n")
+                ids.append(int(s.recv(64)[1:-2]))
+            assert ids == sorted(ids)
+        finally:
+            for s in socks:
+                s.close()

@@ -596,7 +596,7 @@ def test_the_flushers_own_tracking_is_told_last(kvrocks_server, redis_ref):
     clients oldest first: W's own null at once, then S's, then A's after the
     flush (its pending invalidations), although A is the oldest client
     (multi_conn_hunt.py tracking 50421). Each connection answers before the next
-    one opens, so that kvrocks' ids (given as its workers accept) follow that order."""
+    one opens, so that both servers have taken them in that order."""
     made = []
     for _ in range(3):
         d = Differ.__new__(Differ)
