@@ -176,7 +176,10 @@ void Tracking::InvalidateReaders(const std::vector<std::pair<uint8_t, std::strin
       Reads& reads = reader->second;
       const bool read_before = id != by || reads.first <= written;
       if (id == by && reads.last > written) {
-        reads.first = reads.last;  // remembered from its read after the write
+        // Still remembered for its reads after the write: from the last one if
+        // this write invalidates, else (all came after it) as they are, for a
+        // later write of the same command to find them.
+        if (read_before) reads.first = reads.last;
         ++reader;
       } else {
         reader = it->second.erase(reader);

@@ -845,3 +845,22 @@ def test_bcast_messages_wait_for_the_end_of_the_pass(clients, cmds, writer_track
     ahead_of_pong(tracker)
     if writer_tracks is not None:
         ahead_of_pong(writer)
+
+
+@pytest.mark.parametrize("cmds", [
+    [["MULTI"], ["SET", "x", "e"], ["GET", "x"], ["EXPIRE", "x", "100"], ["GET", "x"], ["EXEC"]],
+    [["MULTI"], ["SET", "x", "e"], ["GET", "x"], ["SET", "x", "f"], ["EXEC"]],
+    [["EVAL", "redis.call('set', KEYS[1], 'e') redis.call('get', KEYS[1]) redis.call('append', KEYS[1], 'z') "
+              "return redis.call('get', KEYS[1])", "1", "x"]],
+])
+def test_a_write_before_the_first_read_keeps_that_read_for_the_next_write(clients, cmds):
+    """A transaction writes a key, reads it, writes it again and reads it: Redis
+    invalidates at the second write (the read came before it) and tracks the
+    key again. kvrocks, invalidating at the commit, had let the first write
+    move the key's reads past the second one, and sent nothing
+    (multi_conn_hunt.py tracking 58407 pipe)."""
+    tracker, _, _ = clients
+    tracker.both("HELLO", "3")
+    track(tracker)
+    assert invalidate("x") in pipelined(tracker, cmds)
+    pipelined(tracker, [["SET", "x", "g"]])  # and whether it is tracked after
