@@ -39,7 +39,6 @@ void Connection::SetUser(std::shared_ptr<const AclUser> u) {
 
 Connection::~Connection() {
   if (!held_.empty() && !server()->stopping()) ResumeHeld(held_);
-  if (awaiting_own_messages > 0 && worker_->batcher() != nullptr) worker_->batcher()->ReleasePass();
   if (block.timer != nullptr) event_free(block.timer);
   if (read_ev_ != nullptr) event_free(read_ev_);
   if (write_ev_ != nullptr) event_free(write_ev_);
@@ -171,17 +170,11 @@ void Connection::RunPostponed() {
   Resume();
 }
 
-void Connection::BeginOwnMessagesWait() {
-  if (awaiting_own_messages++ == 0) worker_->batcher()->HoldPass();
-}
-
 void Connection::EndOwnMessagesWait() {
   Worker* w = worker_;
   w->Post([w, id = id_] {
     Connection* c = w->Find(id);
-    if (c == nullptr || --c->awaiting_own_messages > 0) return;
-    c->Resume();  // may close it
-    w->batcher()->ReleasePass();
+    if (c != nullptr && --c->awaiting_own_messages == 0) c->Resume();
   });
 }
 

@@ -79,12 +79,9 @@ class Connection {
   // What its own tracking is to be told of its last command (the invalidations
   // of its writes, once they commit; a flush's null) is not written yet: its
   // next commands wait, as Redis writes its pending invalidations after each
-  // command, before it runs the next. One count per wait; each begins with
-  // BeginOwnMessagesWait and ends with EndOwnMessagesWait.
+  // command, before it runs the next. One count per wait; each ends with
+  // EndOwnMessagesWait.
   int awaiting_own_messages = 0;
-  // While a connection waits, its worker's pass is not over for BCAST
-  // messages (WriteBatcher::HoldPass): its next commands belong to it.
-  void BeginOwnMessagesWait();
   // Ends one such wait from the worker's queue, behind the messages queued
   // there so far, and goes on with the input when none is left.
   void EndOwnMessagesWait();

@@ -368,9 +368,9 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
   }
   srv->TouchKeys(ctx);
   if (!s.ok() || ctx.touched().empty()) return;
-  batcher->TellCommitted(ctx.touched(), conn->id(), ctx.touch_marks());
+  srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
   if (TellsItself(conn)) {  // what that posted reaches it before its next command runs
-    conn->BeginOwnMessagesWait();
+    conn->awaiting_own_messages++;
     conn->EndOwnMessagesWait();
   }
 }

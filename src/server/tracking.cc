@@ -217,95 +217,73 @@ void Tracking::Invalidate(const std::vector<Changes>& batch) {
   {
     std::lock_guard<std::mutex> g(mu_);
     for (const Changes& ch : batch) InvalidateReaders(*ch.keys, ch.by, ch.marks, &out);
-    BroadcastLocked(batch, &out);
-  }
-  Post(std::move(out));
-}
-
-void Tracking::TellReaders(const std::vector<Changes>& batch) {
-  std::vector<Message> out;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    for (const Changes& ch : batch) InvalidateReaders(*ch.keys, ch.by, ch.marks, &out);
-  }
-  Post(std::move(out));
-}
-
-void Tracking::TellPrefixes(const std::vector<Changes>& batch) {
-  std::vector<Message> out;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    BroadcastLocked(batch, &out);
-  }
-  Post(std::move(out));
-}
-
-void Tracking::BroadcastLocked(const std::vector<Changes>& batch, std::vector<Message>* out) {
-  // Per prefix, the keys under it (sorted, as Redis' radix tree lists them).
-  // Redis records each key with the client that changed it last.
-  struct Change {
-    const std::string* key;
-    size_t order;  // keys are in the order of their writes
-    uint64_t by;
-    uint64_t written;
-    bool by_script;
-  };
-  for (const auto& [prefix, subscribers] : prefix_clients_) {
-    std::vector<Change> matched;
-    size_t order = 0;
-    for (const Changes& ch : batch) {
-      for (size_t i = 0; i < ch.keys->size(); i++, order++) {
-        const std::string& key = (*ch.keys)[i].second;
-        if (key.compare(0, prefix.size(), prefix) != 0) continue;
-        const uint64_t stamp = ch.marks != nullptr ? (*ch.marks)[i] : ~kByScript;
-        matched.push_back(Change{&key, order, ch.by, stamp & ~kByScript, (stamp & kByScript) != 0});
+    // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
+    // lists them). Redis records each key with the client that changed it last.
+    struct Change {
+      const std::string* key;
+      size_t order;  // keys are in the order of their writes
+      uint64_t by;
+      uint64_t written;
+      bool by_script;
+    };
+    for (const auto& [prefix, subscribers] : prefix_clients_) {
+      std::vector<Change> matched;
+      size_t order = 0;
+      for (const Changes& ch : batch) {
+        for (size_t i = 0; i < ch.keys->size(); i++, order++) {
+          const std::string& key = (*ch.keys)[i].second;
+          if (key.compare(0, prefix.size(), prefix) != 0) continue;
+          const uint64_t stamp = ch.marks != nullptr ? (*ch.marks)[i] : ~kByScript;
+          matched.push_back(Change{&key, order, ch.by, stamp & ~kByScript, (stamp & kByScript) != 0});
+        }
       }
-    }
-    if (matched.empty()) continue;
-    std::sort(matched.begin(), matched.end(), [](const Change& a, const Change& b) {
-      return *a.key != *b.key ? *a.key < *b.key : a.order > b.order;
-    });
-    matched.erase(std::unique(matched.begin(), matched.end(),
-                              [](const Change& a, const Change& b) { return *a.key == *b.key; }),
-                  matched.end());
-    std::vector<const std::string*> all_keys;
-    for (const Change& m : matched) all_keys.push_back(m.key);
-    const std::string all = KeyArray(all_keys);
-    for (const auto& [id, since] : subscribers) {
-      auto c = clients_.find(id);
-      if (c == clients_.end()) continue;
-      auto changed_by_id = [id = id](const Change& m) { return m.by == id; };
-      if (std::none_of(matched.begin(), matched.end(), changed_by_id)) {
-        AddMessage(id, c->second, all, out);
-        continue;
-      }
-      std::vector<const std::string*> picked;
-      for (const Change& m : matched) {
-        if (m.by != id) {
-          picked.push_back(m.key);
+      if (matched.empty()) continue;
+      std::sort(matched.begin(), matched.end(), [](const Change& a, const Change& b) {
+        return *a.key != *b.key ? *a.key < *b.key : a.order > b.order;
+      });
+      matched.erase(std::unique(matched.begin(), matched.end(),
+                                [](const Change& a, const Change& b) { return *a.key == *b.key; }),
+                    matched.end());
+      std::vector<const std::string*> all_keys;
+      for (const Change& m : matched) all_keys.push_back(m.key);
+      const std::string all = KeyArray(all_keys);
+      for (const auto& [id, since] : subscribers) {
+        auto c = clients_.find(id);
+        if (c == clients_.end()) continue;
+        auto changed_by_id = [id = id](const Change& m) { return m.by == id; };
+        if (std::none_of(matched.begin(), matched.end(), changed_by_id)) {
+          AddMessage(id, c->second, all, &out);
           continue;
         }
-        // NOLOOP spares a client its own changes; a script's are its own
-        // client's in Redis.
-        if (c->second.noloop && !m.by_script) continue;
-        // `by` registered the prefix after this write, in the transaction
-        // that made it: Redis records a change under a prefix only while the
-        // prefix has clients, so `by` gets it only if another client had the
-        // prefix then. (Another writer's change still reaches a client that
-        // joined before its commit: that client may have read the old value.)
-        bool recorded = m.written >= since;
-        for (auto other = subscribers.begin(); !recorded && other != subscribers.end(); ++other) {
-          recorded = other->first != id && other->second <= m.written;
+        std::vector<const std::string*> picked;
+        for (const Change& m : matched) {
+          if (m.by != id) {
+            picked.push_back(m.key);
+            continue;
+          }
+          // NOLOOP spares a client its own changes; a script's are its own
+          // client's in Redis.
+          if (c->second.noloop && !m.by_script) continue;
+          // `by` registered the prefix after this write, in the transaction
+          // that made it: Redis records a change under a prefix only while the
+          // prefix has clients, so `by` gets it only if another client had the
+          // prefix then. (Another writer's change still reaches a client that
+          // joined before its commit: that client may have read the old value.)
+          bool recorded = m.written >= since;
+          for (auto other = subscribers.begin(); !recorded && other != subscribers.end(); ++other) {
+            recorded = other->first != id && other->second <= m.written;
+          }
+          if (recorded) picked.push_back(m.key);
         }
-        if (recorded) picked.push_back(m.key);
-      }
-      if (picked.size() == matched.size()) {
-        AddMessage(id, c->second, all, out);
-      } else if (!picked.empty()) {
-        AddMessage(id, c->second, KeyArray(picked), out);
+        if (picked.size() == matched.size()) {
+          AddMessage(id, c->second, all, &out);
+        } else if (!picked.empty()) {
+          AddMessage(id, c->second, KeyArray(picked), &out);
+        }
       }
     }
   }
+  Post(std::move(out));
 }
 
 // A flush's message: the null of the tracking client's protocol.
@@ -348,7 +326,7 @@ void Tracking::InvalidateAll(Connection* current) {
   };
   Worker* w = server_->WorkerOf(current->id());
   if (w == nullptr) return sent(current->id());
-  current->BeginOwnMessagesWait();
+  current->awaiting_own_messages++;
   w->Post([this, w, id = current->id(), sent] {
     sent(id);
     Connection* c = w->Find(id);

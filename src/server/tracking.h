@@ -87,11 +87,6 @@ class Tracking {
   // prefix for all of them, as Redis sends what changed during one pass of its
   // event loop (each key with the client that changed it last).
   void Invalidate(const std::vector<Changes>& batch);
-  // Invalidate in two parts, for a worker's commits: the clients that read
-  // the keys are told at each commit, BCAST clients once at the end of the
-  // worker's pass (after a flush's nulls, as Redis' beforeSleep sends them).
-  void TellReaders(const std::vector<Changes>& batch);
-  void TellPrefixes(const std::vector<Changes>& batch);
   // Counts Remember calls and BCAST registrations: a read remembered (or a
   // prefix registered) after Clock() returned m came after a write stamped m.
   // Any thread.
@@ -175,9 +170,6 @@ class Tracking {
   // for keys, which forgets them. Called with mu_ held.
   void InvalidateReaders(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
                          const std::vector<uint64_t>* marks, std::vector<Message>* out);
-  // The BCAST part of Invalidate: per prefix, one message to each of its
-  // clients. Called with mu_ held.
-  void BroadcastLocked(const std::vector<Changes>& batch, std::vector<Message>* out);
   // Posts out; what other clients' tracking redirects to `current` (if any) is
   // written at once, ahead of its reply, as Redis writes it during the command.
   void PostAround(std::vector<Message> out, Connection* current);

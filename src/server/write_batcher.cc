@@ -98,38 +98,6 @@ void WriteBatcher::OnCommit(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<WriteBatcher*>(arg);
   self->scheduled_ = false;
   self->Commit();
-  if (self->pass_holds_ == 0) self->TellPrefixes();  // the end of the pass
-}
-
-void WriteBatcher::ReleasePass() {
-  if (--pass_holds_ == 0 && !committed_.empty()) Schedule();
-}
-
-std::vector<Tracking::Changes> WriteBatcher::CommittedSince(size_t from) const {
-  std::vector<Tracking::Changes> batch;
-  for (size_t i = from; i < committed_.size(); i++) {
-    batch.push_back({&committed_[i].keys, committed_[i].by, &committed_[i].marks});
-  }
-  return batch;
-}
-
-void WriteBatcher::TellReaders(size_t from) {
-  if (from == committed_.size()) return;
-  worker_->server()->tracking().TellReaders(CommittedSince(from));
-  Schedule();  // for TellPrefixes
-}
-
-void WriteBatcher::TellPrefixes() {
-  if (committed_.empty()) return;
-  worker_->server()->tracking().TellPrefixes(CommittedSince(0));
-  committed_.clear();
-}
-
-void WriteBatcher::TellCommitted(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
-                                 const std::vector<uint64_t>& marks) {
-  if (keys.empty() || worker_->server()->tracking().idle()) return;
-  committed_.push_back(Committed{keys, marks, by});
-  TellReaders(committed_.size() - 1);
 }
 
 void WriteBatcher::Unlock() {
@@ -149,7 +117,7 @@ void WriteBatcher::Unlock() {
 
 void WriteBatcher::NoteChanged(Context* ctx, uint64_t by) {
   if (!pending()) {
-    TellCommitted(ctx->touched(), by, ctx->touch_marks());  // nothing to wait for
+    worker_->server()->KeysChanged(ctx->touched(), by, &ctx->touch_marks());  // nothing to wait for
     ctx->ClearTouched();
     return;
   }
@@ -158,7 +126,7 @@ void WriteBatcher::NoteChanged(Context* ctx, uint64_t by) {
 }
 
 void WriteBatcher::HoldUntilTold(Connection* conn) {
-  conn->BeginOwnMessagesWait();
+  conn->awaiting_own_messages++;
   if (pending()) {
     held_until_told_.push_back(conn->id());
   } else {
@@ -175,16 +143,21 @@ void WriteBatcher::Commit() {
   if (s.ok()) {
     for (auto& fn : after) fn();
     if (!changed_.empty() && !worker_->server()->tracking().idle()) {
-      const size_t first = committed_.size();
+      // Each client's run of changed_, as its own vectors (Tracking::Changes).
+      std::vector<std::vector<std::pair<uint8_t, std::string>>> keys;
+      std::vector<std::vector<uint64_t>> marks;
+      keys.reserve(changed_by_.size());
+      marks.reserve(changed_by_.size());
+      std::vector<Tracking::Changes> batch;
       size_t from = 0;
       for (const ChangedBy& c : changed_by_) {
-        committed_.push_back(Committed{{std::make_move_iterator(changed_.begin() + from),
-                                        std::make_move_iterator(changed_.begin() + c.end)},
-                                       {changed_marks_.begin() + from, changed_marks_.begin() + c.end},
-                                       c.by});
+        keys.emplace_back(std::make_move_iterator(changed_.begin() + from),
+                          std::make_move_iterator(changed_.begin() + c.end));
+        marks.emplace_back(changed_marks_.begin() + from, changed_marks_.begin() + c.end);
+        batch.push_back(Tracking::Changes{&keys.back(), c.by, &marks.back()});
         from = c.end;
       }
-      TellReaders(first);
+      worker_->server()->tracking().Invalidate(batch);
     }
   }
   ClearAndTrim(&changed_, kTrimKeepEntries);

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "server/tracking.h"
 #include "storage/context.h"
 
 namespace kvrocks {
@@ -55,17 +54,6 @@ class WriteBatcher {
   // conn's next commands wait (Connection::awaiting_own_messages) until what
   // its last NoteChanged tells its own tracking has been posted.
   void HoldUntilTold(Connection* conn);
-  // Keys changed by client `by` in a commit of its own (an exclusive command),
-  // now visible: client-side caching is told as of the batch's changes (the
-  // readers now, BCAST clients at the end of the pass).
-  void TellCommitted(const std::vector<std::pair<uint8_t, std::string>>& keys, uint64_t by,
-                     const std::vector<uint64_t>& marks);
-  // A connection of this worker stopped in the middle of what it sent, to run
-  // the rest in a later callback (Connection::BeginOwnMessagesWait): until it
-  // goes on, the pass is not over and BCAST clients are not told yet, as
-  // Redis tells them once the whole input it read has run.
-  void HoldPass() { pass_holds_++; }
-  void ReleasePass();
   // Commits the batch, releases its locks and flushes deferred connections.
   // Connections whose writes failed are closed without a reply.
   void Commit();
@@ -91,19 +79,6 @@ class WriteBatcher {
   };
   std::vector<ChangedBy> changed_by_;
   std::vector<uint64_t> held_until_told_;  // connection ids (HoldUntilTold)
-  // Changes committed during this pass of the event loop, whose BCAST
-  // messages go out at its end (OnCommit): keys, marks and client, per run.
-  struct Committed {
-    std::vector<std::pair<uint8_t, std::string>> keys;
-    std::vector<uint64_t> marks;
-    uint64_t by;
-  };
-  std::vector<Committed> committed_;
-  int pass_holds_ = 0;  // HoldPass
-  std::vector<Tracking::Changes> CommittedSince(size_t from) const;
-  // Tells the readers of committed_[from..] now, and BCAST clients at the end of the pass.
-  void TellReaders(size_t from);
-  void TellPrefixes();
   event* commit_ev_;
   bool scheduled_ = false;
 };

@@ -822,32 +822,6 @@ def test_bcast_tells_a_pipelines_changes_in_one_message(clients, writer_tracks, 
 
 
 @pytest.mark.parametrize("cmds", [
-    [["SET", "a1", "v"], ["SWAPDB", "0", "1"], ["SET", "a2", "v"]],
-    [["SET", "a1", "v"], ["FLUSHALL"], ["SET", "a2", "v"]],
-    [["SET", "a1", "v"], ["MULTI"], ["SET", "b", "v"], ["FLUSHDB"], ["EXEC"], ["DEL", "a1"]],
-    [["SET", "a1", "v"], ["EVAL", "redis.call('set', 'a2', 'v') redis.call('flushdb') return 1", "0"]],
-])
-@pytest.mark.parametrize("writer_tracks", [None, ["BCAST"], []])
-def test_bcast_messages_wait_for_the_end_of_the_pass(clients, cmds, writer_tracks):
-    """A pipeline with a command that commits on its own (SWAPDB, a flush) in
-    the middle: Redis sends BCAST clients the keys changed during the pass at
-    its end (beforeSleep), so in one message and after the flush's null;
-    kvrocks sent what the batch held at each commit. A writer that tracks
-    waits for its own messages within the pipeline, which is still one pass."""
-    tracker, writer, _ = clients
-    tracker.both("HELLO", "3")
-    writer.both("HELLO", "3")
-    track(tracker, "BCAST")
-    if writer_tracks is not None:
-        track(writer, *writer_tracks)
-        writer("GET", "a1")
-    pipelined(writer, cmds)
-    ahead_of_pong(tracker)
-    if writer_tracks is not None:
-        ahead_of_pong(writer)
-
-
-@pytest.mark.parametrize("cmds", [
     [["MULTI"], ["SET", "x", "e"], ["GET", "x"], ["EXPIRE", "x", "100"], ["GET", "x"], ["EXEC"]],
     [["MULTI"], ["SET", "x", "e"], ["GET", "x"], ["SET", "x", "f"], ["EXEC"]],
     [["EVAL", "redis.call('set', KEYS[1], 'e') redis.call('get', KEYS[1]) redis.call('append', KEYS[1], 'z') "
