@@ -353,7 +353,9 @@ void NoteChanges(Server* srv, Connection* conn, WriteBatcher* batcher, Context* 
 // Runs a command that needs every key lock, outside any batch.
 void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<void(Context*)>& fn) {
   Server* srv = conn->server();
-  batcher->Commit();
+  // The batch so far commits first; its BCAST messages and replies follow the
+  // command's own (a flush's nulls), merged with what the command changed.
+  WriteBatcher::Committed before = batcher->CommitOnly();
   MultiLockGuard guard(srv->storage()->locks());
   Context ctx(srv->storage());
   ctx.set_expired_counter(&srv->stats().expired_keys);
@@ -367,9 +369,11 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     conn->Write(err);
   }
   srv->TouchKeys(ctx);
-  if (!s.ok() || ctx.touched().empty()) return;
-  srv->KeysChanged(ctx.touched(), conn->id(), &ctx.touch_marks());
-  if (TellsItself(conn)) {  // what that posted reaches it before its next command runs
+  const bool told = s.ok() && !ctx.touched().empty() && !srv->tracking().idle();
+  const Tracking::Changes changes{&ctx.touched(), conn->id(), &ctx.touch_marks()};
+  if (told) srv->tracking().Invalidate({changes}, Tracking::Parts::kReaders);
+  batcher->Finish(std::move(before), told ? &changes : nullptr);
+  if (s.ok() && !ctx.touched().empty() && TellsItself(conn)) {  // what was posted reaches it first
     conn->awaiting_own_messages++;
     conn->EndOwnMessagesWait();
   }

@@ -13,6 +13,9 @@ namespace kvrocks {
 
 namespace {
 
+// What Invalidate walks for BCAST clients when told to leave them out.
+const std::map<std::string, std::map<uint64_t, uint64_t>> kNoPrefixes;
+
 bool PrefixesOverlap(const std::string& a, const std::string& b) {
   size_t n = std::min(a.size(), b.size());
   return a.compare(0, n, b, 0, n) == 0;
@@ -212,11 +215,13 @@ void Tracking::Invalidate(const std::vector<std::pair<uint8_t, std::string>>& ke
   Invalidate({Changes{&keys, by, marks}});
 }
 
-void Tracking::Invalidate(const std::vector<Changes>& batch) {
+void Tracking::Invalidate(const std::vector<Changes>& batch, Parts parts) {
   std::vector<Message> out;
   {
     std::lock_guard<std::mutex> g(mu_);
-    for (const Changes& ch : batch) InvalidateReaders(*ch.keys, ch.by, ch.marks, &out);
+    if (parts != Parts::kPrefixes) {
+      for (const Changes& ch : batch) InvalidateReaders(*ch.keys, ch.by, ch.marks, &out);
+    }
     // BCAST: per prefix, the keys under it (sorted, as Redis' radix tree
     // lists them). Redis records each key with the client that changed it last.
     struct Change {
@@ -226,7 +231,7 @@ void Tracking::Invalidate(const std::vector<Changes>& batch) {
       uint64_t written;
       bool by_script;
     };
-    for (const auto& [prefix, subscribers] : prefix_clients_) {
+    for (const auto& [prefix, subscribers] : parts != Parts::kReaders ? prefix_clients_ : kNoPrefixes) {
       std::vector<Change> matched;
       size_t order = 0;
       for (const Changes& ch : batch) {

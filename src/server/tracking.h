@@ -86,7 +86,11 @@ class Tracking {
   // batch), in the order they were made: a BCAST client gets one message per
   // prefix for all of them, as Redis sends what changed during one pass of its
   // event loop (each key with the client that changed it last).
-  void Invalidate(const std::vector<Changes>& batch);
+  // kReaders and kPrefixes split it in two: the clients that read the keys
+  // (told at once), the BCAST clients (later, as Redis tells them at the end
+  // of its event-loop pass).
+  enum class Parts { kBoth, kReaders, kPrefixes };
+  void Invalidate(const std::vector<Changes>& batch, Parts parts = Parts::kBoth);
   // Counts Remember calls and BCAST registrations: a read remembered (or a
   // prefix registered) after Clock() returned m came after a write stamped m.
   // Any thread.

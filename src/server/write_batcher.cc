@@ -134,49 +134,56 @@ void WriteBatcher::HoldUntilTold(Connection* conn) {
   }
 }
 
-void WriteBatcher::Commit() {
+WriteBatcher::Committed WriteBatcher::CommitOnly() {
+  Committed done;
   Status s = ctx_.Commit();
   Unlock();
   if (!s.ok()) LOG(ERROR) << "Write batch failed, closing its clients without a reply: " << s.message();
+  done.ok = s.ok();
   std::vector<std::function<void()>> after;
   after.swap(after_commit_);
   if (s.ok()) {
     for (auto& fn : after) fn();
     if (!changed_.empty() && !worker_->server()->tracking().idle()) {
       // Each client's run of changed_, as its own vectors (Tracking::Changes).
-      std::vector<std::vector<std::pair<uint8_t, std::string>>> keys;
-      std::vector<std::vector<uint64_t>> marks;
-      keys.reserve(changed_by_.size());
-      marks.reserve(changed_by_.size());
-      std::vector<Tracking::Changes> batch;
       size_t from = 0;
       for (const ChangedBy& c : changed_by_) {
-        keys.emplace_back(std::make_move_iterator(changed_.begin() + from),
-                          std::make_move_iterator(changed_.begin() + c.end));
-        marks.emplace_back(changed_marks_.begin() + from, changed_marks_.begin() + c.end);
-        batch.push_back(Tracking::Changes{&keys.back(), c.by, &marks.back()});
+        done.keys.emplace_back(std::make_move_iterator(changed_.begin() + from),
+                               std::make_move_iterator(changed_.begin() + c.end));
+        done.marks.emplace_back(changed_marks_.begin() + from, changed_marks_.begin() + c.end);
+        done.by.push_back(c.by);
         from = c.end;
       }
-      worker_->server()->tracking().Invalidate(batch);
+      std::vector<Tracking::Changes> batch;
+      for (size_t i = 0; i < done.by.size(); i++) batch.push_back({&done.keys[i], done.by[i], &done.marks[i]});
+      worker_->server()->tracking().Invalidate(batch, Tracking::Parts::kReaders);
     }
   }
   ClearAndTrim(&changed_, kTrimKeepEntries);
   ClearAndTrim(&changed_marks_, kTrimKeepEntries);
   ClearAndTrim(&changed_by_, kTrimKeepEntries);
-  std::vector<uint64_t> conns;
-  conns.swap(deferred_);
-  for (uint64_t id : conns) {
+  done.conns.swap(deferred_);
+  done.held.swap(held_until_told_);
+  return done;
+}
+
+void WriteBatcher::Finish(Committed done, const Tracking::Changes* also) {
+  std::vector<Tracking::Changes> batch;
+  for (size_t i = 0; i < done.by.size(); i++) batch.push_back({&done.keys[i], done.by[i], &done.marks[i]});
+  if (also != nullptr) batch.push_back(*also);
+  if (!batch.empty() && !worker_->server()->tracking().idle()) {
+    worker_->server()->tracking().Invalidate(batch, Tracking::Parts::kPrefixes);
+  }
+  for (uint64_t id : done.conns) {
     Connection* c = worker_->Find(id);
     if (c == nullptr) continue;
-    if (!s.ok()) {
+    if (!done.ok) {
       c->CloseSoon();
     } else {
       c->Flush();
     }
   }
-  conns.clear();
-  conns.swap(held_until_told_);
-  for (uint64_t id : conns) {
+  for (uint64_t id : done.held) {
     if (Connection* c = worker_->Find(id)) c->EndOwnMessagesWait();
   }
 }

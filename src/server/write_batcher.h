@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "server/tracking.h"
 #include "storage/context.h"
 
 namespace kvrocks {
@@ -56,7 +57,22 @@ class WriteBatcher {
   void HoldUntilTold(Connection* conn);
   // Commits the batch, releases its locks and flushes deferred connections.
   // Connections whose writes failed are closed without a reply.
-  void Commit();
+  void Commit() { Finish(CommitOnly()); }
+  // What a commit still has to send: its BCAST messages, its replies.
+  struct Committed {
+    bool ok = true;
+    std::vector<std::vector<std::pair<uint8_t, std::string>>> keys;  // per client run
+    std::vector<std::vector<uint64_t>> marks;
+    std::vector<uint64_t> by;
+    std::vector<uint64_t> conns, held;  // deferred replies, HoldUntilTold
+  };
+  // Commit in two steps, for an exclusive command that runs in between
+  // (RunExclusive): the batch commits and the clients that read its keys are
+  // told; its BCAST messages (with `also`, the exclusive command's changes)
+  // and then its replies go out in Finish, after what the command sent (a
+  // flush's nulls), as Redis tells BCAST clients at the end of the pass.
+  Committed CommitOnly();
+  void Finish(Committed done, const Tracking::Changes* also = nullptr);
 
  private:
   static void OnCommit(evutil_socket_t, short, void* arg);

@@ -838,3 +838,26 @@ def test_a_write_before_the_first_read_keeps_that_read_for_the_next_write(client
     track(tracker)
     assert invalidate("x") in pipelined(tracker, cmds)
     pipelined(tracker, [["SET", "x", "g"]])  # and whether it is tracked after
+
+
+@pytest.mark.parametrize("cmds", [
+    [["SET", "a1", "v"], ["FLUSHALL"]],
+    [["SET", "a1", "v"], ["MULTI"], ["SET", "b", "v"], ["FLUSHDB"], ["EXEC"]],
+    [["MSET", "a1", "v", "a2", "w"], ["SWAPDB", "0", "1"]],
+])
+@pytest.mark.parametrize("writer_tracks", [None, ["BCAST"]])
+def test_bcast_messages_of_a_batch_before_a_flush_follow_its_null(clients, cmds, writer_tracks):
+    """A pipeline writes, then flushes: Redis sends the flush's nulls during the
+    command and BCAST clients the keys at the end of the pass, so after the
+    nulls; kvrocks committed the batch ahead of the flush and told BCAST clients
+    then (multi_conn_hunt.py tracking 58603, 58605 pipe)."""
+    tracker, writer, _ = clients
+    tracker.both("HELLO", "3")
+    writer.both("HELLO", "3")
+    track(tracker, "BCAST")
+    if writer_tracks is not None:
+        track(writer, *writer_tracks)
+    pipelined(writer, cmds)
+    ahead_of_pong(tracker)
+    if writer_tracks is not None:
+        ahead_of_pong(writer)
