@@ -16,7 +16,7 @@ both databases' DEBUG DIGEST after each step. tracking: three RESP3 connections
 with CLIENT TRACKING modes (not counted: Redis' placement of an invalidation
 redirected to a connection that writes, a known difference; `pipe`: some steps
 send two or three commands in one write, and BCAST messages that kvrocks splits
-over a pipeline's commits or sends ahead of a flush's null are not counted
+over a pipeline's commits (or, so, ahead of a flush's null) are not counted
 either). watch: three
 connections with WATCH, MULTI/EXEC and writes that expire, move, rename, flush
 and swap the watched keys. notify: the
@@ -518,8 +518,8 @@ def bcast_split_only(a, b):
     """Whether streams a (kvrocks) and b (Redis) differ only where docs/design.md
     says they may for a pipeline: BCAST messages of one pass that kvrocks sends
     per commit (split by an exclusive command or a tracking writer's wait), and
-    those of a batch committed ahead of a flush, which kvrocks sends before the
-    flush's null (Redis: after it)."""
+    those of a commit that a tracking writer's wait ended ahead of its flush,
+    which come before the flush's null (Redis: after it)."""
     return [merged_invalidations(x) for x in a] == [merged_invalidations(x) for x in b]
 
 
