@@ -369,11 +369,12 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
     conn->Write(err);
   }
   srv->TouchKeys(ctx);
-  const bool told = s.ok() && !ctx.touched().empty() && !srv->tracking().idle();
+  const bool wrote = s.ok() && !ctx.touched().empty();
+  const bool told = wrote && !srv->tracking().idle();
   const Tracking::Changes changes{&ctx.touched(), conn->id(), &ctx.touch_marks()};
   if (told) srv->tracking().Invalidate({changes}, Tracking::Parts::kReaders);
   batcher->Finish(std::move(before), told ? &changes : nullptr);
-  if (s.ok() && !ctx.touched().empty() && TellsItself(conn)) {  // what was posted reaches it first
+  if (wrote && TellsItself(conn)) {  // what was posted reaches it first
     conn->awaiting_own_messages++;
     conn->EndOwnMessagesWait();
   }

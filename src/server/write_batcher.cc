@@ -154,9 +154,7 @@ WriteBatcher::Committed WriteBatcher::CommitOnly() {
         done.by.push_back(c.by);
         from = c.end;
       }
-      std::vector<Tracking::Changes> batch;
-      for (size_t i = 0; i < done.by.size(); i++) batch.push_back({&done.keys[i], done.by[i], &done.marks[i]});
-      worker_->server()->tracking().Invalidate(batch, Tracking::Parts::kReaders);
+      worker_->server()->tracking().Invalidate(done.Changes(), Tracking::Parts::kReaders);
     }
   }
   ClearAndTrim(&changed_, kTrimKeepEntries);
@@ -167,9 +165,14 @@ WriteBatcher::Committed WriteBatcher::CommitOnly() {
   return done;
 }
 
-void WriteBatcher::Finish(Committed done, const Tracking::Changes* also) {
+std::vector<Tracking::Changes> WriteBatcher::Committed::Changes() const {
   std::vector<Tracking::Changes> batch;
-  for (size_t i = 0; i < done.by.size(); i++) batch.push_back({&done.keys[i], done.by[i], &done.marks[i]});
+  for (size_t i = 0; i < by.size(); i++) batch.push_back({&keys[i], by[i], &marks[i]});
+  return batch;
+}
+
+void WriteBatcher::Finish(Committed done, const Tracking::Changes* also) {
+  std::vector<Tracking::Changes> batch = done.Changes();
   if (also != nullptr) batch.push_back(*also);
   if (!batch.empty() && !worker_->server()->tracking().idle()) {
     worker_->server()->tracking().Invalidate(batch, Tracking::Parts::kPrefixes);

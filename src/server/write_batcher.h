@@ -50,7 +50,7 @@ class WriteBatcher {
   // Runs fn after the batch commits (if it commits).
   void AfterCommit(std::function<void()> fn);
   // Takes the keys ctx touched, changed by client `by`: client-side caching
-  // invalidates them once the batch commits (Server::KeysChanged).
+  // invalidates them once the batch commits (Tracking::Invalidate).
   void NoteChanged(Context* ctx, uint64_t by);
   // conn's next commands wait (Connection::awaiting_own_messages) until what
   // its last NoteChanged tells its own tracking has been posted.
@@ -65,6 +65,8 @@ class WriteBatcher {
     std::vector<std::vector<uint64_t>> marks;
     std::vector<uint64_t> by;
     std::vector<uint64_t> conns, held;  // deferred replies, HoldUntilTold
+    // keys, marks and by, as Tracking takes them.
+    std::vector<Tracking::Changes> Changes() const;
   };
   // Commit in two steps, for an exclusive command that runs in between
   // (RunExclusive): the batch commits and the clients that read its keys are
