@@ -28,6 +28,7 @@
 #include "scripting/lua_engine.h"
 #include "server/fd_limit.h"
 #include "server/logging.h"
+#include "server/sched_policy.h"
 #include "server/supervision.h"
 #include "server/server.h"
 #include "storage/storage.h"
@@ -107,6 +108,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   kvrocks::InitLogging(&cfg, argv[0], *logfile);
+  // Before the first thread starts: every thread inherits the policy.
+  s = kvrocks::SetSchedPolicy(cfg.sched_policy);
+  if (!s.ok()) {
+    LOG(ERROR) << s.message();
+    return 1;
+  }
   kvrocks::rdb::Reader::set_file_checksums(cfg.rdbchecksum);
   kvrocks::StartSupervision(cfg.supervised);
   evthread_use_pthreads();

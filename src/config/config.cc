@@ -710,6 +710,7 @@ Config::Config() {
   Add(IntOption("list-compress-depth", &list_compress_depth, 0, INT32_MAX, true));
   Add(BoolOption("active-expire", &active_expire, true));
   Add(BoolOption("disable-thp", &disable_thp, false));
+  Add(StringOption("sched-policy", &sched_policy, false, {"normal", "batch"}));
   Add(StringOption("enable-debug-command", &enable_debug_command, false, {"yes", "no", "local"}));
   Add(StringOption("aclfile", &aclfile, false));
   Add(StringOption("acl-pubsub-default", &acl_pubsub_default, true, {"allchannels", "resetchannels"}));

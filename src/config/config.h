@@ -168,6 +168,7 @@ struct Config {
   Relaxed<int64_t> zset_max_listpack_value = 64;
   Relaxed<bool> active_expire = true;
   Relaxed<bool> disable_thp = false;            // prctl(PR_SET_THP_DISABLE) at startup (main.cc)
+  std::string sched_policy = "normal";          // the threads' scheduling policy: normal | batch (startup only)
   std::string enable_debug_command = "no";      // yes | no | local (DEBUG)
   std::string enable_protected_configs = "no";  // yes | no | local (CONFIG SET of dir, dbfilename)
   std::string dbfilename = "dump.rdb";          // the RDB file DEBUG RELOAD writes and reads, in dir

@@ -24,7 +24,8 @@ bool ApplyPriority::Supported() {
   // must not be the applier.
   static const bool supported = [] {
     bool ok = false;
-    std::thread probe([&ok] { ok = SetPolicy(SCHED_IDLE) && SetPolicy(SCHED_OTHER); });
+    const int own = sched_getscheduler(0);  // the probe inherits it (sched-policy)
+    std::thread probe([&ok, own] { ok = SetPolicy(SCHED_IDLE) && SetPolicy(own); });
     probe.join();
     if (!ok) {
       LOG(WARNING) << "The replica applies at normal CPU priority: switching back from SCHED_IDLE needs "
@@ -53,7 +54,7 @@ void ApplyPriority::Update(bool caught_up, uint64_t now_ms, int max_lag_ms) {
 
 void ApplyPriority::SetIdle(bool idle) {
   if (idle == idle_) return;
-  if (!SetPolicy(idle ? SCHED_IDLE : SCHED_OTHER)) {
+  if (!SetPolicy(idle ? SCHED_IDLE : own_policy_)) {
     LOG(WARNING) << "sched_setscheduler failed: " << strerror(errno);
     return;
   }

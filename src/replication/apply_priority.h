@@ -8,6 +8,9 @@
 // packet the master sends and pushes the master and its clients onto one CPU
 // while the other idles (bench/RESULTS.md, session 23).
 //
+// "Normal priority" is the policy the thread started with: the process' own
+// (sched-policy, server/sched_policy.h).
+//
 // SCHED_IDLE alone could starve the replica on a saturated machine, so the lag
 // it adds is bounded: once the stream has had unapplied input for longer than
 // max_lag_ms without a break, the thread competes at normal priority until it
@@ -18,6 +21,8 @@
 //
 // Not thread-safe: used by the applying thread only, for its own priority.
 #pragma once
+
+#include <sched.h>
 
 #include <cstdint>
 
@@ -42,6 +47,7 @@ class ApplyPriority {
   void SetIdle(bool idle);
 
   bool idle_ = false;
+  int own_policy_ = sched_getscheduler(0);  // what the thread goes back to
   uint64_t behind_since_ms_ = 0;  // 0: caught up at the last pass
 };
 

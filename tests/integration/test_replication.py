@@ -555,7 +555,7 @@ def test_replica_keeps_an_expired_value_until_the_master_deletes_it():
         m.cleanup()
 
 
-SCHED_OTHER, SCHED_IDLE = 0, 5
+SCHED_OTHER, SCHED_BATCH, SCHED_IDLE = 0, 3, 5
 
 
 def thread_policy(pid, name):
@@ -583,8 +583,10 @@ needs_sched_idle = pytest.mark.skipif(not can_leave_sched_idle(), reason="no CAP
 
 
 @needs_sched_idle
-def test_replica_applies_at_idle_priority_while_it_keeps_up(master):
-    kv = start_replica(master)
+@pytest.mark.parametrize("sched_policy, normal", [("normal", SCHED_OTHER), ("batch", SCHED_BATCH)])
+def test_replica_applies_at_idle_priority_while_it_keeps_up(master, sched_policy, normal):
+    """Its normal priority is the process' sched-policy: SCHED_OTHER or SCHED_BATCH."""
+    kv = start_replica(master, ["--sched-policy", sched_policy])
     try:
         c = master.client()
         wait_synced(c, kv)
@@ -593,10 +595,11 @@ def test_replica_applies_at_idle_priority_while_it_keeps_up(master):
         policy = lambda: thread_policy(kv.proc.pid, "replica")
         wait_until(lambda: policy() == SCHED_IDLE, 30, "the applier at SCHED_IDLE")
         kv.client().config_set("replica-idle-apply-max-lag-ms", 0)
-        wait_until(lambda: policy() == SCHED_OTHER, 30, "the applier at normal priority")
+        wait_until(lambda: policy() == normal, 30, "the applier at normal priority")
         c.set("after", "1")
         wait_synced(c, kv)
-        assert policy() == SCHED_OTHER
+        assert policy() == normal
+        assert thread_policy(kv.proc.pid, "worker-0") == normal
         kv.client().config_set("replica-idle-apply-max-lag-ms", 200)
         wait_until(lambda: policy() == SCHED_IDLE, 30, "the applier back at SCHED_IDLE")
     finally:

@@ -3,8 +3,10 @@ import contextlib
 import glob
 import os
 import resource
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -635,29 +637,69 @@ def test_disable_thp(disable):
         srv.cleanup()
 
 
-def thread_nices(pid):
-    """{thread name: set of nice values} of a process, from /proc."""
-    nices = {}
+def thread_stat_field(pid, field):
+    """{thread name: set of values} of a numeric field of each thread's /proc stat
+    (field counted from 0 after the name: 16 is the nice value, 38 the scheduling policy)."""
+    values = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{tid}/stat") as f:
             stat = f.read()
         name = stat[stat.index("(") + 1:stat.rindex(")")]
-        nice = int(stat[stat.rindex(")") + 2:].split()[16])  # field 19 of stat(5)
-        nices.setdefault(name, set()).add(nice)
-    return nices
+        values.setdefault(name, set()).add(int(stat[stat.rindex(")") + 2:].split()[field]))
+    return values
+
+
+def start_and_compact(extra):
+    """A server started with extra whose flush and compaction threads have run jobs."""
+    srv = Kvrocks(extra=extra).start()
+    c = srv.client()
+    for i in range(3):
+        c.mset({f"k{i}-{j}": "v" * 100 for j in range(1000)})
+        c.execute_command("COMPACT")
+    return srv
+
+
+@pytest.mark.parametrize("policy, number", [(None, os.SCHED_OTHER), ("normal", os.SCHED_OTHER),
+                                            ("batch", os.SCHED_BATCH)])
+def test_sched_policy(policy, number):
+    """sched-policy sets the scheduling policy of every thread: workers, RocksDB's
+    flush and compaction threads, the others; normal by default. (With
+    rocksdb.low-priority-compaction yes RocksDB puts its compaction threads at
+    SCHED_OTHER, nice 19, when they first run a job.)"""
+    srv = start_and_compact(["--rocksdb.low-priority-compaction", "no"] +
+                            (["--sched-policy", policy] if policy else []))
+    try:
+        c = srv.client()
+        policies = thread_stat_field(srv.proc.pid, 38)
+        for name in ("worker-0", "worker-1", "rocksdb:high", "rocksdb:low"):
+            assert name in policies
+        assert set().union(*policies.values()) == {number}, policies
+        assert c.config_get("sched-policy") == {"sched-policy": policy or "normal"}
+        with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+            c.config_set("sched-policy", "normal")
+    finally:
+        srv.cleanup()
+
+
+def test_sched_policy_refuses_unknown_policies():
+    d = tempfile.mkdtemp(prefix="kvrocks-test-")
+    try:
+        r = subprocess.run([KVROCKS_BIN, "--port", str(free_port()), "--dir", d, "--sched-policy", "fifo"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0
+        assert "sched-policy" in r.stderr and "normal, batch" in r.stderr
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.mark.parametrize("low", [True, False])
 def test_low_priority_compaction(low):
     """rocksdb.low-priority-compaction runs RocksDB's compaction threads at nice 19
     (each lowers itself when it first runs a job); workers and the flush thread keep nice 0."""
-    srv = Kvrocks(extra=["--rocksdb.low-priority-compaction", "yes" if low else "no"]).start()
+    srv = start_and_compact(["--rocksdb.low-priority-compaction", "yes" if low else "no"])
     try:
         c = srv.client()
-        for i in range(3):
-            c.mset({f"k{i}-{j}": "v" * 100 for j in range(1000)})
-            c.execute_command("COMPACT")
-        nices = thread_nices(srv.proc.pid)
+        nices = thread_stat_field(srv.proc.pid, 16)
         if low:
             assert 19 in nices["rocksdb:low"] and nices["rocksdb:low"] <= {0, 19}
         else:
