@@ -108,12 +108,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   kvrocks::InitLogging(&cfg, argv[0], *logfile);
-  // Before the first thread starts: every thread inherits the policy.
+  // Before the first thread starts: every thread inherits the policy. Refused
+  // (a sandbox's seccomp filter), the server runs at the policy it has.
   s = kvrocks::SetSchedPolicy(cfg.sched_policy);
-  if (!s.ok()) {
-    LOG(ERROR) << s.message();
-    return 1;
-  }
+  if (!s.ok()) LOG(WARNING) << s.message();
   kvrocks::rdb::Reader::set_file_checksums(cfg.rdbchecksum);
   kvrocks::StartSupervision(cfg.supervised);
   evthread_use_pthreads();
