@@ -166,13 +166,19 @@ size_t MasterLink::Unread() const {
 }
 
 void MasterLink::Compact() {
-  if (pos_ > 0 && (pos_ == in_.size() || pos_ > (1 << 20))) {
+  // Consumed input is dropped once it passes kCompactAt, so a stream reading
+  // 64 KiB at a time keeps at most about twice that much room.
+  static constexpr size_t kCompactAt = 1 << 20;
+  if (pos_ > 0 && (pos_ == in_.size() || pos_ > kCompactAt)) {
     in_.erase(0, pos_);
     pos_ = 0;
   }
   // A big command (or the RDB's bulk) read through: do not keep its room for the
   // link's lifetime (what follows it is usually the start of a small command).
-  if (in_.capacity() > (1 << 20) && in_.size() < in_.capacity() / 8) {
+  // The room a stream needs stays: giving it back at every compaction made the
+  // next megabyte grow the buffer again, copy by copy into fresh pages (a
+  // seventh of the applier's CPU under a stream of 8 KiB SETs, session 59).
+  if (in_.capacity() > 8 * kCompactAt && in_.size() < in_.capacity() / 8) {
     std::string rest(in_, pos_);
     in_.swap(rest);
     pos_ = 0;
