@@ -166,8 +166,8 @@ size_t MasterLink::Unread() const {
 }
 
 void MasterLink::Compact() {
-  // Consumed input is dropped once it passes kCompactAt, so a stream reading
-  // 64 KiB at a time keeps at most about twice that much room.
+  // Consumed input is dropped once it passes kCompactAt: a stream, read 64 KiB
+  // at a time, needs about twice kCompactAt of room.
   static constexpr size_t kCompactAt = 1 << 20;
   if (pos_ > 0 && (pos_ == in_.size() || pos_ > kCompactAt)) {
     in_.erase(0, pos_);
