@@ -36,6 +36,8 @@ bool ApplyPriority::Supported() {
   return supported;
 }
 
+ApplyPriority::ApplyPriority() : own_policy_(sched_getscheduler(0)) {}
+
 ApplyPriority::~ApplyPriority() { SetIdle(false); }
 
 void ApplyPriority::Update(bool caught_up, uint64_t now_ms, int max_lag_ms) {

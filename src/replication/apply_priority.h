@@ -22,15 +22,14 @@
 // Not thread-safe: used by the applying thread only, for its own priority.
 #pragma once
 
-#include <sched.h>
-
 #include <cstdint>
 
 namespace kvrocks {
 
 class ApplyPriority {
  public:
-  ApplyPriority() = default;
+  // Constructed on the applying thread: its policy now is the one it returns to.
+  ApplyPriority();
   ApplyPriority(const ApplyPriority&) = delete;
   ApplyPriority& operator=(const ApplyPriority&) = delete;
   // Restores normal priority.
@@ -47,7 +46,7 @@ class ApplyPriority {
   void SetIdle(bool idle);
 
   bool idle_ = false;
-  int own_policy_ = sched_getscheduler(0);  // what the thread goes back to
+  int own_policy_;  // what the thread goes back to
   uint64_t behind_since_ms_ = 0;  // 0: caught up at the last pass
 };
 
