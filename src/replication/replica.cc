@@ -31,6 +31,25 @@ constexpr uint64_t kBackoffMinMs = 200, kBackoffMaxMs = 5000;
 
 uint64_t NowMonoMs() { return MonotonicUs() / 1000; }
 
+// Publishes a pointer under a mutex for as long as it lives.
+class Watched {
+ public:
+  Watched(std::mutex* mu, ApplyPriority** slot, ApplyPriority* p) : mu_(mu), slot_(slot) {
+    std::lock_guard<std::mutex> g(*mu_);
+    *slot_ = p;
+  }
+  ~Watched() {
+    std::lock_guard<std::mutex> g(*mu_);
+    *slot_ = nullptr;
+  }
+  Watched(const Watched&) = delete;
+  Watched& operator=(const Watched&) = delete;
+
+ private:
+  std::mutex* mu_;
+  ApplyPriority** slot_;
+};
+
 std::string RandomReplId() {
   static const char kHex[] = "0123456789abcdef";
   std::random_device rd;
@@ -406,6 +425,7 @@ Status Replica::StreamCommands(MasterLink* link) {
   applier_.Reset(replid(), applier_.offset());  // a MULTI left open by a broken link is sent again
   uint64_t last_ack = 0;
   ApplyPriority priority;
+  Watched watched(&priority_mu_, &priority_, &priority);
   while (!stop_.load()) {
     bool more = false;
     Status s = ApplyBuffered(link, &more);
@@ -426,6 +446,11 @@ Status Replica::StreamCommands(MasterLink* link) {
     }
   }
   return Status::Aborted("stopping");
+}
+
+void Replica::WatchApplier() {
+  std::lock_guard<std::mutex> g(priority_mu_);
+  if (priority_ != nullptr) priority_->RaiseIfLate(NowMonoMs(), server_->config()->replica_idle_apply_max_lag_ms);
 }
 
 Status Replica::ApplyBuffered(MasterLink* link, bool* more) {

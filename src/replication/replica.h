@@ -28,6 +28,7 @@
 
 namespace kvrocks {
 
+class ApplyPriority;
 class Server;
 class Connection;
 class MasterLink;
@@ -77,6 +78,10 @@ class Replica {
   std::string replid();
   uint64_t offset() const { return applier_.offset(); }
 
+  // Called periodically by a thread at normal priority (the server's cron):
+  // raises a starved idle-priority applier (apply_priority.h).
+  void WatchApplier();
+
  private:
   enum State { kNone, kConnect, kConnecting, kSync, kConnected };
 
@@ -123,6 +128,8 @@ class Replica {
   // its start (unix seconds, 0 when none) and the RDB's used-mem aux field.
   std::atomic<int64_t> loading_start_s_{0};
   std::atomic<uint64_t> loading_used_mem_{0};
+  std::mutex priority_mu_;             // guards priority_
+  ApplyPriority* priority_ = nullptr;  // the streaming applier's, while it streams
 };
 
 }  // namespace kvrocks

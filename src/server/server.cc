@@ -1046,7 +1046,8 @@ void Server::PauseCron(bool on) {
 
 void Server::ActiveExpireLoop() {
   pthread_setname_np(pthread_self(), "active-expire");
-  // This thread also switches blob GC and blob compression (Storage::AdjustBlobGc, AdjustBlobCompression).
+  // This thread also switches blob GC and blob compression (Storage::AdjustBlobGc, AdjustBlobCompression)
+  // and raises a starved replica applier (Replica::WatchApplier).
   uint64_t last_blob_check_ms = 0, last_memory_sample_ms = 0;
   while (true) {
     {
@@ -1055,6 +1056,8 @@ void Server::ActiveExpireLoop() {
       stop_cv_.wait_for(g, std::chrono::milliseconds(1000 / hz), [this] { return stop_.load(); });
       if (stop_) return;
     }
+    // Not Redis' serverCron work, so DEBUG PAUSE-CRON does not stop it.
+    if (replica_) replica_->WatchApplier();
     std::lock_guard<std::mutex> pass(expire_pass_mu_);
     if (cron_paused_) continue;
     uint64_t now_ms = MonotonicUs() / 1000;

@@ -606,14 +606,29 @@ def test_replica_applies_at_idle_priority_while_it_keeps_up(master, sched_policy
         kv.cleanup()
 
 
+def flood_writer(port, stop):
+    """Pipelined SETs, more than an applier gets through on a CPU's leftovers, so that it
+    really falls behind: behind a round-trip writer a starved applier may catch up at
+    each wake-up, and then no raise is due."""
+    c = redis.Redis(port=port, protocol=2)
+    value = "v" * 200
+    n = 0
+    while not stop.is_set():
+        p = c.pipeline(transaction=False)
+        for _ in range(500):
+            p.set(f"flood:{n % 2000}", value)
+            n += 1
+        p.execute()
+
+
 @needs_sched_idle
 def test_starved_replica_competes_at_normal_priority(master):
-    """With every CPU busy, an idle-priority applier gets almost no CPU: once input
-    waited longer than replica-idle-apply-max-lag-ms it must raise its priority."""
+    """With every CPU busy, an idle-priority applier gets almost no CPU: once it has not
+    caught up for longer than replica-idle-apply-max-lag-ms it must be raised."""
     kv = start_replica(master)
     hogs = []
     stop = threading.Event()
-    writer = threading.Thread(target=writer_thread, args=(master.port, stop, 9))
+    writer = threading.Thread(target=flood_writer, args=(master.port, stop))
     try:
         c = master.client()
         wait_synced(c, kv)
