@@ -117,19 +117,23 @@ TEST_F(ApplyPriorityTest, WatchdogLeavesASleepingApplierIdle) {
 TEST_F(ApplyPriorityTest, ApplierReturnsToIdleOnceCaughtUpAndToNormalWhenDone) {
   const int normal = sched_getscheduler(0);
   std::thread t([normal] {
-    ApplyPriority priority;
-    priority.Update(true, 1000, 200);
-    EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
-    priority.Update(false, 1100, 200);  // behind since 1100
-    priority.Update(false, 1300, 200);
-    EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
-    priority.Update(false, 1301, 200);
-    EXPECT_EQ(sched_getscheduler(0), normal);
-    priority.Update(true, 1302, 200);
-    EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
-    priority.Update(true, 1303, 0);  // max lag 0: normal throughout
-    EXPECT_EQ(sched_getscheduler(0), normal);
-    priority.Update(true, 1304, 200);
+    {
+      ApplyPriority priority;
+      priority.Update(true, 1000, 200);
+      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
+      priority.Update(false, 1100, 200);  // behind since 1100
+      priority.Update(false, 1300, 200);
+      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
+      priority.Update(false, 1301, 200);
+      EXPECT_EQ(sched_getscheduler(0), normal);
+      priority.Update(true, 1302, 200);
+      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
+      priority.Update(true, 1303, 0);  // max lag 0: normal throughout
+      EXPECT_EQ(sched_getscheduler(0), normal);
+      priority.Update(true, 1304, 200);
+      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
+    }
+    EXPECT_EQ(sched_getscheduler(0), normal);  // the destructor gave normal priority back
   });
   t.join();
 }
