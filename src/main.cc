@@ -185,7 +185,9 @@ int main(int argc, char** argv) {
   if (!cfg.load_rdb.empty()) {
     uint64_t keys = 0, expired = 0;
     uint64_t start = kvrocks::MonotonicUs();
-    s = kvrocks::LoadRdbFile(&storage, cfg.databases, cfg.load_rdb, &server.access_clock(), &keys, &expired);
+    // Started as a replica (replicaof), it keeps the keys already expired, as Redis does.
+    s = kvrocks::LoadRdbFile(&storage, cfg.databases, cfg.load_rdb, &server.access_clock(), !cfg.replicaof.empty(),
+                             &keys, &expired);
     if (s.ok()) server.NoteRdbLoaded(keys, expired);
     if (!s.ok()) {
       LOG(ERROR) << "Failed to load " << cfg.load_rdb << ": " << s.message();

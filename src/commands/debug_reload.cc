@@ -11,11 +11,16 @@
 #include "common/time_util.h"
 #include "replication/rdb_file.h"
 #include "replication/rdb_object.h"
+#include "replication/replica.h"
 #include "scripting/functions.h"
 
 namespace kvrocks {
 
 namespace {
+
+// A replica keeps the keys that arrive already expired, as Redis' rdbLoad does
+// when it is not a master: they are its master's to delete.
+bool KeepsExpired(Server* srv) { return srv->replica() != nullptr && srv->replica()->is_replica(); }
 
 using scripting::FunctionRegistry;
 using scripting::Library;
@@ -35,9 +40,9 @@ class MergeLoader : public rdb::Handler {
   }
 
   Status OnKey(std::string key, rdb::Object obj, int64_t expire_ms) override {
-    // Skipped as a load skips them: module values, keys already expired, empty collections.
+    // Skipped as a load skips them: module values, keys already expired (on a master), empty collections.
     if (!obj.module_name.empty() || obj.Empty()) return Status::OK();
-    if (expire_ms != -1 && static_cast<uint64_t>(expire_ms) <= NowMs()) {
+    if (!KeepsExpired(call_.server) && expire_ms != -1 && static_cast<uint64_t>(expire_ms) <= NowMs()) {
       expired_++;
       return Status::OK();
     }
@@ -105,6 +110,7 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
   std::vector<WaitedKey> waited = WaitedKeysBefore(call);
   RdbLoader loader(st, dbs);
   loader.set_access_clock(&srv->access_clock());
+  loader.set_keep_expired(KeepsExpired(srv));
   Status s = loader.Begin();
   if (!s.ok()) return s;  // a full sync is loading: nothing was touched
   s = StageRdbFile(&loader, path);

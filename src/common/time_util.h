@@ -61,7 +61,8 @@ class ExpiryTimeAt {
 // and hash field reads as live (an expiry of 1 ms, PXAT 1, included), and so
 // none is found expired (and deleted) by a read. Redis' debug commands (DEBUG OBJECT, DEBUG DIGEST,
 // MEMORY USAGE) look in its dict directly and so see logically expired keys
-// that are still stored, and leave them there.
+// that are still stored, and leave them there; and a replica applies its master's
+// commands so (StreamApplier), as Redis' expireIfNeeded never expires for the master.
 class ExpiryTimeIgnore {
  public:
   ExpiryTimeIgnore() : outer_(internal::frozen_expiry_ms) { internal::frozen_expiry_ms = internal::kExpiryIgnored; }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/time_util.h"
 #include "common/version.h"
 #include "replication/rdb_object.h"
 #include "replication/rdb_writer.h"
@@ -115,7 +116,8 @@ void PutAux(std::string* out, const std::string& key, const std::string& value) 
   rdb::PutString(out, value);
 }
 
-// Writes the live keys of one database; *max_version is raised to the RDB
+// Writes the keys of one database, those already expired but not yet deleted
+// included (the caller ignores expiry); *max_version is raised to the RDB
 // version a value needs.
 Status WriteDatabase(Context* ctx, Storage* storage, int logical, RdbOut* out, int* max_version, uint64_t* keys,
                      const std::atomic<bool>* cancel) {
@@ -177,6 +179,10 @@ Status WriteRdbFileTo(Storage* storage, int databases, const std::vector<std::st
   }
   Context ctx(storage);
   Context::SnapshotScope snapshot(&ctx);
+  // As Redis' rdbSave, every stored key goes in, expired or not: the loader
+  // decides (a master drops and counts them, a replica keeps them for its
+  // master to delete; a replica's RELOAD or a sub-replica's sync must not lose them).
+  ExpiryTimeIgnore every_key;
   int max_version = rdb::kDumpVersion;
   *keys = 0;
   for (int j = 0; j < databases && s.ok(); j++) s = WriteDatabase(&ctx, storage, j, &out, &max_version, keys, cancel);
@@ -219,9 +225,10 @@ Status StageRdbFile(RdbLoader* loader, const std::string& path) {
 }
 
 Status LoadRdbFile(Storage* storage, int databases, const std::string& path, AccessClock* access_clock,
-                   uint64_t* keys, uint64_t* expired) {
+                   bool keep_expired, uint64_t* keys, uint64_t* expired) {
   RdbLoader loader(storage, databases);
   loader.set_access_clock(access_clock);
+  loader.set_keep_expired(keep_expired);
   Status s = loader.Begin();
   if (s.ok()) s = StageRdbFile(&loader, path);
   if (s.ok()) {

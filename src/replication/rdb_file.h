@@ -32,8 +32,9 @@ Status StageRdbFile(RdbLoader* loader, const std::string& path);
 
 // Loads an RDB file into storage (kvrocks --load-rdb): parse, stage, switch.
 // The keys' idle times (IDLE opcodes) go to access_clock if it is not null.
+// keep_expired: load keys already expired too (a replica's load, RdbLoader).
 // *keys and *expired: the keys loaded and those dropped as already expired.
 Status LoadRdbFile(Storage* storage, int databases, const std::string& path, AccessClock* access_clock,
-                   uint64_t* keys, uint64_t* expired);
+                   bool keep_expired, uint64_t* keys, uint64_t* expired);
 
 }  // namespace kvrocks

@@ -59,8 +59,8 @@ Status RdbLoader::OnKey(std::string key, rdb::Object obj, int64_t expire_ms) {
     modules_skipped_++;
     return Status::OK();
   }
-  // Keys that arrive already expired are dropped, as Redis does on load.
-  if (expire_ms != -1 && static_cast<uint64_t>(expire_ms) <= NowMs()) {
+  // Keys that arrive already expired are dropped, as a Redis master does on load.
+  if (!keep_expired_ && expire_ms != -1 && static_cast<uint64_t>(expire_ms) <= NowMs()) {
     expired_skipped_++;
     return Status::OK();
   }

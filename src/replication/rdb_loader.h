@@ -36,6 +36,11 @@ class RdbLoader : public rdb::Handler {
   // Where the RDB's "used-mem" aux field (the master's memory when it saved,
   // INFO's loading_rdb_used_mem) goes when the loader meets it.
   void set_used_mem_sink(std::atomic<uint64_t>* sink) { used_mem_sink_ = sink; }
+  // Whether keys that arrive already expired are loaded (a replica's load) or
+  // dropped and counted (a master's, the default). Redis' rdbLoad drops them only
+  // when it is a master: a replica's master deletes them, and by the master's
+  // clock they may still be alive and get written to (PERSIST, INCR).
+  void set_keep_expired(bool keep) { keep_expired_ = keep; }
   // Picks and empties the staging databases. Busy if another load is staging.
   Status Begin();
   Status OnSelectDb(uint64_t db) override;
@@ -105,6 +110,7 @@ class RdbLoader : public rdb::Handler {
   Status writer_status_;
   bool flushed_ = false;
   bool compactions_paused_ = false;
+  bool keep_expired_ = false;
   void ResumeCompactions();
   int db_ = 0;
   uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0, idle_times_set_ = 0;

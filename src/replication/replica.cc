@@ -301,6 +301,7 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
     std::lock_guard<std::mutex> g(mu_);
     replid = replid_;
   }
+  pre_psync_master_ = false;
   // PSYNC with the persisted position: a master that still has it continues from there.
   if (!(s = link->SendCommand({"PSYNC", replid, std::to_string(offset + 1)})).ok()) return s;
   do {
@@ -337,15 +338,20 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
   if (line.rfind("-NOMASTERLINK", 0) == 0 || line.rfind("-LOADING", 0) == 0) {
     return Status::IOError("master is not ready (" + line + "), retrying later");
   }
-  if (line.rfind("-ERR", 0) == 0 || line.rfind("-", 0) == 0) {
-    // A master older than PSYNC (Redis < 2.8): SYNC, without offsets.
-    LOG(WARNING) << "Master does not support PSYNC (" << line << "), falling back to SYNC";
-    if (!(s = link->SendCommand({"SYNC"})).ok()) return s;
-    s = ReceivePayload(link, "?", 0);
-    if (s.ok()) full_syncs_++;
-    return s;
+  // A master older than PSYNC (Redis < 2.8), or one in a state it cannot serve
+  // PSYNC from: SYNC, without offsets, as Redis does for any other reply.
+  if (line[0] == '-') {
+    LOG(WARNING) << "Master does not support PSYNC or is in error state (" << line << "), falling back to SYNC";
+  } else {
+    LOG(WARNING) << "Unexpected reply to PSYNC from master: " << line << "; falling back to SYNC";
   }
-  return Status::IOError("unexpected reply to PSYNC: " + line);
+  if (!(s = link->SendCommand({"SYNC"})).ok()) return s;
+  s = ReceivePayload(link, "?", 0);
+  if (s.ok()) {
+    full_syncs_++;
+    pre_psync_master_ = true;
+  }
+  return s;
 }
 
 Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint64_t offset) {
@@ -378,6 +384,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
   RdbLoader loader(server_->storage(), cfg->databases);
   loader.set_access_clock(&server_->access_clock());
   loader.set_used_mem_sink(&loading_used_mem_);
+  loader.set_keep_expired(true);  // the master deletes them (and its clock decides when)
   s = loader.Begin();
   if (s.ok()) s = rdb::Reader(&src).ReadRdb(&loader);
   if (s.ok() && !eof_mark.empty()) {
@@ -433,7 +440,7 @@ Status Replica::StreamCommands(MasterLink* link) {
     uint64_t now = NowMonoMs();
     int max_lag_ms = cfg->replica_idle_apply_max_lag_ms;  // 0: no socket check needed
     priority.Update(max_lag_ms > 0 && !more && link->Unread() == 0, now, max_lag_ms);
-    if (now - last_ack >= 1000) {
+    if (now - last_ack >= 1000 && !pre_psync_master_) {  // Redis' replicationCron; GETACK is answered
       if (!(s = link->SendCommand({"REPLCONF", "ACK", std::to_string(applier_.offset())})).ok()) return s;
       last_ack = now;
     }

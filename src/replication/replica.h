@@ -122,6 +122,8 @@ class Replica {
   std::string last_error_;
   StreamApplier applier_;  // the stream's offsets; applies it on the session thread
   std::atomic<uint64_t> last_io_ms_{0};
+  // The master answered SYNC, not PSYNC (Redis' CLIENT_PRE_PSYNC): no REPLCONF ACKs to it.
+  bool pre_psync_master_ = false;  // the session thread's
   std::atomic<uint64_t> full_syncs_{0}, partial_syncs_{0};
   std::atomic<int64_t> sync_total_bytes_{-1}, sync_read_bytes_{0};
   // While an RDB from the master loads (clients read the previous data meanwhile):

@@ -6,6 +6,7 @@
 #include "commands/dirty.h"
 #include "common/encoding.h"
 #include "common/string_util.h"
+#include "common/time_util.h"
 #include "server/connection.h"
 #include "server/notify.h"
 #include "server/resp_parser.h"
@@ -144,6 +145,11 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
     CommandCall call{server_, master_, args, ctx, &out, in_exec, 2, true};
     size_t touched_before = ctx->touched().size();
     ctx->set_unread_replace_ok(!NeedsPriorKeyState(server_));
+    // As in Redis (expireIfNeeded), a master's commands never find a key expired:
+    // the master decides, by its clock, and sends DEL when it expires one. Judged by
+    // this replica's clock instead, a PERSIST or INCR of a key that is still alive
+    // on the master (a clock ahead, a stream behind) found nothing here.
+    ExpiryTimeIgnore masters_clock;
     try {
       spec->handler(call);
     } catch (const std::exception& e) {

@@ -25,6 +25,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_until(fn, timeout=30, what="condition"):
+    """Polls fn every 50 ms until it is true; fails the test after timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if fn():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def wait_ready(port, proc, timeout=20.0):
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -1037,7 +1037,9 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     for replica in (kv_replica, redis_replica):
         while replica.info("replication").get("slave_repl_offset") != offset:
             if time.time() > deadline:
-                return [f"seed {seed}: a replica did not catch up with offset {offset}"]
+                which = "kvrocks" if replica is kv_replica else "Redis"
+                return [f"seed {seed}: the {which} replica did not catch up with offset {offset} "
+                        f"(at {replica.info('replication').get('slave_repl_offset')})"]
             time.sleep(0.02)
     if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
         return []

@@ -176,6 +176,28 @@ def test_reload_keeps_the_data_set(diff):
     diff("FUNCTION", "FLUSH")
 
 
+def test_reload_saves_expired_keys_and_a_master_drops_them_as_redis(diff):
+    """rdbSave writes every stored key, expired or not; a master's load drops the
+    expired ones and counts them (INFO rdb_last_load_keys_expired)."""
+    diff("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        diff("SET", "short", "v", "PX", "20")
+        diff("HSET", "h", "f", "v")
+        diff("PEXPIRE", "h", "20")
+        diff("SET", "live", "v")
+        time.sleep(0.1)
+        assert diff("DBSIZE") == b":3\r\n"  # expired, not yet deleted
+        diff("DEBUG", "RELOAD")
+        diff("DBSIZE")
+        for field in ("rdb_last_load_keys_loaded", "rdb_last_load_keys_expired"):
+            a, b = diff.both("INFO", "persistence")
+            line = [x for x in a.split(b"\r\n") if x.startswith(field.encode() + b":")]
+            assert line and line == [x for x in b.split(b"\r\n") if x.startswith(field.encode() + b":")]
+            assert line != [field.encode() + b":0"]
+    finally:
+        diff("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
 def test_reload_options_match_redis(diff):
     diff("FUNCTION", "LOAD", "#!lua name=test\nredis.register_function('test', function() return 'hello' end)")
     diff("SET", "a", "1")

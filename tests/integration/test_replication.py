@@ -13,7 +13,7 @@ import pytest
 import redis
 from redis.sentinel import Sentinel
 
-from conftest import REDIS_BIN, Kvrocks, assert_idle_keys, free_port, wait_ready, write_idle_keys
+from conftest import REDIS_BIN, Kvrocks, assert_idle_keys, free_port, wait_ready, wait_until, write_idle_keys
 from keyspace_compare import assert_same_data
 
 FIXTURE_RDB = os.path.join(os.path.dirname(__file__), "..", "rdb-fixtures", "redis-7.0", "dataset.rdb")
@@ -61,15 +61,6 @@ class Master:
 
 def replica_info(kv):
     return kv.client().info("replication")
-
-
-def wait_until(fn, timeout=30, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if fn():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def wait_synced(master_client, kv, timeout=30):
@@ -161,6 +152,138 @@ def test_initial_sync_of_every_type(tmp_path):
         assert kv.client().execute_command("ROLE")[0] == b"slave"
         with pytest.raises(redis.ReadOnlyError):
             kv.client().set("x", "y")
+    finally:
+        if kv:
+            kv.cleanup()
+        m.cleanup()
+
+
+def test_full_sync_keeps_keys_that_expire_before_the_load():
+    """A replica loads the master's RDB with the keys already expired by its own
+    clock, as Redis' rdbLoad does when it is not a master: they are the master's
+    to delete, and by the master's clock (or stream) they may still be alive. Here
+    a key expires between the master's snapshot and the load, and the master,
+    before that, PERSISTs and APPENDs to it: dropped at load (as kvrocks did), the
+    key was missing on the replica for good."""
+    m = Master(args=["--repl-diskless-sync", "no", "--rdb-key-save-delay", "100000"])  # 0.1 s per key
+    kv = None
+    try:
+        c = m.client()
+        for i in range(30):
+            c.set(f"pad:{i}", i)
+        c.set("k", "v", px=1500)
+        c.set("gone", "v", px=1500)  # expires on both sides; the master deletes it
+        kv = start_replica(m)
+        wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 1, 10, "the snapshot")
+        c.persist("k")
+        c.append("k", "x")
+        t0 = time.time()
+        wait_until(lambda: replica_info(kv).get("master_link_status") == "up", 60, "the sync")
+        assert time.time() - t0 > 1.5, "the load came before the keys expired: nothing tested"
+        assert c.get("gone") is None  # the master deletes it now and sends DEL
+        wait_synced(c, kv)
+        r = kv.client()
+        assert r.get("k") == b"vx" and r.ttl("k") == -1
+        assert r.dbsize() == c.dbsize() == 31
+        assert_same_data(m.port, kv.port)
+    finally:
+        if kv:
+            kv.cleanup()
+        m.cleanup()
+
+
+def test_master_commands_find_no_key_expired(master):
+    """As in Redis (expireIfNeeded), the master's commands never find a key expired
+    on the replica. A script's clock stands still on the master: a key it sets
+    with a 100 ms expiry and PERSISTs 300 ms later is live there, and the replica,
+    which gets SET ... PXAT and PERSIST long after that PXAT, must persist it too
+    (it found the key expired and left it so for good)."""
+    kv = start_replica(master)
+    try:
+        c = master.client()
+        wait_synced(c, kv)
+        busy = ("redis.call('SET', KEYS[1], 'v', 'PX', 100) "
+                "local t0 = redis.call('TIME') "
+                "repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + t[2] - t0[2] > 300000 "
+                "redis.call('PERSIST', KEYS[1]) "
+                "return redis.call('APPEND', KEYS[1], 'x')")
+        assert c.eval(busy, 1, "k") == 2
+        wait_synced(c, kv)
+        r = kv.client()
+        assert r.get("k") == c.get("k") == b"vx" and r.ttl("k") == -1
+        assert r.dbsize() == 1
+    finally:
+        kv.cleanup()
+
+
+def test_full_sync_loads_the_expired_keys_a_redis_replica_loads():
+    """A key stored with an expiry already past (active expiry off on the master)
+    comes with the RDB and stays on the replica, hidden from reads, until the
+    master deletes it; INFO counts it as loaded, as a Redis replica does, and the
+    replica's own DEBUG RELOAD keeps it as well."""
+    m = Master(args=["--enable-debug-command", "yes"])
+    replicas = []
+    try:
+        c = m.client()
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        past = int(time.time() * 1000) - 60000
+        c.execute_command("SET", "old", "v", "PXAT", past)
+        c.execute_command("SET", "big", "x" * 8192, "PXAT", past)
+        c.set("live", "v")
+        redis_replica = Master(args=["--replicaof", "127.0.0.1", str(m.port), "--enable-debug-command", "yes"])
+        replicas.append(redis_replica)
+        kv = start_replica(m)
+        replicas.append(kv)
+        wait_synced(c, kv)
+        wait_until(lambda: redis_replica.client().info("replication")["master_link_status"] == "up", 30, "Redis")
+        rr, r = redis_replica.client(), kv.client()
+        for key in ("old", "big"):
+            assert r.execute_command("DEBUG", "DIGEST-VALUE", key) == c.execute_command("DEBUG", "DIGEST-VALUE", key)
+            assert r.get(key) is None and rr.get(key) is None
+        for field in ("rdb_last_load_keys_loaded", "rdb_last_load_keys_expired"):
+            assert r.info("persistence")[field] == rr.info("persistence")[field]
+        assert r.dbsize() == rr.dbsize() == 3
+        for replica in (r, rr):  # a replica's DEBUG RELOAD keeps them too
+            replica.execute_command("DEBUG", "RELOAD")
+            assert replica.dbsize() == 3
+            assert replica.info("persistence")["rdb_last_load_keys_expired"] == 0
+        assert c.get("old") is None  # the master deletes it and sends DEL
+        wait_synced(c, kv)
+        assert r.dbsize() == 2
+    finally:
+        for server in replicas:
+            server.cleanup()
+        m.cleanup()
+
+
+def test_full_sync_of_several_load_chunks():
+    """An RDB whose keys come to more than one of the loader's 64 MB chunks: the
+    loader hands full chunks to its writer thread while it parses on, and
+    ingests the last one itself. Every type, several databases, expiries."""
+    m = Master(args=["--enable-debug-command", "yes"])
+    kv = None
+    try:
+        c = m.client()
+        c.execute_command("DEBUG", "POPULATE", 240000, "key", 600)  # ~150 MB as kvrocks stores it
+        p = c.pipeline(transaction=False)
+        for i in range(40):
+            p.hset(f"h{i}", mapping={f"f{j}": j for j in range(2000)})
+            p.zadd(f"z{i}", {f"m{j}": j / 7 for j in range(1000)})
+            p.rpush(f"l{i}", *range(1000))
+            p.sadd(f"s{i}", *range(1000))
+            p.set(f"big{i}", bytes([i]) * 20000, ex=100000)
+            p.xadd(f"x{i}", {"n": i})
+            p.execute()
+        c.select(3)
+        c.execute_command("DEBUG", "POPULATE", 30000, "db3", 600)
+        c.select(0)
+        kv = start_replica(m)
+        wait_synced(c, kv, 120)
+        r = kv.client()
+        assert r.info("persistence")["rdb_last_load_keys_loaded"] == 240000 + 6 * 40 + 30000
+        assert {db: v["keys"] for db, v in r.info("keyspace").items()} == \
+            {db: v["keys"] for db, v in c.info("keyspace").items()}
+        assert r.execute_command("DEBUG", "DIGEST") == c.execute_command("DEBUG", "DIGEST")
     finally:
         if kv:
             kv.cleanup()

@@ -1,0 +1,162 @@
+"""kvrocks as a replica of masters that answer PSYNC other than a Redis 7.0 does:
+a scripted master (a socket server here) stands for a Redis older than 2.8 (no
+PSYNC, only SYNC), for a master that is loading, and for one that answers
+something unexpected. Redis' replica (syncWithMaster, slaveTryPartialResynchronization)
+retries later on -LOADING and -NOMASTERLINK and falls back to SYNC on anything else;
+after SYNC it sends its master no REPLCONF ACK (CLIENT_PRE_PSYNC)."""
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import Kvrocks, RealRedis, encode, wait_until
+
+REPLID = "a" * 40
+
+
+def read_command(f):
+    """One RESP array of bulk strings from a buffered socket file, or None at EOF."""
+    line = f.readline()
+    if not line:
+        return None
+    assert line.startswith(b"*"), line
+    args = []
+    for _ in range(int(line[1:])):
+        size = int(f.readline()[1:])
+        args.append(f.read(size + 2)[:-2].decode())
+    return args
+
+
+class ScriptedMaster:
+    """Accepts replicas one connection at a time. For the n-th PSYNC it answers
+    psync_replies[n] (the last one again once they run out); a +FULLRESYNC or a
+    SYNC gets `$<len>` and the RDB, then the stream. Records every command."""
+
+    def __init__(self, rdb, psync_replies, stream=b""):
+        self.rdb, self.psync_replies, self.stream = rdb, list(psync_replies), stream
+        self.commands = []  # (connection number, args)
+        self.connections = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.stop = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.sock.settimeout(0.2)
+        psyncs = 0
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            self.connections += 1
+            n = self.connections
+            conn.settimeout(0.2)
+            f = conn.makefile("rb")
+            while not self.stop:
+                try:
+                    args = read_command(f)
+                except (socket.timeout, TimeoutError):
+                    continue
+                except OSError:
+                    break
+                if args is None:
+                    break
+                self.commands.append((n, args))
+                name = args[0].upper()
+                if name == "PING":
+                    conn.sendall(b"+PONG\r\n")
+                elif name == "REPLCONF" and args[1].upper() != "ACK":
+                    conn.sendall(b"+OK\r\n")
+                elif name == "PSYNC":
+                    reply = self.psync_replies[min(psyncs, len(self.psync_replies) - 1)]
+                    psyncs += 1
+                    conn.sendall(reply.encode() + b"\r\n")
+                    if reply.startswith("+FULLRESYNC"):
+                        self.send_payload(conn)
+                elif name == "SYNC":
+                    self.send_payload(conn)
+            conn.close()
+
+    def send_payload(self, conn):
+        conn.sendall(b"\n\n$%d\r\n" % len(self.rdb) + self.rdb + self.stream)
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def rdb():
+    """An RDB from Debian's redis-server 7.0: a string, a hash and a list."""
+    ref = RealRedis()
+    try:
+        c = ref.client()
+        c.set("s", "v")
+        c.hset("h", mapping={"a": "1", "b": "2"})
+        c.rpush("l", "x", "y")
+        c.save()
+        with open(os.path.join(ref.dir, "dump.rdb"), "rb") as f:
+            return f.read()
+    finally:
+        ref.cleanup()
+
+
+STREAM = encode(["SELECT", "0"]) + encode(["SET", "from-stream", "1"]) + encode(["RPUSH", "l", "z"])
+
+
+def follow(master):
+    kv = Kvrocks().start()
+    c = kv.client()
+    c.replicaof("127.0.0.1", master.port)
+    wait_until(lambda: c.get("from-stream") == b"1", 20, "the RDB and the stream")
+    return kv, c
+
+
+def assert_loaded(c):
+    assert c.get("s") == b"v" and c.hgetall("h") == {b"a": b"1", b"b": b"2"}
+    assert c.lrange("l", 0, -1) == [b"x", b"y", b"z"]
+    assert c.info("replication")["master_link_status"] == "up"
+
+
+@pytest.mark.parametrize("reply", ["-ERR unknown command 'PSYNC'", "+WHAT"])
+def test_master_without_psync_gets_sync(rdb, reply):
+    master = ScriptedMaster(rdb, [reply], STREAM)
+    kv = None
+    try:
+        kv, c = follow(master)
+        assert_loaded(c)
+        names = [args[0].upper() for _, args in master.commands]
+        assert names.index("SYNC") == names.index("PSYNC") + 1
+        time.sleep(2.5)  # Redis' replicationCron would have acked twice by now
+        assert not [args for _, args in master.commands if args[:2] == ["REPLCONF", "ACK"]]
+        assert master.connections == 1
+    finally:
+        if kv:
+            kv.cleanup()
+        master.close()
+
+
+@pytest.mark.parametrize("busy", ["-LOADING Redis is loading the dataset in memory",
+                                  "-NOMASTERLINK Can't SYNC while not connected with my master"])
+def test_busy_master_is_asked_again_later(rdb, busy):
+    master = ScriptedMaster(rdb, [busy, f"+FULLRESYNC {REPLID} 100"], STREAM)
+    kv = None
+    try:
+        kv, c = follow(master)
+        assert_loaded(c)
+        assert master.connections == 2
+        assert "SYNC" not in [args[0].upper() for _, args in master.commands]
+        assert c.info("replication")["master_replid"] == REPLID
+        wait_until(lambda: any(n == 2 and args[:2] == ["REPLCONF", "ACK"] for n, args in master.commands),
+                   20, "an ACK to a PSYNC master")
+    finally:
+        if kv:
+            kv.cleanup()
+        master.close()
