@@ -1,6 +1,5 @@
 #include "replication/master_link.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -222,19 +221,6 @@ Status MasterLink::ReadExact(char* buf, size_t n, int timeout_ms) {
     if (got == 0) return Status::TimedOut("timeout reading from master");
   }
   return Status::OK();
-}
-
-std::string MasterLink::local_ip() const {
-  sockaddr_storage sa{};
-  socklen_t len = sizeof(sa);
-  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return "";
-  char buf[INET6_ADDRSTRLEN] = {0};
-  if (sa.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&sa)->sin_addr, buf, sizeof(buf));
-  } else {
-    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&sa)->sin6_addr, buf, sizeof(buf));
-  }
-  return buf;
 }
 
 }  // namespace kvrocks

@@ -46,7 +46,6 @@ class MasterLink {
   size_t Unread() const;
   // Time of the last byte received (monotonic ms).
   uint64_t last_io_ms() const { return last_io_ms_; }
-  std::string local_ip() const;
 
  private:
   const std::atomic<bool>* stop_;
