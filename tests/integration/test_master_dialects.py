@@ -43,6 +43,7 @@ class ScriptedMaster:
         self.sock.listen(4)
         self.port = self.sock.getsockname()[1]
         self.stop = False
+        self.open = None  # the connection being served
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -56,13 +57,12 @@ class ScriptedMaster:
                 continue
             self.connections += 1
             n = self.connections
-            conn.settimeout(0.2)
+            conn.settimeout(None)  # blocking: close() shuts it down to end the read
+            self.open = conn
             f = conn.makefile("rb")
             while not self.stop:
                 try:
                     args = read_command(f)
-                except (socket.timeout, TimeoutError):
-                    continue
                 except OSError:
                     break
                 if args is None:
@@ -88,6 +88,11 @@ class ScriptedMaster:
 
     def close(self):
         self.stop = True
+        if self.open is not None:
+            try:
+                self.open.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self.thread.join()
         self.sock.close()
 
