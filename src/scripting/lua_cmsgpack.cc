@@ -235,11 +235,11 @@ void DecodeMap(lua_State* L, Cursor* c, size_t n) {
   for (size_t i = 0; i < n && c->err == DecodeError::kNone; i++) {
     Decode(L, c);
     Decode(L, c);
-    if (c->err != DecodeError::kNone || lua_isnil(L, -2)) {
+    if (c->err != DecodeError::kNone) {
       lua_pop(L, 2);
       continue;
     }
-    lua_settable(L, -3);
+    lua_settable(L, -3);  // a nil or NaN key raises "table index is nil/NaN", as in Redis
   }
 }
 

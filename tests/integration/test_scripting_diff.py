@@ -137,6 +137,19 @@ return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2, 2)}
 return cmsgpack.unpack('\196')
 return cmsgpack.unpack('\193')
 return cmsgpack.unpack_one('\1', 5)
+return cmsgpack.pack(127, 128, 255, 256, 65535, 65536, 4294967295, 4294967296, -32, -33, -128, -129, -32768, -32769)
+return cmsgpack.pack(-2147483648, -2147483649, 2^53, -2^63, 1/0, -1/0, 2.5, -0.5, 3.4e38, nil, '')
+return cmsgpack.pack(string.rep('a', 31), string.rep('b', 32), string.rep('c', 255), string.rep('d', 65536))
+return cmsgpack.pack((function() local t = {} for i = 1, 16 do t[i] = i end return t end)())
+return cmsgpack.pack((function() local t = {} for i = 1, 65536 do t[i] = i end return t end)())
+return cmsgpack.pack((function() local t = {} for i = 1, 16 do t['k' .. i] = i end return t end)())
+return cmsgpack.pack({1, nil, 3}, {[0] = 1}, {[1] = 1, [3] = 3}, {})
+return {cmsgpack.unpack('\204\128\205\1\0\206\0\1\0\0\208\128\209\128\0\210\128\0\0\0')}
+return {cmsgpack.unpack('\202\63\192\0\0\203\63\248\0\0\0\0\0\0\192\194\195')}
+return {cmsgpack.unpack('\217\3abc\218\0\3abc\219\0\0\0\3abc\220\0\2\1\2\222\0\1\161a\1')}
+return {cmsgpack.unpack('\129\192\1')}
+return {cmsgpack.unpack('\146\1')}
+return {cmsgpack.unpack('\212\1\2')}
 return type(loadstring)
 return type(getmetatable)
 return type(coroutine)
