@@ -34,8 +34,9 @@ class ScriptedMaster:
     psync_replies[n] (the last one again once they run out); a +FULLRESYNC or a
     SYNC gets `$<len>` and the RDB, then the stream. Records every command."""
 
-    def __init__(self, rdb, psync_replies, stream=b""):
+    def __init__(self, rdb, psync_replies, stream=b"", replconf_reply="+OK"):
         self.rdb, self.psync_replies, self.stream = rdb, list(psync_replies), stream
+        self.replconf_reply = replconf_reply.encode() + b"\r\n"
         self.commands = []  # (connection number, args)
         self.connections = 0
         self.sock = socket.socket()
@@ -72,7 +73,7 @@ class ScriptedMaster:
                 if name == "PING":
                     conn.sendall(b"+PONG\r\n")
                 elif name == "REPLCONF" and args[1].upper() != "ACK":
-                    conn.sendall(b"+OK\r\n")
+                    conn.sendall(self.replconf_reply)
                 elif name == "PSYNC":
                     reply = self.psync_replies[min(psyncs, len(self.psync_replies) - 1)]
                     psyncs += 1
@@ -130,9 +131,13 @@ def assert_loaded(c):
     assert c.info("replication")["master_link_status"] == "up"
 
 
-@pytest.mark.parametrize("reply", ["-ERR unknown command 'PSYNC'", "+WHAT"])
-def test_master_without_psync_gets_sync(rdb, reply):
-    master = ScriptedMaster(rdb, [reply], STREAM)
+@pytest.mark.parametrize("reply, replconf", [
+    ("-ERR unknown command 'PSYNC'", "-ERR unknown command 'REPLCONF'"),  # Redis 2.6
+    ("-ERR unknown command 'PSYNC'", "+OK"),
+    ("+WHAT", "+OK"),
+])
+def test_master_without_psync_gets_sync(rdb, reply, replconf):
+    master = ScriptedMaster(rdb, [reply], STREAM, replconf)
     kv = None
     try:
         kv, c = follow(master)
