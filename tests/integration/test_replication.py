@@ -256,6 +256,33 @@ def test_full_sync_loads_the_expired_keys_a_redis_replica_loads():
         m.cleanup()
 
 
+def test_load_rdb_keeps_expired_keys_only_when_started_as_a_replica(tmp_path):
+    """--load-rdb as Redis loads dump.rdb at startup: a master drops the keys
+    already expired and counts them; started with replicaof, it keeps them."""
+    m = Master(args=["--enable-debug-command", "yes"])
+    try:
+        c = m.client()
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        c.execute_command("SET", "old", "v", "PXAT", int(time.time() * 1000) - 60000)
+        c.set("live", "v")
+        c.save()
+        rdb = str(tmp_path / "dump.rdb")
+        shutil.copy(os.path.join(m.dir, "dump.rdb"), rdb)
+    finally:
+        m.cleanup()
+    unreachable = f"127.0.0.1 {free_port()}"
+    for extra, keys, expired in (([], 1, 1), (["--replicaof", unreachable], 2, 0)):
+        kv = Kvrocks(extra=["--load-rdb", rdb] + extra).start()
+        try:
+            r = kv.client()
+            p = r.info("persistence")
+            assert (r.dbsize(), p["rdb_last_load_keys_loaded"], p["rdb_last_load_keys_expired"]) == \
+                (keys, keys, expired)
+            assert r.get("old") is None and r.get("live") == b"v"
+        finally:
+            kv.cleanup()
+
+
 def test_full_sync_of_several_load_chunks():
     """An RDB whose keys come to more than one of the loader's 64 MB chunks: the
     loader hands full chunks to its writer thread while it parses on, and
