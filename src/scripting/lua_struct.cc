@@ -1,13 +1,17 @@
 // The `struct` library of Redis scripts: struct.pack(fmt, ...),
 // struct.unpack(fmt, data [, pos]) and struct.size(fmt), binary packing with
 // the format language of Roberto Ierusalimschy's struct library that Redis
-// bundles: "<" ">" "=" endianness, "!n" alignment, "x" padding, b/B h/H l/L
-// T i/In I/In integers, "cn" fixed strings (c0: the whole string, or the
-// previous number's length when unpacking), "s" zero-terminated strings,
-// "f" float, "d" double.
+// bundles (struct.c 1.4 with Redis' patches): "<" ">" endianness, "!n"
+// alignment, "x" padding, b/B h/H l/L T i/In I/In integers, "cn" fixed strings
+// (c0: the whole string, or the previous number's length when unpacking), "s"
+// zero-terminated strings, "f" float, "d" double. Its corner cases are Redis'
+// too: integers of 0 bytes, integers over 8 bytes computed in 64 bits, an
+// unpack offset taken as unsigned.
 #include <lua.hpp>
 
 #include <cctype>
+#include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -24,20 +28,21 @@ struct Header {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-size_t ReadNumber(const char** fmt, size_t def) {
+// The digits of a size or an alignment (Redis' getnum).
+int ReadNumber(lua_State* L, const char** fmt, int def) {
   if (!IsDigit(**fmt)) return def;
-  size_t a = 0;
+  int a = 0;
   do {
-    a = a * 10 + static_cast<size_t>(*((*fmt)++) - '0');
-  } while (IsDigit(**fmt) && a <= (SIZE_MAX - 9) / 10);
+    if (a > INT_MAX / 10 || a * 10 > INT_MAX - (**fmt - '0')) luaL_error(L, "integral size overflow");
+    a = a * 10 + (*((*fmt)++) - '0');
+  } while (IsDigit(**fmt));
   return a;
 }
 
 size_t IntSize(lua_State* L, const char** fmt) {
-  size_t sz = ReadNumber(fmt, sizeof(int));
-  if (sz > kMaxIntSize) luaL_error(L, "integral size %d is larger than limit of %d", static_cast<int>(sz), kMaxIntSize);
-  if (sz == 0) luaL_error(L, "integral size out of limits");
-  return sz;
+  int sz = ReadNumber(L, fmt, sizeof(int));
+  if (sz > kMaxIntSize) luaL_error(L, "integral size %d is larger than limit of %d", sz, kMaxIntSize);
+  return static_cast<size_t>(sz);
 }
 
 // The size of one option (consumes its digits); 0 for variable-size ones.
@@ -50,7 +55,7 @@ size_t OptSize(lua_State* L, char opt, const char** fmt) {
     case 'f': return sizeof(float);
     case 'd': return sizeof(double);
     case 'x': return 1;
-    case 'c': return ReadNumber(fmt, 1);
+    case 'c': return static_cast<size_t>(ReadNumber(L, fmt, 1));
     case 'i': case 'I': return IntSize(L, fmt);
     default: return 0;
   }
@@ -67,12 +72,11 @@ void ControlOption(lua_State* L, char opt, const char** fmt, Header* h) {
     case ' ': return;
     case '>': h->little = false; return;
     case '<': h->little = true; return;
-    case '=': h->little = true; return;
     case '!': {
       struct Probe { char c; double d; };
-      size_t a = ReadNumber(fmt, offsetof(Probe, d));
-      if (a == 0 || (a & (a - 1)) != 0) luaL_error(L, "alignment %d is not a power of 2", static_cast<int>(a));
-      h->align = a;
+      int a = ReadNumber(L, fmt, static_cast<int>(offsetof(Probe, d)));
+      if (a <= 0 || (a & (a - 1)) != 0) luaL_error(L, "alignment %d is not a power of 2", a);
+      h->align = static_cast<size_t>(a);
       return;
     }
     default:
@@ -80,12 +84,14 @@ void ControlOption(lua_State* L, char opt, const char** fmt, Header* h) {
   }
 }
 
+// The value's 64 bits, least significant first; bytes past 8 are zero (not a
+// sign extension), as Redis' putinteger shifts them out.
 void PutInteger(luaL_Buffer* b, lua_Number n, bool little, size_t size) {
   uint64_t v = n < 0 ? static_cast<uint64_t>(static_cast<int64_t>(n)) : static_cast<uint64_t>(n);
   char buf[kMaxIntSize];
   for (size_t i = 0; i < size; i++) {
-    char byte = i < 8 ? static_cast<char>(v >> (8 * i)) : (n < 0 ? static_cast<char>(0xff) : 0);
-    buf[little ? i : size - 1 - i] = byte;
+    buf[little ? i : size - 1 - i] = static_cast<char>(v & 0xff);
+    v = i < 7 ? v >> 8 : 0;
   }
   luaL_addlstring(b, buf, size);
 }
@@ -132,7 +138,7 @@ int Pack(lua_State* L) {
         size_t l;
         const char* s = luaL_checklstring(L, arg++, &l);
         if (size == 0) size = l;
-        luaL_argcheck(L, l >= size, arg - 1, "string too short");
+        luaL_argcheck(L, l >= size, arg, "string too short");  // Redis names the argument after it
         luaL_addlstring(&b, s, size);
         if (opt == 's') {
           luaL_addchar(&b, '\0');
@@ -149,18 +155,18 @@ int Pack(lua_State* L) {
   return 1;
 }
 
+// Redis' getinteger: the bytes go through a 64-bit value (those beyond 8 are
+// shifted out), and the sign mask is shifted by size*8-1 as x86 shifts, modulo
+// 64 (Redis' C leaves that undefined for 0 and for more than 8 bytes).
 lua_Number GetInteger(const char* buf, bool little, bool is_signed, size_t size) {
   uint64_t v = 0;
-  size_t limit = size <= 8 ? size : 8;
-  for (size_t i = limit; i-- > 0;) {
+  for (size_t k = 0; k < size; k++) {
     v <<= 8;
-    v |= static_cast<unsigned char>(buf[little ? i : size - 1 - i]);
+    v |= static_cast<unsigned char>(buf[little ? size - 1 - k : k]);
   }
   if (!is_signed) return static_cast<lua_Number>(v);
-  if (size < 8) {
-    uint64_t mask = ~uint64_t{0} << (size * 8 - 1);
-    if (v & mask) v |= mask;  // sign extension
-  }
+  uint64_t mask = ~uint64_t{0} << ((size * 8 - 1) & 63);
+  if (v & mask) v |= mask;  // sign extension
   return static_cast<lua_Number>(static_cast<int64_t>(v));
 }
 
@@ -178,10 +184,11 @@ int Unpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t ld;
   const char* data = luaL_checklstring(L, 2, &ld);
-  lua_Integer start = luaL_optinteger(L, 3, 1);
-  luaL_argcheck(L, start >= 1, 3, "offset must be 1 or greater");
-  size_t pos = static_cast<size_t>(start) - 1;
-  luaL_argcheck(L, pos <= ld, 3, "offset must be 1 or greater");
+  // Unsigned, as in Redis: a negative offset is a huge one ("data string too
+  // short" at the first option), and one past the data is refused only by an option.
+  size_t pos = static_cast<size_t>(luaL_optinteger(L, 3, 1));
+  luaL_argcheck(L, pos > 0, 3, "offset must be 1 or greater");
+  pos--;
   int n = 0;
   while (*fmt != '\0') {
     char opt = *fmt++;
@@ -192,15 +199,6 @@ int Unpack(lua_State* L) {
     switch (opt) {
       case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I': {
         bool is_signed = std::islower(static_cast<unsigned char>(opt)) != 0;
-        if (size > 8) {
-          // Bytes beyond 64 bits must be a pure sign extension.
-          for (size_t i = 8; i < size; i++) {
-            unsigned char c = static_cast<unsigned char>(data[pos + (h.little ? i : size - 1 - i)]);
-            if (c != 0 && !(is_signed && c == 0xff)) {
-              luaL_error(L, "%d-byte integer does not fit into Lua Integer", static_cast<int>(size));
-            }
-          }
-        }
         lua_pushnumber(L, GetInteger(data + pos, h.little, is_signed, size));
         n++;
         break;
@@ -259,7 +257,8 @@ int Size(lua_State* L) {
     } else if (opt == 'c' && size == 0) {
       luaL_argerror(L, 1, "option 'c0' has no fixed size");
     }
-    if (std::strchr("bBhHlLTiIxfdc", opt) == nullptr) ControlOption(L, opt, &fmt, &h);
+    // Letters and digits the format does not know count as 0 bytes here (Redis' b_size).
+    if (!std::isalnum(static_cast<unsigned char>(opt))) ControlOption(L, opt, &fmt, &h);
     pos += size;
   }
   lua_pushinteger(L, static_cast<lua_Integer>(pos));

@@ -120,6 +120,20 @@ return struct.size('!8 b d')
 return struct.unpack('>i4', 'ab')
 return struct.pack('z', 1)
 return struct.size('s')
+return struct.pack('i0', 1)
+return {struct.unpack('i0 b', '\5')}
+return struct.pack('=b', 1)
+return struct.pack('b c3', 1, 'ab')
+return {struct.unpack('b', 'a', -5)}
+return {struct.unpack('', 'a', -1)}
+return {struct.unpack('', 'abc', 5)}
+return struct.pack('i32', -1)
+return struct.pack('>I9', 2^40)
+return {struct.unpack('I16', string.rep('\255', 16))}
+return {struct.unpack('i9', '\1\0\0\0\0\0\0\0\1')}
+return {struct.unpack('c0', '2')}
+return struct.pack('c99999999999', 'a')
+return struct.size('q i')
 return cmsgpack.pack({1, 2})
 return cmsgpack.pack({a=1})
 return cmsgpack.pack('str', -5, 300, -300, 70000, -70000, 5000000000, -5000000000, true, false)
