@@ -84,6 +84,10 @@ class ScriptedMaster:
                     self.send_payload(conn)
             conn.close()
 
+    def send(self, data):
+        """More of the stream, on the connection being served."""
+        self.open.sendall(data)
+
     def send_payload(self, conn):
         conn.sendall(b"\n\n$%d\r\n" % len(self.rdb) + self.rdb + self.stream)
 
@@ -146,6 +150,11 @@ def test_master_without_psync_gets_sync(rdb, reply, replconf):
         assert names.index("SYNC") == names.index("PSYNC") + 1
         time.sleep(2.5)  # Redis' replicationCron would have acked twice by now
         assert not [args for _, args in master.commands if args[:2] == ["REPLCONF", "ACK"]]
+        master.send(encode(["REPLCONF", "GETACK", "*"]))  # asked, it answers (replconfCommand)
+        wait_until(lambda: [args for _, args in master.commands if args[:2] == ["REPLCONF", "ACK"]], 10,
+                   "the answer to GETACK")
+        time.sleep(1.5)
+        assert len([args for _, args in master.commands if args[:2] == ["REPLCONF", "ACK"]]) == 1
         assert master.connections == 1
     finally:
         if kv:
