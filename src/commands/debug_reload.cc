@@ -57,7 +57,11 @@ class MergeLoader : public rdb::Handler {
       bool deleted;
       if (!(s = db.Delete(key, &deleted)).ok()) return s;
     }
+    // A replica keeps what expired, as its full sync's load does (RdbLoader).
+    const bool was_left = call_.ctx->expiry_left_to_master();
+    call_.ctx->set_expiry_left_to_master(KeepsExpired(call_.server));
     s = rdb::RestoreObject(&db, key, obj, expire_ms == -1 ? 0 : static_cast<uint64_t>(expire_ms));
+    call_.ctx->set_expiry_left_to_master(was_left);
     if (s.ok() && ++keys_ % 10000 == 0) s = call_.ctx->Commit();  // bounded batches
     return s;
   }

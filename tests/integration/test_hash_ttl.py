@@ -1,10 +1,13 @@
 """Hash field expiry (Redis 7.4: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL
 HEXPIRETIME HPEXPIRETIME HPERSIST). Debian's Redis 7.0 has no such commands, so
 these tests check the documented semantics directly."""
+import os
 import time
 
 import pytest
 import redis
+
+from conftest import Kvrocks, encode, wait_until
 
 
 @pytest.fixture
@@ -105,3 +108,46 @@ def test_dump_restore_keeps_field_ttls(c):
     c.restore("h2", 0, payload)
     assert cmd(c, "HPEXPIRETIME", "h2", "FIELDS", 2, "a", "b") == [4102444800123, -1]
     assert c.hgetall("h2") == {b"a": b"1", b"b": b"2"}
+
+
+
+def test_replica_load_keeps_expired_fields_for_its_masters_hdel(tmp_path):
+    """A replica's full sync keeps the fields already expired, as Redis 7.4's
+    rdbLoadObject does when it is not a master: hidden from reads, counted by
+    HLEN, until the master deletes them and sends HDEL (the master may have
+    persisted a field after its snapshot). Debian's Redis 7.0 has no field TTLs:
+    the RDB comes from kvrocks' DEBUG RELOAD, served by a scripted master."""
+    from test_master_dialects import REPLID, ScriptedMaster
+    source = Kvrocks(extra=["--enable-debug-command", "yes"]).start()
+    try:
+        c = source.client()
+        cmd(c, "DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        c.hset("h", mapping={"a": 1, "b": 2})
+        c.hset("gone", mapping={"a": 1})
+        cmd(c, "HPEXPIRE", "h", 1, "FIELDS", 1, "a")
+        cmd(c, "HPEXPIRE", "gone", 1, "FIELDS", 1, "a")
+        time.sleep(0.01)
+        digest = cmd(c, "DEBUG", "DIGEST")
+        cmd(c, "DEBUG", "RELOAD")  # writes dump.rdb with every field (a master's load then drops them)
+        assert (c.dbsize(), c.hlen("h")) == (1, 1)
+        with open(os.path.join(source.dir, "dump.rdb"), "rb") as f:
+            rdb = f.read()
+    finally:
+        source.cleanup()
+    master = ScriptedMaster(rdb, [f"+FULLRESYNC {REPLID} 0"])
+    replica = Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}", "--enable-debug-command", "yes"]).start()
+    try:
+        r = replica.client()
+        wait_until(lambda: r.info("replication")["master_link_status"] == "up", 30, "the sync")
+        assert cmd(r, "DEBUG", "DIGEST") == digest
+        assert (r.dbsize(), r.hlen("h"), r.hgetall("h"), r.hlen("gone")) == (2, 2, {b"b": b"2"}, 1)
+        assert cmd(r, "HPEXPIRETIME", "h", "FIELDS", 2, "a", "b")[1] == -1
+        for reload in (["RELOAD"], ["RELOAD", "MERGE", "NOFLUSH"]):  # a replica's reloads keep them too
+            cmd(r, "DEBUG", *reload)
+            assert cmd(r, "DEBUG", "DIGEST") == digest
+        master.send(encode(["SELECT", "0"]) + encode(["HDEL", "h", "a"]) + encode(["HDEL", "gone", "a"]))
+        wait_until(lambda: r.dbsize() == 1, 30, "the master's HDEL")
+        assert (r.hlen("h"), r.hgetall("h")) == (1, {b"b": b"2"})
+    finally:
+        replica.cleanup()
+        master.close()

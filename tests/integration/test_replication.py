@@ -229,7 +229,15 @@ def test_full_sync_loads_the_expired_keys_a_redis_replica_loads():
         past = int(time.time() * 1000) - 60000
         c.execute_command("SET", "old", "v", "PXAT", past)
         c.execute_command("SET", "big", "x" * 8192, "PXAT", past)
+        c.rpush("list", "a", "b")
+        c.sadd("set", "a", "b")
+        c.zadd("zset", {"a": 1})
+        c.hset("hash", mapping={"a": 1})
+        c.xadd("stream", {"a": 1})
+        for key in ("list", "set", "zset", "hash", "stream"):
+            c.pexpire(key, 1)  # a past time would delete the key
         c.set("live", "v")
+        time.sleep(0.01)
         redis_replica = Master(args=["--replicaof", "127.0.0.1", str(m.port), "--enable-debug-command", "yes"])
         replicas.append(redis_replica)
         kv = start_replica(m)
@@ -237,19 +245,19 @@ def test_full_sync_loads_the_expired_keys_a_redis_replica_loads():
         wait_synced(c, kv)
         wait_until(lambda: redis_replica.client().info("replication")["master_link_status"] == "up", 30, "Redis")
         rr, r = redis_replica.client(), kv.client()
-        for key in ("old", "big"):
+        for key in ("old", "big", "list", "set", "zset", "hash", "stream"):
             assert r.execute_command("DEBUG", "DIGEST-VALUE", key) == c.execute_command("DEBUG", "DIGEST-VALUE", key)
             assert r.get(key) is None and rr.get(key) is None
         for field in ("rdb_last_load_keys_loaded", "rdb_last_load_keys_expired"):
             assert r.info("persistence")[field] == rr.info("persistence")[field]
-        assert r.dbsize() == rr.dbsize() == 3
+        assert r.dbsize() == rr.dbsize() == 8
         for replica in (r, rr):  # a replica's DEBUG RELOAD keeps them too
             replica.execute_command("DEBUG", "RELOAD")
-            assert replica.dbsize() == 3
+            assert replica.dbsize() == 8
             assert replica.info("persistence")["rdb_last_load_keys_expired"] == 0
         assert c.get("old") is None  # the master deletes it and sends DEL
         wait_synced(c, kv)
-        assert r.dbsize() == 2
+        assert r.dbsize() == 7
     finally:
         for server in replicas:
             server.cleanup()
