@@ -291,6 +291,33 @@ def test_load_rdb_keeps_expired_keys_only_when_started_as_a_replica(tmp_path):
             kv.cleanup()
 
 
+def test_full_sync_of_more_databases_than_the_replica_has():
+    """A master's RDB that selects a database beyond the replica's `databases`
+    fails to load (Redis' rdbLoad: "Data file was created with a Redis server
+    configured to handle more than 16 databases"); the replica retries, as a
+    Redis replica does, keeps what it had (the load was staged aside), and
+    syncs once the master's data fits."""
+    m = Master(args=["--databases", "32"])
+    kv = Kvrocks().start()
+    try:
+        c = m.client()
+        c.set("k", "v")
+        c.execute_command("SELECT", 20)
+        c.set("far", "v")
+        r = kv.client()
+        r.set("mine", "v")
+        r.replicaof("127.0.0.1", m.port)
+        wait_until(lambda: master_stats(m)[0] >= 2, 30, "the replica's second full sync")
+        assert replica_info(kv)["master_link_status"] == "down"
+        assert r.keys("*") == [b"mine"]
+        c.move("far", 0)
+        wait_synced(c, kv)
+        assert sorted(r.keys("*")) == [b"far", b"k"]
+    finally:
+        kv.cleanup()
+        m.cleanup()
+
+
 def test_full_sync_of_several_load_chunks():
     """An RDB whose keys come to more than one of the loader's 64 MB chunks: the
     loader hands full chunks to its writer thread while it parses on, and
