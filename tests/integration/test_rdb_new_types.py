@@ -112,3 +112,25 @@ def test_seconds_expiry_opcode_and_expired_fields_by_role(tmp_path):
             assert expired == (1 if data is v2 and not extra else 0)
         finally:
             kv.cleanup()
+
+
+def test_zipmap_long_lengths_and_text_infinite_scores(tmp_path):
+    """Encodings of Redis before 2.6 and 3.0: a zipmap hash (type 9) whose value
+    is 254 bytes or longer (its length in 5 bytes), and a sorted set of type 3
+    whose scores are text, with the codes 254 and 255 for +inf and -inf."""
+    def zm_len(n):
+        return bytes([n]) if n < 254 else b"\xfe" + n.to_bytes(4, "little")
+    zipmap = b"\x02" + zm_len(1) + b"f" + zm_len(300) + b"\x00" + b"v" * 300 + \
+        zm_len(300) + b"g" * 300 + zm_len(1) + b"\x00" + b"w" + b"\xff"
+    zset = w.length(3) + w.string("hi") + b"\xfe" + w.string("lo") + b"\xff" + w.string("mid") + b"\x031.5"
+    data = b"REDIS0003" + b"\xfe" + w.length(0) + w.key(9, "h", w.string(zipmap)) + w.key(3, "z", zset) + b"\xff"
+    path = str(tmp_path / "old.rdb")
+    with open(path, "wb") as f:
+        f.write(data)
+    kv = Kvrocks(extra=["--load-rdb", path]).start()
+    try:
+        c = kv.client(protocol=2)
+        assert c.hgetall("h") == {b"f": b"v" * 300, b"g" * 300: b"w"}
+        assert c.zrange("z", 0, -1, withscores=True) == [(b"lo", float("-inf")), (b"mid", 1.5), (b"hi", float("inf"))]
+    finally:
+        kv.cleanup()

