@@ -155,3 +155,30 @@ def test_the_next_in_line_is_served_in_the_freeing_clients_turn(kvrocks_server, 
     ours = killed_ahead_in_line(kvrocks_server.port, shift, free, in_multi)
     assert ours == killed_ahead_in_line(redis_ref.port, shift, free, in_multi)
     assert ours[-3] == b"*2\r\n$1\r\nl\r\n$1\r\nx\r\n"
+
+
+def kill_filters(port):
+    """CLIENT KILL's filters and their refusals, as seen from a killer c with a
+    victim v on port: each reply, with the addresses written as which client they are."""
+    c, v = RawClient(port), RawClient(port)
+
+    def field(client, name):
+        return re.search(rb" %s=(\S+)" % name.encode(), b" " + client.call("CLIENT", "INFO")).group(1).decode()
+    me, victim, victim_local = field(c, "addr"), field(v, "addr"), field(v, "laddr")
+    cases = [
+        ["1.2.3.4:5"], ["ADDR", "1.2.3.4:5"], ["ADDR"], ["ADDR", "1.2.3.4:5", "SKIPME"], ["SKIPME", "maybe"],
+        ["TYPE", "bogus"], ["TYPE", "slave"], ["TYPE", "replica"], ["TYPE", "master"], ["LADDR", "1.2.3.4:5"],
+        ["USER", "nobody"], ["FOO", "bar"], ["ID", "0"], ["ID", "abc"], ["ID", "99999"],
+        ["ADDR", me], ["ADDR", me, "SKIPME", "yes"], ["ADDR", victim, "TYPE", "pubsub"],
+        ["ADDR", victim, "LADDR", "1.2.3.4:5"], ["ADDR", victim, "LADDR", victim_local, "SKIPME", "yes"],
+    ]
+    out = [(case, c.call("CLIENT", "KILL", *case)) for case in cases]
+    out.append(("victim closed", v.closed(5.0)))
+    out.append(("itself", c.call("CLIENT", "KILL", "ADDR", me, "SKIPME", "no"), c.closed(5.0)))
+    names = {me: "<killer>", victim: "<victim>", victim_local: "<server>"}
+    return [([names.get(a, a) for a in what] if isinstance(what, list) else what, *replies)
+            for what, *replies in out]
+
+
+def test_kill_filters_and_their_errors(kvrocks_server, redis_ref):
+    assert kill_filters(kvrocks_server.port) == kill_filters(redis_ref.port)
