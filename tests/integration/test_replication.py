@@ -689,6 +689,31 @@ def test_bind_source_addr_is_the_replicas_address_at_its_master():
         master.cleanup()
 
 
+
+def test_announced_address_is_what_the_master_lists():
+    """replica-announce-ip and replica-announce-port go to the master in the
+    handshake (REPLCONF ip-address, listening-port): its INFO replication and
+    ROLE list them, for kvrocks as for a Redis replica."""
+    master = Master()
+    announce = ["--replica-announce-ip", "10.1.2.3", "--replica-announce-port"]
+    kv = start_replica(master, announce + ["1234"])
+    ref = Master(args=["--replicaof", "127.0.0.1", str(master.port)] + announce + ["4321"])
+    try:
+        wait_synced(master.client(), kv)
+        wait_until(lambda: ref.client().info("replication")["master_link_status"] == "up", 30, "the Redis replica")
+        c = master.client()
+        wait_until(lambda: c.info("replication")["connected_slaves"] == 2, 30, "both replicas listed")
+        info = c.info("replication")
+        listed = sorted((info[f"slave{i}"]["ip"], info[f"slave{i}"]["port"]) for i in range(2))
+        assert listed == [("10.1.2.3", 1234), ("10.1.2.3", 4321)]
+        assert sorted((r[0], r[1]) for r in c.execute_command("ROLE")[2]) == [(b"10.1.2.3", b"1234"),
+                                                                               (b"10.1.2.3", b"4321")]
+    finally:
+        kv.cleanup()
+        ref.cleanup()
+        master.cleanup()
+
+
 def test_replica_reads_of_expired_keys_leave_deletion_to_the_master():
     """As a Redis replica: a read finds an expired key absent but does not delete it;
     the master's DEL (sent when the master deletes it) does."""
