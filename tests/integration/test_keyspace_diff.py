@@ -1,4 +1,5 @@
 """Differential tests: keyspace commands against Debian's redis-server 7.0."""
+import random
 
 
 def test_del_exists_type_touch(diff):
@@ -184,6 +185,24 @@ def test_keys_patterns(diff, kvrocks_server, redis_ref):
         a = sorted(kvrocks_server.client().keys(pattern))
         b = sorted(redis_ref.client().keys(pattern))
         assert a == b, pattern
+
+
+
+def test_random_glob_patterns(kvrocks_server, redis_ref):
+    """KEYS with 3000 random patterns over keys of pattern characters (classes,
+    negations, ranges, escapes, unterminated brackets) matches as Redis'
+    stringmatchlen does."""
+    rng = random.Random(7)
+    keys = set()
+    while len(keys) < 300:
+        keys.add("".join(rng.choice("abAB-]^[\\") for _ in range(rng.randrange(1, 5))))
+    k, r = kvrocks_server.client(), redis_ref.client()
+    for c in (k, r):
+        c.flushall()
+        c.mset({key: 1 for key in keys})
+    for _ in range(3000):
+        pattern = "".join(rng.choice("abAB*?[]^-\\") for _ in range(rng.randrange(1, 8)))
+        assert sorted(k.keys(pattern)) == sorted(r.keys(pattern)), pattern
 
 
 def test_scan_returns_every_key_once(r):

@@ -1,4 +1,5 @@
 """Wire protocol: pipelining, inline commands, protocol errors and limits."""
+import random
 import socket
 import time
 
@@ -25,6 +26,35 @@ def test_inline_commands(kvrocks_server):
     assert c.read_reply() == b"$3\r\na b\r\n"
     assert c.read_reply() == b"+PONG\r\n"
     c.close()
+
+
+
+def inline_reply(port, line):
+    """Everything the server answers to an inline line followed by PING, until
+    the PONG or the connection's close (a protocol error closes it)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(line + b"\r\nPING\r\n")
+        s.settimeout(5)
+        data = b""
+        while not data.endswith(b"+PONG\r\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+
+def test_inline_quoting_and_escapes_as_redis(kvrocks_server, redis_ref):
+    """Inline arguments split as Redis' sdssplitargs splits them: double quotes
+    with \\n \\r \\t \\b \\a and \\xHH escapes (a bad hex digit taken literally),
+    single quotes with only \\' escaped, a closing quote that must be followed by
+    a space, unbalanced quotes refused."""
+    rng = random.Random(11)
+    pieces = [b" ", b"  ", b"\t", b'"', b"'", b"\\", b"\\x41", b"\\x4g", b"\\xZZ", b"\\n", b"\\r", b"\\t",
+              b"\\b", b"\\a", b"\\'", b'\\"', b"a", b"b c", b"\\\\", b"\\x", b"\\xa", b"\\xFf", b"\x01", b"''", b'""']
+    for _ in range(500):
+        line = b"ECHO " + b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 7)))
+        assert inline_reply(kvrocks_server.port, line) == inline_reply(redis_ref.port, line), line
 
 
 def test_split_packets(kvrocks_server):
