@@ -40,7 +40,7 @@ Status RdbLoader::Begin() {
   compactions_paused_ = true;
   // The staging dbs start empty and each key is written whole within ctx_.
   ctx_->set_batch_only_reads(true);
-  // A replica's load keeps expired keys and hash fields as they are (RestoreObject).
+  // A replica's load keeps the keys already expired (Database::AlreadyExpired).
   ctx_->set_expiry_left_to_master(keep_expired_);
   db_ = 0;
   return Status::OK();

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <optional>
 
 #include "common/encoding.h"
 #include "common/string_util.h"
@@ -143,21 +142,18 @@ Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint
     case RedisType::kHash: {
       std::vector<std::pair<std::string_view, std::string_view>> fvs;
       fvs.reserve(obj.pairs.size());
-      // Fields already expired are dropped, as Redis 7.4's rdbLoadObject drops them,
-      // unless expiry is the master's: a replica keeps them, hidden from reads,
-      // for its master's HDEL (the master may have persisted them since its snapshot).
-      const bool keep_expired = db->ctx()->expiry_left_to_master();
-      std::optional<ExpiryTimeIgnore> past_ttls_kept;
-      if (keep_expired) past_ttls_kept.emplace();
-      const uint64_t now = keep_expired ? 0 : NowMs();
+      // Every field is loaded, its TTL passed or not, as Redis 7.4's rdbLoadObject
+      // loads them (redis/redis#13347): reads hide the expired ones, and expiry
+      // deletes them later (a master's active expiry, or a replica's master's HDEL;
+      // the master may have persisted one since its snapshot). Judged at time 0,
+      // a passed TTL is kept instead of deleting its field (RedisHash::ExpireFields).
+      ExpiryTimeIgnore past_ttls_kept;
       std::map<uint64_t, std::vector<std::string_view>> by_ttl;  // fields with a TTL, grouped by it
       for (size_t i = 0; i < obj.pairs.size(); i++) {
         uint64_t ttl = i < obj.field_expires.size() ? obj.field_expires[i] : 0;
-        if (ttl != 0 && ttl <= now) continue;
         if (ttl != 0) by_ttl[ttl].push_back(obj.pairs[i].first);
         fvs.emplace_back(obj.pairs[i].first, obj.pairs[i].second);
       }
-      if (fvs.empty()) return Status::OK();
       int64_t added;
       RedisHash hash(db);
       s = hash.Set(key, fvs, false, &added);

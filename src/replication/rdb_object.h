@@ -13,9 +13,9 @@ namespace kvrocks::rdb {
 
 // Writes obj under key (which must be absent) with an absolute expiry (0 = none).
 // Module values and empty collections are not written (NotSupported / OK). Hash
-// fields whose TTL has passed are dropped unless db's context leaves expiry to a
-// master (Context::set_expiry_left_to_master: a replica's load or stream), which
-// also keeps a past key expiry (Database::SetExpire) instead of deleting the key.
+// fields whose TTL has passed are written too, as Redis 7.4 loads them. A past key
+// expiry deletes the key (Database::SetExpire) unless db's context leaves expiry to
+// a master (Context::set_expiry_left_to_master: a replica's load or stream).
 Status RestoreObject(Database* db, std::string_view key, const Object& obj, uint64_t expire_ms);
 
 // Redis' DUMP payload of key; NotFound if absent.

@@ -110,11 +110,34 @@ def test_dump_restore_keeps_field_ttls(c):
     assert c.hgetall("h2") == {b"a": b"1", b"b": b"2"}
 
 
+
+def test_restore_loads_fields_already_expired(c):
+    """RESTORE writes every field of the payload, its TTL passed or not, as Redis
+    7.4's rdbLoadObject loads them: an expired one is hidden from reads and
+    counted by HLEN until the active expiry deletes it (with the key, if it was
+    the last one)."""
+    c.hset("h", mapping={"a": 1, "b": 2})
+    c.hset("one", mapping={"a": 1})
+    cmd(c, "HPEXPIRE", "h", 50, "FIELDS", 1, "a")
+    cmd(c, "HPEXPIRE", "one", 50, "FIELDS", 1, "a")
+    payloads = {key: c.dump(key) for key in ("h", "one")}
+    cmd(c, "DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    try:
+        time.sleep(0.1)
+        for key, payload in payloads.items():
+            c.restore(key + "2", 0, payload)
+        assert (c.hlen("h2"), c.hgetall("h2"), c.hlen("one2"), c.exists("one2")) == (2, {b"b": b"2"}, 1, 1)
+        assert cmd(c, "HPEXPIRETIME", "h2", "FIELDS", 2, "a", "b")[1] == -1
+    finally:
+        cmd(c, "DEBUG", "SET-ACTIVE-EXPIRE", 1)
+    wait_until(lambda: c.hlen("h2") == 1 and c.exists("one2") == 0, 10, "the active expiry")
+
+
 def test_replica_load_keeps_expired_fields_for_its_masters_hdel():
     """A replica's full sync keeps the fields already expired, as Redis 7.4's
-    rdbLoadObject does when it is not a master: hidden from reads, counted by
-    HLEN, until the master deletes them and sends HDEL (the master may have
-    persisted a field after its snapshot). Debian's Redis 7.0 has no field TTLs:
+    rdbLoadObject does: hidden from reads, counted by HLEN, until the master
+    deletes them and sends HDEL (the master may have persisted a field after its
+    snapshot). Debian's Redis 7.0 has no field TTLs:
     the RDB comes from kvrocks' DEBUG RELOAD, served by a scripted master."""
     from test_master_dialects import REPLID, ScriptedMaster
     source = Kvrocks(extra=["--enable-debug-command", "yes"]).start()
@@ -127,8 +150,8 @@ def test_replica_load_keeps_expired_fields_for_its_masters_hdel():
         cmd(c, "HPEXPIRE", "gone", 1, "FIELDS", 1, "a")
         time.sleep(0.01)
         digest = cmd(c, "DEBUG", "DIGEST")
-        cmd(c, "DEBUG", "RELOAD")  # writes dump.rdb with every field (a master's load then drops them)
-        assert (c.dbsize(), c.hlen("h")) == (1, 1)
+        cmd(c, "DEBUG", "RELOAD")  # writes dump.rdb with every field, and a master loads them all too
+        assert cmd(c, "DEBUG", "DIGEST") == digest
         with open(os.path.join(source.dir, "dump.rdb"), "rb") as f:
             rdb = f.read()
     finally:
