@@ -17,7 +17,7 @@ for byte, a hashtable's by its length only (its order follows Redis' per-process
 hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
-  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart] [lua | lua3]
+  python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart] [lua | lua3] [small]
 """
 import random
 import shutil
@@ -191,6 +191,20 @@ def same(args, a, b):
     return rc.normalize(args, a) == rc.normalize(args, b)
 
 
+def restores_to_same_list(ref, key, dumped):
+    """Whether kvrocks' DUMP reply of a list, restored in Redis, is the list Redis holds
+    at key. kvrocks lays a list out in nodes as pushes at its tail would (docs/design.md,
+    "DUMP"), Redis as the list's history left them: with a small list-max-listpack-size
+    ([small]) the nodes of one list can differ, its elements and their order cannot."""
+    if not ref.call("OBJECT", "ENCODING", key).endswith(b"quicklist\r\n"):
+        return False
+    payload, copy = rc.parse(dumped), "docs-hunt:restored"
+    same = ref.call("RESTORE", copy, "0", payload, "REPLACE") == b"+OK\r\n" and \
+        ref.call("LRANGE", copy, "0", "-1") == ref.call("LRANGE", key, "0", "-1")
+    ref.call("DEL", copy)
+    return same
+
+
 def run(kv, ref, seed, count, expire_share=0.0, lua=None):
     """Sends count commands of seed to both servers (RawClients, data flushed);
     returns the first mismatch, of a reply or of the data set, or None. With
@@ -216,6 +230,8 @@ def run(kv, ref, seed, count, expire_share=0.0, lua=None):
         if args[0] == "dump" and len(args) == 2 and a != b and len(a) == len(b) and \
                 ref.call("OBJECT", "ENCODING", args[1]).endswith(b"hashtable\r\n"):
             a = b  # a hashtable's order is Redis' hash seed's; its elements' encodings still show in the length
+        if args[0] == "dump" and len(args) == 2 and a != b and restores_to_same_list(ref, args[1], a):
+            a = b
         if not same(args, a, b):
             return f"seed {seed} #{i}: {args!r}\n  kvrocks {a[:300]!r}\n  redis   {b[:300]!r}"
         da, db = kv.call("DEBUG", "DIGEST"), ref.call("DEBUG", "DIGEST")
@@ -246,6 +262,7 @@ def main():
     try:
         time.sleep(1)
         kv, ref = RawClient(kv_port), RawClient(ref_port)
+        rc.use_small_encodings(sys.argv[4:], kv, ref)
         if resp3:
             kv.call("HELLO", "3")
             ref.call("HELLO", "3")
@@ -261,6 +278,7 @@ def main():
                 procs[0] = start_kvrocks()
                 wait_ready(kv_port, procs[0])
                 kv = RawClient(kv_port)
+                rc.use_small_encodings(sys.argv[4:], kv)
                 if resp3:
                     kv.call("HELLO", "3")
                 if kv.call("DEBUG", "DIGEST") != ref.call("DEBUG", "DIGEST"):

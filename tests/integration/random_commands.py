@@ -6,6 +6,7 @@ malformed (error texts). Replies are parsed and normalized only where Redis
 itself leaves the order or the exact value open (set members, hash fields,
 KEYS, TTLs); everything else must match exactly.
 """
+import contextlib
 import random
 import time
 
@@ -49,6 +50,37 @@ RESTORE_FROM_REDIS = "restore-from-redis"  # [it, src, dst]: RESTORE dst from Re
 RESTORE_FROM_KVROCKS = "restore-from-kvrocks"  # the same with kvrocks' DUMP
 FAR_FUTURE_S = 4102444800  # 2100-01-01: absolute expiries that stay in the future
 PAST_S = 1000000000
+
+
+# [small]: encoding thresholds of 2 or 3 elements on every server of a hunt, so
+# that collections change encoding (listpack, intset, quicklist nodes, stream
+# nodes) within the handful of members the generators use, where OBJECT ENCODING,
+# DUMP and the replies after a conversion are compared.
+SMALL_ENCODINGS = ["hash-max-listpack-entries", "2", "hash-max-listpack-value", "4",
+                   "zset-max-listpack-entries", "3", "zset-max-listpack-value", "4",
+                   "set-max-intset-entries", "2", "list-max-listpack-size", "2",
+                   "list-compress-depth", "1", "stream-node-max-entries", "2"]
+
+
+def use_small_encodings(argv, *clients):
+    """CONFIG SETs SMALL_ENCODINGS on each RawClient when argv asks for [small]."""
+    if "small" in argv:
+        for c in clients:
+            assert c.call("CONFIG", "SET", *SMALL_ENCODINGS) == b"+OK\r\n"
+
+
+@contextlib.contextmanager
+def small_encodings(*clients):
+    """SMALL_ENCODINGS on each RawClient for the block, the settings it had restored after."""
+    names = SMALL_ENCODINGS[::2]
+    saved = [[x for name in names for x in (name, c.call("CONFIG", "GET", name).split(b"\r\n")[-2])]
+             for c in clients]
+    use_small_encodings(["small"], *clients)
+    try:
+        yield
+    finally:
+        for c, settings in zip(clients, saved):
+            assert c.call("CONFIG", "SET", *settings) == b"+OK\r\n"
 
 
 class Gen:
@@ -1113,7 +1145,7 @@ if __name__ == "__main__":
     # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3] [pipeline],
     # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
     # or [restart]: kvrocks restarts after each seed (see restart_mismatches);
-    # [lua] or [lua3]: each command runs inside EVAL (see run).
+    # [lua] or [lua3]: each command runs inside EVAL (see run); [small]: see SMALL_ENCODINGS.
     import sys
     from conftest import Kvrocks, RealRedis
 
@@ -1123,6 +1155,7 @@ if __name__ == "__main__":
                     RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])]
         try:
             clients = [redis.Redis(port=r.port) for r in replicas]
+            use_small_encodings(sys.argv[4:], RawClient(master.port), *(RawClient(r.port) for r in replicas))
             for s in range(int(sys.argv[1]), int(sys.argv[2])):
                 for m in replica_mismatches(RawClient(master.port), *clients, s, int(sys.argv[3])):
                     print(m)
@@ -1136,7 +1169,9 @@ if __name__ == "__main__":
         # [restart] [pipeline]: after each seed's commands kvrocks stops (kill -9 and
         # SIGTERM in turn) and starts again on its data, which must be what Redis holds.
         try:
+            use_small_encodings(sys.argv[4:], RawClient(ref_server.port))
             for s in range(int(sys.argv[1]), int(sys.argv[2])):
+                use_small_encodings(sys.argv[4:], RawClient(kv_server.port))  # a restart forgets it
                 for m in restart_mismatches(kv_server, ref_server.port, s, int(sys.argv[3]), s % 2 == 0,
                                             pipeline="pipeline" in sys.argv[4:]):
                     print(m, flush=True)
@@ -1146,6 +1181,7 @@ if __name__ == "__main__":
         sys.exit(0)
     try:
         kv_client, ref_client = RawClient(kv_server.port), RawClient(ref_server.port)
+        use_small_encodings(sys.argv[4:], kv_client, ref_client)
         if "resp3" in sys.argv[4:]:
             kv_client.call("HELLO", "3")
             ref_client.call("HELLO", "3")

@@ -6,6 +6,7 @@ import pytest
 
 from conftest import RawClient
 from docs_commands import run
+from random_commands import small_encodings
 
 COMMANDS = 2000
 
@@ -36,3 +37,12 @@ def test_documented_commands_over_expired_keys_match_redis(clients, seed):
     mismatch = run(*clients, seed, 1000, expire_share=0.07)
     assert mismatch is None, mismatch
 
+
+
+@pytest.mark.parametrize("seed", range(200, 204))
+def test_documented_commands_with_small_encodings_match_redis(clients, seed):
+    """Encoding thresholds of 2 or 3 elements (random_commands.SMALL_ENCODINGS): DUMP
+    payloads and OBJECT ENCODING after conversions, lists over several nodes."""
+    with small_encodings(*clients):
+        mismatch = run(*clients, seed, COMMANDS)
+    assert mismatch is None, mismatch

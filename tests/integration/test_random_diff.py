@@ -5,7 +5,7 @@ hunts longer."""
 import pytest
 
 from conftest import RawClient
-from random_commands import run
+from random_commands import run, small_encodings
 
 SEEDS = range(8)
 COMMANDS = 3000
@@ -33,4 +33,13 @@ def test_pipelined_random_commands_match_redis(clients, seed):
     # Pipelines of up to 20 commands: kvrocks runs them in one write batch
     # (read-your-writes within the batch, counters settled at its commit).
     mismatches = run(*clients, seed, COMMANDS, pipeline=True)
+    assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.parametrize("seed", range(200, 204))
+def test_random_commands_with_small_encodings_match_redis(clients, seed):
+    # Encoding thresholds of 2 or 3 elements: collections change encoding within the
+    # generators' handful of members (OBJECT ENCODING, replies after a conversion).
+    with small_encodings(*clients):
+        mismatches = run(*clients, seed, COMMANDS)
     assert not mismatches, "\n".join(mismatches)
