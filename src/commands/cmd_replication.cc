@@ -170,6 +170,8 @@ void ReplConf(CommandCall& call) {
 // before 7.0 sends only capa eof and SYNC). A PSYNC FAILOVER with this replica's replid would make Redis a master that
 // then serves the old one as a replica; kvrocks cannot serve it, so it is
 // refused in the same way and kvrocks stays a replica (the failover aborts).
+constexpr uint64_t kReplicaRefusalDelayMs = 1000;
+
 void Sync(CommandCall& call) {
   const auto& a = call.args;
   const bool psync = EqualsIgnoreCase(a[0], "psync");
@@ -197,8 +199,14 @@ void Sync(CommandCall& call) {
     if (a[1] != "?") call.server->stats().sync_partial_err.fetch_add(1);
   }
   if (!rc.rdb_only && (psync || rc.port_announced)) {
-    return ReplyError(call, "ERR kvrocks streams no commands to replicas: it serves replicas that ask for an "
-                            "RDB snapshot only (REPLCONF rdb-only 1)");
+    // A Redis replica answered -ERR to SYNC reconnects at once (its
+    // cancelReplicationHandshake), thousands of times a second, each attempt
+    // a log line here and there. The refusal comes after a second, the pace
+    // of Redis' replicationCron, the connection blocked meanwhile as WAIT's.
+    call.conn->RequestBlock({}, kReplicaRefusalDelayMs, {},
+                            "-ERR kvrocks streams no commands to replicas: it serves replicas that ask for an "
+                            "RDB snapshot only (REPLCONF rdb-only 1)\r\n");
+    return;
   }
   RdbSnapshotSender::Request req;
   req.fd = ::fcntl(call.conn->fd(), F_DUPFD_CLOEXEC, 0);
