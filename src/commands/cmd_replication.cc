@@ -157,6 +157,9 @@ void ReplConf(CommandCall& call) {
   reply::Ok(call.out);
 }
 
+// How long a replica waits for its refusal (below): the period of Redis' replicationCron.
+constexpr uint64_t kReplicaRefusalDelayMs = 1000;
+
 // SYNC, and PSYNC replid offset [FAILOVER]: Redis' syncCommand. kvrocks keeps
 // no replication backlog and does not stream its writes to replicas, so what
 // it serves is an RDB snapshot: the client gets +FULLRESYNC (PSYNC), the RDB,
@@ -170,8 +173,6 @@ void ReplConf(CommandCall& call) {
 // before 7.0 sends only capa eof and SYNC). A PSYNC FAILOVER with this replica's replid would make Redis a master that
 // then serves the old one as a replica; kvrocks cannot serve it, so it is
 // refused in the same way and kvrocks stays a replica (the failover aborts).
-constexpr uint64_t kReplicaRefusalDelayMs = 1000;
-
 void Sync(CommandCall& call) {
   const auto& a = call.args;
   const bool psync = EqualsIgnoreCase(a[0], "psync");

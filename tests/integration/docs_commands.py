@@ -194,7 +194,7 @@ def same(args, a, b):
 def restores_to_same_list(ref, key, dumped):
     """Whether kvrocks' DUMP reply of a list, restored in Redis, is the list Redis holds
     at key. kvrocks lays a list out in nodes as pushes at its tail would (docs/design.md,
-    "DUMP"), Redis as the list's history left them: with a small list-max-listpack-size
+    "Payload bytes"), Redis as the list's history left them: with a small list-max-listpack-size
     ([small]) the nodes of one list can differ, its elements and their order cannot."""
     if not ref.call("OBJECT", "ENCODING", key).endswith(b"quicklist\r\n"):
         return False

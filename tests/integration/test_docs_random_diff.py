@@ -38,7 +38,6 @@ def test_documented_commands_over_expired_keys_match_redis(clients, seed):
     assert mismatch is None, mismatch
 
 
-
 @pytest.mark.parametrize("seed", range(200, 204))
 def test_documented_commands_with_small_encodings_match_redis(clients, seed):
     """Encoding thresholds of 2 or 3 elements (random_commands.SMALL_ENCODINGS): DUMP
