@@ -888,7 +888,7 @@ TIME_FIELDS = {b"seen-time", b"active-time", b"idle", b"inactive", "seen-time", 
 RAX_NODES = {b"radix-tree-nodes", "radix-tree-nodes"}
 
 
-def _is_time_field(v):
+def _is_uncompared_field(v):
     return isinstance(v, (bytes, str)) and (v in TIME_FIELDS or v in RAX_NODES)
 
 
@@ -897,12 +897,12 @@ def _without_times(reply):
     when an entry was delivered, idle times): in a pipeline the two servers run
     a command at different milliseconds, so these are not compared (nor RAX_NODES)."""
     if isinstance(reply, Map):
-        return Map((k, "time" if _is_time_field(k) else _without_times(v)) for k, v in reply)
+        return Map((k, "not compared" if _is_uncompared_field(k) else _without_times(v)) for k, v in reply)
     if isinstance(reply, list):
         out = [_without_times(v) for v in reply]
         for i in range(len(out) - 1):
-            if _is_time_field(out[i]):
-                out[i + 1] = "time"
+            if _is_uncompared_field(out[i]):
+                out[i + 1] = "not compared"
         # A pending entry: [id, consumer, delivery time or idle ms, delivery count].
         if len(out) == 4 and isinstance(out[0], bytes) and b"-" in out[0] and isinstance(out[2], int):
             out[2] = "time"
