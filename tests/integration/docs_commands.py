@@ -18,6 +18,7 @@ hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
   python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart] [lua | lua3] [small]
+      [compact]   (kvrocks compacts between commands: random_commands.Compactor)
 """
 import random
 import shutil
@@ -205,7 +206,7 @@ def restores_to_same_list(ref, key, dumped):
     return same
 
 
-def run(kv, ref, seed, count, expire_share=0.0, lua=None):
+def run(kv, ref, seed, count, expire_share=0.0, lua=None, compact=None):
     """Sends count commands of seed to both servers (RawClients, data flushed);
     returns the first mismatch, of a reply or of the data set, or None. With
     expire_share, that share of the commands first has one to three keys expire
@@ -213,11 +214,22 @@ def run(kv, ref, seed, count, expire_share=0.0, lua=None):
     that commands meet keys only a lookup deletes, and whether each command
     looks its keys up (Redis' expireIfNeeded) shows in the data sets. With lua
     (a key of random_commands.LUA_WRAPPERS), each command but those of
-    transactions runs inside EVAL through redis.pcall."""
+    transactions runs inside EVAL through redis.pcall. With compact (a RawClient
+    of kvrocks), kvrocks compacts between commands (random_commands.Compactor)."""
     for c in (kv, ref):
         for setup in SETUP:
             c.call(*setup)
     gen = DocsGen(command_specs(ref, kv), seed)
+    compactor = rc.Compactor(compact, seed) if compact else None
+    try:
+        return first_mismatch(kv, ref, seed, count, gen, expire_share, lua, compactor)
+    finally:
+        if compactor:
+            compactor.finish()
+
+
+def first_mismatch(kv, ref, seed, count, gen, expire_share, lua, compactor):
+    """run's commands and comparisons, up to the first mismatch (or None)."""
     for i in range(count):
         if gen.rnd.random() < expire_share:
             for key in gen.rnd.sample(KEYS, gen.rnd.randint(1, 3)):
@@ -234,6 +246,8 @@ def run(kv, ref, seed, count, expire_share=0.0, lua=None):
             a = b
         if not same(args, a, b):
             return f"seed {seed} #{i}: {args!r}\n  kvrocks {a[:300]!r}\n  redis   {b[:300]!r}"
+        if compactor:
+            compactor.step()
         da, db = kv.call("DEBUG", "DIGEST"), ref.call("DEBUG", "DIGEST")
         if da != db:
             return f"seed {seed} #{i}: {args!r} replied {a[:100]!r} on both, but the data sets differ after it"
@@ -268,8 +282,9 @@ def main():
             ref.call("HELLO", "3")
         expire_share = 0.07 if "expire" in sys.argv[4:] else 0.0
         lua = rc.lua_mode(sys.argv[4:])
+        compact = RawClient(kv_port) if "compact" in sys.argv[4:] else None
         for seed in range(first, first + seeds):
-            mismatch = run(kv, ref, seed, count, expire_share, lua)
+            mismatch = run(kv, ref, seed, count, expire_share, lua, compact)
             if mismatch:
                 print(mismatch, flush=True)
             elif restart:
@@ -278,6 +293,7 @@ def main():
                 procs[0] = start_kvrocks()
                 wait_ready(kv_port, procs[0])
                 kv = RawClient(kv_port)
+                compact = compact and RawClient(kv_port)
                 rc.use_small_encodings(sys.argv[4:], kv)
                 if resp3:
                     kv.call("HELLO", "3")

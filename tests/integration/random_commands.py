@@ -968,20 +968,22 @@ def wrapped(cmd, lua):
     return ["EVAL", LUA_WRAPPERS[lua], "0"] + list(cmd)
 
 
-def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None):
+def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None, compact=None):
     """Sends count random commands of seed to both RawClients (kvrocks, Redis),
     starting from empty data sets; returns the mismatches as text, each with
     the commands that last touched its keys. With pipeline, commands go in
     pipelines of 1 to 20, so that many land in one write batch of kvrocks.
     With lua (a key of LUA_WRAPPERS), each command but those of transactions
     runs inside EVAL through redis.pcall, so that replies pass through the
-    conversions between Lua and RESP."""
+    conversions between Lua and RESP. With compact (a RawClient of kvrocks),
+    kvrocks compacts between batches (Compactor)."""
     for c in (kv, ref):
         c.call("DISCARD")  # a MULTI the previous run left open (else an error, ignored)
         c.call("SELECT", "0")
         c.call("FLUSHALL")
     gen = Gen(seed)
     rnd = random.Random(seed)
+    compactor = Compactor(compact, seed) if compact else None
     history, mismatches = [], []
     queued = None
 
@@ -1038,23 +1040,55 @@ def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None):
         differed = False
         for n, (cmd, (a, b)) in enumerate(zip(batch, replies)):
             differed |= check(i - len(batch) + n, cmd, a, b)
+        if compactor:
+            compactor.step()
         if differed and queued is None:
             # Start again from empty data sets, so that one difference is
             # reported once; what a corrupted HyperLogLog holds after a failed
             # write is Redis' implementation detail.
             kv.call("FLUSHALL")
             ref.call("FLUSHALL")
+    if compactor:
+        compactor.finish()
     return mismatches[:max_mismatches]
 
 
-def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_mismatches=5):
+class Compactor:
+    """COMPACTs kvrocks (a RawClient of it: flush and full compaction) after a tenth
+    of a hunter's steps, so that later commands read what the compaction filters kept
+    of versions, deletions and expired keys; half of the time the compaction runs on
+    beside the next commands. Its draws are its own: the commands stay the seed's."""
+
+    def __init__(self, client, seed):
+        self.client, self.rnd, self.running = client, random.Random(seed + 1), False
+
+    def step(self):
+        if self.rnd.random() < 0.1:
+            self.finish()
+            self.client.send_raw(encode(["COMPACT"]))
+            self.running = True
+            if self.rnd.random() < 0.5:
+                self.finish()
+
+    def finish(self):
+        if self.running:
+            self.running = False
+            reply = self.client.read_reply()
+            if reply != b"+OK\r\n":
+                raise RuntimeError(f"COMPACT failed: {reply!r}")
+
+
+def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_mismatches=5, compact=None):
     """Sends count random commands to a redis-server master (RawClient) whose
     replicas are kvrocks and redis-server (redis-py clients), waits until both have
     applied the whole stream, and returns the keys whose DEBUG DIGEST-VALUE or TTL
     differs between the two replicas. A Redis replica, not the master, is the
     reference: a read can change the master's encoding (SORT makes a sorted set a
-    skiplist), and encodings decide details such as the sign of a zero score."""
+    skiplist), and encodings decide details such as the sign of a zero score. With
+    compact (a RawClient of the kvrocks replica), it compacts while it applies the
+    stream (Compactor) and once more before the comparison."""
     gen = Gen(seed)
+    compactor = Compactor(compact, seed) if compact else None
     master.call("SELECT", "0")
     master.call("FLUSHALL")
     history = []
@@ -1067,8 +1101,12 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
             cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
         master.call(*cmd)
         history.append(cmd)
+        if compactor:
+            compactor.step()
     if gen.in_multi:
         master.call("EXEC")
+    if compactor:
+        compactor.finish()
     offset = int(parse(master.call("INFO", "replication")).split(b"master_repl_offset:")[1].split(b"\r\n")[0])
     deadline = time.time() + 30
     for replica in (kv_replica, redis_replica):
@@ -1079,6 +1117,8 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
                 return [f"seed {seed}: the {which} replica did not catch up with offset {offset} "
                         f"(at {replica.info('replication').get('slave_repl_offset')})"]
             time.sleep(0.02)
+    if compactor:
+        kv_replica.execute_command("COMPACT")
     if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
         return []
     mismatches = key_differences(kv_replica, redis_replica, seed, history)
@@ -1109,13 +1149,17 @@ def key_differences(kv, ref, seed, history):
     return mismatches
 
 
-def restart_mismatches(kv_server, ref_port, seed, count, kill, pipeline=False):
+def restart_mismatches(kv_server, ref_port, seed, count, kill, pipeline=False, compact=False):
     """Sends count random commands of seed to kvrocks and redis-server, then stops
     kvrocks (kill -9 when kill, else SIGTERM) and starts it again on its data: every
     key must come back as the Redis that kept running holds it (value digest, type,
-    TTL). Returns the reply mismatches before the restart and the key differences after."""
+    TTL). Returns the reply mismatches before the restart and the key differences after.
+    With compact, kvrocks compacts between batches (see run)."""
     kv, ref = RawClient(kv_server.port), RawClient(ref_port)
-    mismatches = run(kv, ref, seed, count, 2, pipeline=pipeline)
+    compactor = RawClient(kv_server.port) if compact else None
+    mismatches = run(kv, ref, seed, count, 2, pipeline=pipeline, compact=compactor)
+    if compactor:
+        compactor.close()
     for c in (kv, ref):
         c.call("EXEC")  # a MULTI the sequence left open; "without MULTI" otherwise
         c.close()
@@ -1150,7 +1194,8 @@ if __name__ == "__main__":
     # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3] [pipeline],
     # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
     # or [restart]: kvrocks restarts after each seed (see restart_mismatches);
-    # [lua] or [lua3]: each command runs inside EVAL (see run); [small]: see SMALL_ENCODINGS.
+    # [lua] or [lua3]: each command runs inside EVAL (see run); [small]: see SMALL_ENCODINGS;
+    # [compact]: kvrocks compacts its database between batches (see run).
     import sys
     from conftest import Kvrocks, RealRedis
 
@@ -1162,7 +1207,8 @@ if __name__ == "__main__":
             clients = [redis.Redis(port=r.port) for r in replicas]
             use_small_encodings(sys.argv[4:], RawClient(master.port), *(RawClient(r.port) for r in replicas))
             for s in range(int(sys.argv[1]), int(sys.argv[2])):
-                for m in replica_mismatches(RawClient(master.port), *clients, s, int(sys.argv[3])):
+                compact = RawClient(replicas[0].port) if "compact" in sys.argv[4:] else None
+                for m in replica_mismatches(RawClient(master.port), *clients, s, int(sys.argv[3]), compact=compact):
                     print(m)
         finally:
             for server in replicas + [master]:
@@ -1178,7 +1224,7 @@ if __name__ == "__main__":
             for s in range(int(sys.argv[1]), int(sys.argv[2])):
                 use_small_encodings(sys.argv[4:], RawClient(kv_server.port))  # a restart forgets it
                 for m in restart_mismatches(kv_server, ref_server.port, s, int(sys.argv[3]), s % 2 == 0,
-                                            pipeline="pipeline" in sys.argv[4:]):
+                                            pipeline="pipeline" in sys.argv[4:], compact="compact" in sys.argv[4:]):
                     print(m, flush=True)
         finally:
             kv_server.cleanup()
@@ -1190,9 +1236,10 @@ if __name__ == "__main__":
         if "resp3" in sys.argv[4:]:
             kv_client.call("HELLO", "3")
             ref_client.call("HELLO", "3")
+        compact = RawClient(kv_server.port) if "compact" in sys.argv[4:] else None
         for s in range(int(sys.argv[1]), int(sys.argv[2])):
             for m in run(kv_client, ref_client, s, int(sys.argv[3]), 2, pipeline="pipeline" in sys.argv[4:],
-                         lua=lua_mode(sys.argv[4:])):
+                         lua=lua_mode(sys.argv[4:]), compact=compact):
                 print(m)
     finally:
         kv_server.cleanup()

@@ -45,3 +45,13 @@ def test_documented_commands_with_small_encodings_match_redis(clients, seed):
     with small_encodings(*clients):
         mismatch = run(*clients, seed, COMMANDS)
     assert mismatch is None, mismatch
+
+
+@pytest.mark.parametrize("seed", range(300, 302))
+def test_documented_commands_with_compactions_match_redis(clients, kvrocks_server, seed):
+    """kvrocks compacts its whole database now and then (random_commands.Compactor),
+    the data sets compared after each command, keys expiring meanwhile."""
+    compactor = RawClient(kvrocks_server.port)
+    mismatch = run(*clients, seed, 1000, expire_share=0.07, compact=compactor)
+    compactor.close()
+    assert mismatch is None, mismatch

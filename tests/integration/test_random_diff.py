@@ -43,3 +43,15 @@ def test_random_commands_with_small_encodings_match_redis(clients, seed):
     with small_encodings(*clients):
         mismatches = run(*clients, seed, COMMANDS)
     assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.parametrize("seed", range(300, 302))
+def test_random_commands_with_compactions_match_redis(clients, kvrocks_server, seed):
+    # kvrocks compacts its whole database now and then, sometimes beside the next
+    # commands: what the compaction filters drop (old versions, deleted and
+    # expired keys' elements, stale ranks) must never be what a later command reads.
+    compactor = RawClient(kvrocks_server.port)
+    with small_encodings(*clients):
+        mismatches = run(*clients, seed, COMMANDS, pipeline=True, compact=compactor)
+    compactor.close()
+    assert not mismatches, "\n".join(mismatches)
