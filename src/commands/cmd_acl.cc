@@ -4,6 +4,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <string_view>
 
 #include "commands/command_keys.h"
 #include "commands/helpers.h"
@@ -50,7 +51,7 @@ void Log(CommandCall& call) {
   const auto& a = call.args;
   size_t count = 10;
   if (a.size() == 3) {
-    if (EqualsIgnoreCase(a[2], "reset")) {
+    if (TokenEquals(a[2], "reset")) {
       call.server->acl().ResetLog();
       return reply::Ok(call.out);
     }
@@ -85,13 +86,13 @@ void Log(CommandCall& call) {
 void DryRun(CommandCall& call) {
   const auto& a = call.args;
   auto u = call.server->acl().Find(a[2]);
-  if (u == nullptr) return ReplyError(call, "ERR User '" + a[2] + "' not found");
+  if (u == nullptr) return ReplyError(call, "ERR User '" + CString(a[2]) + "' not found");
   const CommandSpec* spec = CommandTable::Instance().Find(a[3]);
   std::vector<std::string> args(a.begin() + 3, a.end());
   // The command or, for a container, its subcommand (as Redis looks it up).
   std::optional<CommandKeyFinder> command;
   if (spec != nullptr) command.emplace(*spec, args);
-  if (!command || !command->valid()) return ReplyError(call, "ERR Command '" + a[3] + "' not found");
+  if (!command || !command->valid()) return ReplyError(call, "ERR Command '" + CString(a[3]) + "' not found");
   int argc = static_cast<int>(args.size()), arity = command->arity();
   if ((arity > 0 && argc != arity) || argc < -arity) {
     return ReplyError(call, "ERR wrong number of arguments for '" + command->name() + "' command");
@@ -204,8 +205,12 @@ void AclCmd(CommandCall& call) {
     ReplySubcommandSyntaxError(call);
     return false;
   };
-  if (EqualsIgnoreCase(sub, "setuser")) {
+  if (TokenEquals(sub, "setuser")) {
     if (!arity(3, SIZE_MAX)) return;
+    // Redis' ACLStringHasSpaces: isspace() or NUL.
+    if (a[2].find_first_of(std::string_view(" \t\n\v\f\r\0", 7)) != std::string::npos) {
+      return ReplyError(call, "ERR Usernames can't contain spaces or null characters");
+    }
     auto before = acl.Find(a[2]);
     std::string err = acl.SetUser(a[2], std::vector<std::string>(a.begin() + 3, a.end()));
     if (!err.empty()) return ReplyError(call, err);
@@ -213,8 +218,8 @@ void AclCmd(CommandCall& call) {
     if (before != nullptr && after != nullptr) CloseRevokedSubscribers(call.server, *before, *after);
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "getuser")) return arity(3, 3) ? GetUser(call) : void();
-  if (EqualsIgnoreCase(sub, "deluser")) {
+  if (TokenEquals(sub, "getuser")) return arity(3, 3) ? GetUser(call) : void();
+  if (TokenEquals(sub, "deluser")) {
     if (!arity(3, SIZE_MAX)) return;
     std::vector<std::string> names(a.begin() + 2, a.end());
     std::string err;
@@ -226,30 +231,30 @@ void AclCmd(CommandCall& call) {
     });
     return reply::Integer(call.out, n);
   }
-  if (EqualsIgnoreCase(sub, "list") || EqualsIgnoreCase(sub, "users")) {
+  if (TokenEquals(sub, "list") || TokenEquals(sub, "users")) {
     if (!arity(2, 2)) return;
-    bool list = EqualsIgnoreCase(sub, "list");
+    bool list = TokenEquals(sub, "list");
     auto users = acl.Users();
     reply::ArrayHeader(call.out, users.size());
     for (const auto& u : users) reply::Bulk(call.out, list ? u->Describe() : u->name);
     return;
   }
-  if (EqualsIgnoreCase(sub, "whoami")) {
+  if (TokenEquals(sub, "whoami")) {
     if (!arity(2, 2)) return;
     std::lock_guard<std::mutex> g(call.conn->info_mu);
     return reply::Bulk(call.out, call.conn->username);
   }
-  if (EqualsIgnoreCase(sub, "cat")) {
+  if (TokenEquals(sub, "cat")) {
     if (!arity(2, 3)) return;
     if (a.size() == 2) return reply::BulkArray(call.out, Acl::Categories());
     std::vector<std::string> names;
     if (!Acl::CategoryCommands(a[2], &names)) {
-      return ReplyError(call, "ERR Unknown category '" + a[2].substr(0, 128) + "'");  // Redis' %.128s
+      return ReplyError(call, "ERR Unknown category '" + CString(a[2]).substr(0, 128) + "'");  // Redis' %.128s
     }
     return reply::BulkArray(call.out, names);
   }
-  if (EqualsIgnoreCase(sub, "log")) return Log(call);
-  if (EqualsIgnoreCase(sub, "genpass")) {
+  if (TokenEquals(sub, "log")) return Log(call);
+  if (TokenEquals(sub, "genpass")) {
     if (!arity(2, 3)) return;
     int64_t bits = 256;
     if (a.size() == 3 && !IntArg(call, 2, &bits)) return;
@@ -263,10 +268,10 @@ void AclCmd(CommandCall& call) {
     for (int64_t i = 0; i < (bits + 3) / 4; i++) pass.push_back(kHex[rng() & 15]);
     return reply::Bulk(call.out, pass);
   }
-  if (EqualsIgnoreCase(sub, "dryrun")) return arity(4, SIZE_MAX) ? DryRun(call) : void();
-  if (EqualsIgnoreCase(sub, "load")) return arity(2, 2) ? Load(call) : void();
-  if (EqualsIgnoreCase(sub, "save")) return arity(2, 2) ? Save(call) : void();
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "dryrun")) return arity(4, SIZE_MAX) ? DryRun(call) : void();
+  if (TokenEquals(sub, "load")) return arity(2, 2) ? Load(call) : void();
+  if (TokenEquals(sub, "save")) return arity(2, 2) ? Save(call) : void();
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                             "CAT [<category>]",
                             "    List all commands that belong to <category>, or all command categories",

@@ -67,9 +67,9 @@ bool LoadBitmap(CommandCall& call, Database* db, std::string* raw, uint64_t* len
 
 // Parses a BYTE|BIT unit argument.
 bool UnitArg(CommandCall& call, size_t i, bool* in_bits) {
-  if (EqualsIgnoreCase(call.args[i], "bit")) {
+  if (TokenEquals(call.args[i], "bit")) {
     *in_bits = true;
-  } else if (EqualsIgnoreCase(call.args[i], "byte")) {
+  } else if (TokenEquals(call.args[i], "byte")) {
     *in_bits = false;
   } else {
     ReplyError(call, kSyntaxError);
@@ -166,13 +166,13 @@ void BitPos(CommandCall& call) {
 void BitOp(CommandCall& call) {
   const std::string& name = call.args[1];
   BitOpKind op;
-  if (EqualsIgnoreCase(name, "and")) {
+  if (TokenEquals(name, "and")) {
     op = BitOpKind::kAnd;
-  } else if (EqualsIgnoreCase(name, "or")) {
+  } else if (TokenEquals(name, "or")) {
     op = BitOpKind::kOr;
-  } else if (EqualsIgnoreCase(name, "xor")) {
+  } else if (TokenEquals(name, "xor")) {
     op = BitOpKind::kXor;
-  } else if (EqualsIgnoreCase(name, "not")) {
+  } else if (TokenEquals(name, "not")) {
     op = BitOpKind::kNot;
   } else {
     return ReplyError(call, kSyntaxError);
@@ -188,9 +188,10 @@ void BitOp(CommandCall& call) {
   reply::Integer(call.out, static_cast<int64_t>(len));
 }
 
-// Parses a bitfield type: i1..i64 or u1..u63.
+// Parses a bitfield type: i1..i64 or u1..u63 (read as a C string, as Redis does).
 bool BitfieldTypeArg(CommandCall& call, size_t i, BitfieldOp* op) {
   std::string_view arg = call.args[i];
+  arg = arg.substr(0, arg.find('\0'));
   int64_t bits;
   bool ok = !arg.empty() && (arg[0] == 'i' || arg[0] == 'u') && ParseInt64(arg.substr(1), &bits) && bits >= 1 &&
             bits <= (arg[0] == 'i' ? 64 : 63);
@@ -211,19 +212,19 @@ void BitFieldGeneric(CommandCall& call, bool read_only_command) {
   for (size_t j = 2; j < a.size(); j++) {
     size_t remaining = a.size() - j - 1;
     BitfieldOp op;
-    if (EqualsIgnoreCase(a[j], "get") && remaining >= 2) {
+    if (TokenEquals(a[j], "get") && remaining >= 2) {
       op.kind = BitfieldOp::kGet;
-    } else if (EqualsIgnoreCase(a[j], "set") && remaining >= 3) {
+    } else if (TokenEquals(a[j], "set") && remaining >= 3) {
       op.kind = BitfieldOp::kSet;
-    } else if (EqualsIgnoreCase(a[j], "incrby") && remaining >= 3) {
+    } else if (TokenEquals(a[j], "incrby") && remaining >= 3) {
       op.kind = BitfieldOp::kIncrBy;
-    } else if (EqualsIgnoreCase(a[j], "overflow") && remaining >= 1) {
+    } else if (TokenEquals(a[j], "overflow") && remaining >= 1) {
       const std::string& kind = a[++j];
-      if (EqualsIgnoreCase(kind, "wrap")) {
+      if (TokenEquals(kind, "wrap")) {
         overflow = BitfieldOp::kWrap;
-      } else if (EqualsIgnoreCase(kind, "sat")) {
+      } else if (TokenEquals(kind, "sat")) {
         overflow = BitfieldOp::kSat;
-      } else if (EqualsIgnoreCase(kind, "fail")) {
+      } else if (TokenEquals(kind, "fail")) {
         overflow = BitfieldOp::kFail;
       } else {
         return ReplyError(call, "ERR Invalid OVERFLOW type specified");

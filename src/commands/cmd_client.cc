@@ -15,9 +15,9 @@ void Pause(CommandCall& call) {
   if (ms < 0) return ReplyError(call, "ERR timeout is negative");
   bool all = true;
   if (a.size() == 4) {
-    if (EqualsIgnoreCase(a[3], "write")) {
+    if (TokenEquals(a[3], "write")) {
       all = false;
-    } else if (!EqualsIgnoreCase(a[3], "all")) {
+    } else if (!TokenEquals(a[3], "all")) {
       return ReplyError(call, "ERR CLIENT PAUSE mode must be WRITE or ALL");
     }
   }
@@ -29,15 +29,15 @@ void Reply(CommandCall& call) {
   if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
   Connection* c = call.conn;
   const std::string& mode = call.args[2];
-  if (EqualsIgnoreCase(mode, "on")) {
+  if (TokenEquals(mode, "on")) {
     c->reply_off = c->reply_skip = c->reply_skip_next = false;
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(mode, "off")) {
+  if (TokenEquals(mode, "off")) {
     c->reply_off = true;
     return;
   }
-  if (EqualsIgnoreCase(mode, "skip")) {
+  if (TokenEquals(mode, "skip")) {
     if (!c->reply_off) c->reply_skip_next = true;
     return;
   }
@@ -49,9 +49,9 @@ void Unblock(CommandCall& call) {
   if (a.size() < 3 || a.size() > 4) return ReplySubcommandSyntaxError(call);
   bool error = false;
   if (a.size() == 4) {  // the reason is checked first, as Redis does
-    if (EqualsIgnoreCase(a[3], "error")) {
+    if (TokenEquals(a[3], "error")) {
       error = true;
-    } else if (!EqualsIgnoreCase(a[3], "timeout")) {
+    } else if (!TokenEquals(a[3], "timeout")) {
       return ReplyError(call, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
     }
   }
@@ -65,9 +65,9 @@ void Unblock(CommandCall& call) {
 void NoEvict(CommandCall& call) {
   if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
   // kvrocks never evicts keys; the flag is kept for CLIENT LIST/INFO.
-  if (EqualsIgnoreCase(call.args[2], "on")) {
+  if (TokenEquals(call.args[2], "on")) {
     call.conn->no_evict = true;
-  } else if (EqualsIgnoreCase(call.args[2], "off")) {
+  } else if (TokenEquals(call.args[2], "off")) {
     call.conn->no_evict = false;
   } else {
     return ReplyError(call, kSyntaxError);
@@ -80,7 +80,7 @@ void TrackingCmd(CommandCall& call) {
   Tracking::Options o;
   for (size_t j = 3; j < a.size(); j++) {
     bool more = j + 1 < a.size();
-    if (EqualsIgnoreCase(a[j], "redirect") && more) {
+    if (TokenEquals(a[j], "redirect") && more) {
       j++;
       if (o.redirect != 0) return ReplyError(call, "ERR A client can only redirect to a single other client");
       int64_t id;
@@ -90,26 +90,26 @@ void TrackingCmd(CommandCall& call) {
         return ReplyError(call, "ERR The client ID you want redirect to does not exist");
       }
       o.redirect = static_cast<uint64_t>(id);
-    } else if (EqualsIgnoreCase(a[j], "bcast")) {
+    } else if (TokenEquals(a[j], "bcast")) {
       o.bcast = true;
-    } else if (EqualsIgnoreCase(a[j], "optin")) {
+    } else if (TokenEquals(a[j], "optin")) {
       o.optin = true;
-    } else if (EqualsIgnoreCase(a[j], "optout")) {
+    } else if (TokenEquals(a[j], "optout")) {
       o.optout = true;
-    } else if (EqualsIgnoreCase(a[j], "noloop")) {
+    } else if (TokenEquals(a[j], "noloop")) {
       o.noloop = true;
-    } else if (EqualsIgnoreCase(a[j], "prefix") && more) {
+    } else if (TokenEquals(a[j], "prefix") && more) {
       o.prefixes.push_back(a[++j]);
     } else {
       return ReplyError(call, kSyntaxError);
     }
   }
   Tracking& tracking = call.server->tracking();
-  if (EqualsIgnoreCase(a[2], "on")) {
+  if (TokenEquals(a[2], "on")) {
     std::string err = tracking.Validate(call.conn, o);
     if (!err.empty()) return ReplyError(call, err);
     tracking.Enable(call.conn, o);
-  } else if (EqualsIgnoreCase(a[2], "off")) {
+  } else if (TokenEquals(a[2], "off")) {
     tracking.Disable(call.conn);
   } else {
     return ReplyError(call, kSyntaxError);
@@ -123,11 +123,11 @@ void Caching(CommandCall& call) {
     return ReplyError(call, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
                             "OPTOUT mode enabled");
   }
-  if (EqualsIgnoreCase(call.args[2], "yes")) {
+  if (TokenEquals(call.args[2], "yes")) {
     if (!c->tracking_optin) {
       return ReplyError(call, "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
     }
-  } else if (EqualsIgnoreCase(call.args[2], "no")) {
+  } else if (TokenEquals(call.args[2], "no")) {
     if (!c->tracking_optout) {
       return ReplyError(call, "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
     }
@@ -155,29 +155,29 @@ void TrackingInfo(CommandCall& call) {
 
 bool ClientControl(CommandCall& call) {
   const std::string& sub = call.args[1];
-  if (EqualsIgnoreCase(sub, "pause")) {
+  if (TokenEquals(sub, "pause")) {
     Pause(call);
-  } else if (EqualsIgnoreCase(sub, "unpause")) {
+  } else if (TokenEquals(sub, "unpause")) {
     if (call.args.size() != 2) {
       ReplySubcommandSyntaxError(call);
     } else {
       call.server->UnpauseClients();
       reply::Ok(call.out);
     }
-  } else if (EqualsIgnoreCase(sub, "reply")) {
+  } else if (TokenEquals(sub, "reply")) {
     Reply(call);
-  } else if (EqualsIgnoreCase(sub, "unblock")) {
+  } else if (TokenEquals(sub, "unblock")) {
     Unblock(call);
-  } else if (EqualsIgnoreCase(sub, "no-evict")) {
+  } else if (TokenEquals(sub, "no-evict")) {
     NoEvict(call);
-  } else if (EqualsIgnoreCase(sub, "tracking") && call.args.size() >= 3) {
+  } else if (TokenEquals(sub, "tracking") && call.args.size() >= 3) {
     TrackingCmd(call);
-  } else if (EqualsIgnoreCase(sub, "caching") && call.args.size() >= 3) {
+  } else if (TokenEquals(sub, "caching") && call.args.size() >= 3) {
     Caching(call);
-  } else if (EqualsIgnoreCase(sub, "getredir") && call.args.size() == 2) {
+  } else if (TokenEquals(sub, "getredir") && call.args.size() == 2) {
     Tracking::Info info = call.server->tracking().InfoOf(call.conn);
     reply::Integer(call.out, info.redirect);
-  } else if (EqualsIgnoreCase(sub, "trackinginfo") && call.args.size() == 2) {
+  } else if (TokenEquals(sub, "trackinginfo") && call.args.size() == 2) {
     TrackingInfo(call);
   } else {
     return false;

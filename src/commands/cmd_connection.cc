@@ -95,15 +95,15 @@ void Hello(CommandCall& call) {
   bool has_setname = false;
   for (size_t i = 2; i < a.size(); i++) {
     size_t left = a.size() - i - 1;
-    if (EqualsIgnoreCase(a[i], "auth") && left >= 2) {
+    if (TokenEquals(a[i], "auth") && left >= 2) {
       std::string err = Authenticate(call, &a[i + 1], a[i + 2]);
       if (!err.empty()) return ReplyError(call, err);
       i += 2;
-    } else if (EqualsIgnoreCase(a[i], "setname") && left >= 1) {
+    } else if (TokenEquals(a[i], "setname") && left >= 1) {
       setname = a[++i];
       has_setname = true;
     } else {
-      return ReplyError(call, "ERR Syntax error in HELLO option '" + a[i] + "'");
+      return ReplyError(call, "ERR Syntax error in HELLO option '" + CString(a[i]) + "'");
     }
   }
   if (!call.conn->authenticated) {
@@ -158,11 +158,11 @@ bool ValidClientName(const std::string& name) {
 // Redis' client types: kvrocks' own clients are normal, or pubsub while subscribed
 // (it has no replicas, and its link to a master is not a client).
 bool ParseClientType(CommandCall& call, const std::string& name, bool* pubsub, bool* none) {
-  bool normal = EqualsIgnoreCase(name, "normal");
-  *pubsub = EqualsIgnoreCase(name, "pubsub");
-  if (!normal && !*pubsub && !EqualsIgnoreCase(name, "master") && !EqualsIgnoreCase(name, "replica") &&
-      !EqualsIgnoreCase(name, "slave")) {
-    ReplyError(call, "ERR Unknown client type '" + name + "'");
+  bool normal = TokenEquals(name, "normal");
+  *pubsub = TokenEquals(name, "pubsub");
+  if (!normal && !*pubsub && !TokenEquals(name, "master") && !TokenEquals(name, "replica") &&
+      !TokenEquals(name, "slave")) {
+    ReplyError(call, "ERR Unknown client type '" + CString(name) + "'");
     return false;
   }
   *none = !normal && !*pubsub;
@@ -175,7 +175,7 @@ bool IsClientType(Connection* c, bool pubsub, bool none) { return !none && c->su
 void ClientList(CommandCall& call) {
   const auto& a = call.args;
   std::string text;
-  if (a.size() > 3 && EqualsIgnoreCase(a[2], "id")) {
+  if (a.size() > 3 && TokenEquals(a[2], "id")) {
     std::vector<uint64_t> ids;
     for (size_t i = 3; i < a.size(); i++) {
       int64_t id;
@@ -192,7 +192,7 @@ void ClientList(CommandCall& call) {
     }
     return reply::Verbatim(call.out, text, call.resp);
   }
-  bool pubsub = false, none = false, typed = a.size() == 4 && EqualsIgnoreCase(a[2], "type");
+  bool pubsub = false, none = false, typed = a.size() == 4 && TokenEquals(a[2], "type");
   if (a.size() != 2 && !typed) return ReplyError(call, kSyntaxError);
   if (typed && !ParseClientType(call, a[3], &pubsub, &none)) return;
   call.server->ForEachClient([&](Connection* c) {
@@ -223,24 +223,24 @@ void ClientKill(CommandCall& call) {
     const std::string& k = a[i];
     if (i + 1 == a.size()) return ReplyError(call, kSyntaxError);  // an option without its value
     const std::string& v = a[i + 1];
-    if (EqualsIgnoreCase(k, "id")) {
+    if (TokenEquals(k, "id")) {
       int64_t n;
       if (!ParseInt64(v, &n) || n <= 0) return ReplyError(call, "ERR client-id should be greater than 0");
       id = static_cast<uint64_t>(n);
-    } else if (EqualsIgnoreCase(k, "addr")) {
+    } else if (TokenEquals(k, "addr")) {
       addr = v;
-    } else if (EqualsIgnoreCase(k, "laddr")) {
+    } else if (TokenEquals(k, "laddr")) {
       laddr = v;
-    } else if (EqualsIgnoreCase(k, "type")) {
+    } else if (TokenEquals(k, "type")) {
       if (!ParseClientType(call, v, &pubsub, &none)) return;
       has_type = true;
-    } else if (EqualsIgnoreCase(k, "user")) {
-      if (call.server->acl().Find(v) == nullptr) return ReplyError(call, "ERR No such user '" + v + "'");
+    } else if (TokenEquals(k, "user")) {
+      if (call.server->acl().Find(v) == nullptr) return ReplyError(call, "ERR No such user '" + CString(v) + "'");
       user = v;
-    } else if (EqualsIgnoreCase(k, "skipme")) {
-      if (EqualsIgnoreCase(v, "yes")) {
+    } else if (TokenEquals(k, "skipme")) {
+      if (TokenEquals(v, "yes")) {
         skipme = true;
-      } else if (EqualsIgnoreCase(v, "no")) {
+      } else if (TokenEquals(v, "no")) {
         skipme = false;
       } else {
         return ReplyError(call, kSyntaxError);
@@ -276,14 +276,14 @@ void Client(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   if (ClientControl(call)) return;
-  if (EqualsIgnoreCase(sub, "id") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(call.conn->id()));
-  if (EqualsIgnoreCase(sub, "info") && a.size() == 2) return reply::Verbatim(call.out, call.conn->InfoLine() + "\n", call.resp);
-  if (EqualsIgnoreCase(sub, "list")) return ClientList(call);
-  if (EqualsIgnoreCase(sub, "kill")) {
+  if (TokenEquals(sub, "id") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(call.conn->id()));
+  if (TokenEquals(sub, "info") && a.size() == 2) return reply::Verbatim(call.out, call.conn->InfoLine() + "\n", call.resp);
+  if (TokenEquals(sub, "list")) return ClientList(call);
+  if (TokenEquals(sub, "kill")) {
     if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     return ClientKill(call);
   }
-  if (EqualsIgnoreCase(sub, "setname")) {
+  if (TokenEquals(sub, "setname")) {
     if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     if (!ValidClientName(a[2])) {
       return ReplyError(call, "ERR Client names cannot contain spaces, newlines or special characters.");
@@ -292,13 +292,13 @@ void Client(CommandCall& call) {
     call.conn->name = a[2];
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "getname")) {
+  if (TokenEquals(sub, "getname")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::lock_guard<std::mutex> g(call.conn->info_mu);
     if (call.conn->name.empty()) return reply::Null(call.out, call.resp);
     return reply::Bulk(call.out, call.conn->name);
   }
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     static const std::vector<std::string> kHelp = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CACHING (YES|NO)",
@@ -350,7 +350,7 @@ void Client(CommandCall& call) {
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
   }
-  if (EqualsIgnoreCase(sub, "id") || EqualsIgnoreCase(sub, "info") || EqualsIgnoreCase(sub, "help")) {
+  if (TokenEquals(sub, "id") || TokenEquals(sub, "info") || TokenEquals(sub, "help")) {
     return ReplySubcommandSyntaxError(call);
   }
   ReplyUnknownSubcommand(call, "CLIENT");

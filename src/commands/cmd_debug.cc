@@ -215,35 +215,35 @@ void DebugProtocol(CommandCall& call) {
   std::string* out = call.out;
   const int resp = call.resp;
   auto boolean = [&](bool v) { out->append(resp == 3 ? (v ? "#t\r\n" : "#f\r\n") : (v ? ":1\r\n" : ":0\r\n")); };
-  if (EqualsIgnoreCase(name, "string")) {
+  if (TokenEquals(name, "string")) {
     reply::Bulk(out, "Hello World");
-  } else if (EqualsIgnoreCase(name, "integer")) {
+  } else if (TokenEquals(name, "integer")) {
     reply::Integer(out, 12345);
-  } else if (EqualsIgnoreCase(name, "double")) {
+  } else if (TokenEquals(name, "double")) {
     reply::Double(out, 3.141, resp);
-  } else if (EqualsIgnoreCase(name, "bignum")) {
+  } else if (TokenEquals(name, "bignum")) {
     const char* big = "1234567999999999999999999999999999999";
     if (resp == 3) {
       out->append("(").append(big).append("\r\n");
     } else {
       reply::Bulk(out, big);
     }
-  } else if (EqualsIgnoreCase(name, "null")) {
+  } else if (TokenEquals(name, "null")) {
     reply::Null(out, resp);
-  } else if (EqualsIgnoreCase(name, "array") || EqualsIgnoreCase(name, "set")) {
-    if (EqualsIgnoreCase(name, "set")) {
+  } else if (TokenEquals(name, "array") || TokenEquals(name, "set")) {
+    if (TokenEquals(name, "set")) {
       reply::SetHeader(out, 3, resp);
     } else {
       reply::ArrayHeader(out, 3);
     }
     for (int j = 0; j < 3; j++) reply::Integer(out, j);
-  } else if (EqualsIgnoreCase(name, "map")) {
+  } else if (TokenEquals(name, "map")) {
     reply::MapHeader(out, 3, resp);
     for (int j = 0; j < 3; j++) {
       reply::Integer(out, j);
       boolean(j == 1);
     }
-  } else if (EqualsIgnoreCase(name, "attrib")) {
+  } else if (TokenEquals(name, "attrib")) {
     if (resp == 3) {
       out->append("|1\r\n");
       reply::Bulk(out, "key-popularity");
@@ -253,18 +253,18 @@ void DebugProtocol(CommandCall& call) {
     }
     // An attribute is not a reply: a real one follows it.
     reply::Bulk(out, "Some real reply following the attribute");
-  } else if (EqualsIgnoreCase(name, "push")) {
+  } else if (TokenEquals(name, "push")) {
     if (resp != 3) return ReplyError(call, "ERR RESP2 is not supported by this command");
     out->append(">2\r\n");
     reply::Bulk(out, "server-cpu-usage");
     reply::Integer(out, 42);
     // A push is not a reply to the command: a real one follows it.
     reply::Bulk(out, "Some real reply following the push reply");
-  } else if (EqualsIgnoreCase(name, "true")) {
+  } else if (TokenEquals(name, "true")) {
     boolean(true);
-  } else if (EqualsIgnoreCase(name, "false")) {
+  } else if (TokenEquals(name, "false")) {
     boolean(false);
-  } else if (EqualsIgnoreCase(name, "verbatim")) {
+  } else if (TokenEquals(name, "verbatim")) {
     reply::Verbatim(out, "This is a verbatim\nstring", resp);
   } else {
     ReplyError(call,
@@ -359,7 +359,7 @@ void DebugMallctlStr(CommandCall& call) {
 void Debug(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                             "DIGEST",
                             "    Output a hex signature representing the current DB content.",
@@ -420,48 +420,48 @@ void Debug(CommandCall& call) {
                             "HELP",
                             "    Prints this help."});
   }
-  if (EqualsIgnoreCase(sub, "segfault")) {
+  if (TokenEquals(sub, "segfault")) {
     // As Redis: a write to a read-only page (a plain bad pointer is UB the compiler may drop).
     auto* p = static_cast<volatile char*>(mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     *p = 'x';
   }
-  if (EqualsIgnoreCase(sub, "panic")) {
+  if (TokenEquals(sub, "panic")) {
     LOG(ERROR) << "Guru Meditation: DEBUG PANIC called at Unix time " << std::time(nullptr);
     std::abort();  // the crash log (crash-log-enabled) shows where, as Redis' bug report
   }
-  if (EqualsIgnoreCase(sub, "sleep") && a.size() == 3) {
+  if (TokenEquals(sub, "sleep") && a.size() == 3) {
     double secs;
     if (!ParseDouble(a[2], &secs)) secs = 0;
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "object") && a.size() == 3) return DebugObject(call);
-  if (EqualsIgnoreCase(sub, "protocol") && a.size() == 3) return DebugProtocol(call);
-  if (EqualsIgnoreCase(sub, "populate") && a.size() >= 3 && a.size() <= 5) return DebugPopulate(call);
-  if (EqualsIgnoreCase(sub, "reload")) return DebugReload(call);
-  if (EqualsIgnoreCase(sub, "mallctl") && a.size() >= 3) return DebugMallctl(call);
-  if (EqualsIgnoreCase(sub, "mallctl-str") && a.size() >= 3) return DebugMallctlStr(call);
-  if (EqualsIgnoreCase(sub, "log") && a.size() == 3) {
+  if (TokenEquals(sub, "object") && a.size() == 3) return DebugObject(call);
+  if (TokenEquals(sub, "protocol") && a.size() == 3) return DebugProtocol(call);
+  if (TokenEquals(sub, "populate") && a.size() >= 3 && a.size() <= 5) return DebugPopulate(call);
+  if (TokenEquals(sub, "reload")) return DebugReload(call);
+  if (TokenEquals(sub, "mallctl") && a.size() >= 3) return DebugMallctl(call);
+  if (TokenEquals(sub, "mallctl-str") && a.size() >= 3) return DebugMallctlStr(call);
+  if (TokenEquals(sub, "log") && a.size() == 3) {
     LOG(WARNING) << "DEBUG LOG: " << a[2];
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "error") && a.size() == 3) {
+  if (TokenEquals(sub, "error") && a.size() == 3) {
     // The message as it is (no "ERR " added), newlines made spaces.
     return reply::Error(call.out, a[2]);
   }
-  if (EqualsIgnoreCase(sub, "set-skip-checksum-validation") && a.size() == 3) {
+  if (TokenEquals(sub, "set-skip-checksum-validation") && a.size() == 3) {
     rdb::Reader::set_verify_checksums(std::atoi(a[2].c_str()) == 0);
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "pause-cron") && a.size() == 3) {
+  if (TokenEquals(sub, "pause-cron") && a.size() == 3) {
     call.server->PauseCron(std::atoi(a[2].c_str()) != 0);  // atoi, as Redis: "x" is 0
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "set-disable-deny-scripts") && a.size() == 3) {
+  if (TokenEquals(sub, "set-disable-deny-scripts") && a.size() == 3) {
     call.server->set_scripts_deny_disabled(std::atoi(a[2].c_str()) != 0);
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "quicklist-packed-threshold") && a.size() == 3) {
+  if (TokenEquals(sub, "quicklist-packed-threshold") && a.size() == 3) {
     // kvrocks keeps no quicklist: the threshold shapes the nodes DUMP, RDB files
     // and DEBUG OBJECT lay lists out in.
     uint64_t sz;
@@ -471,11 +471,11 @@ void Debug(CommandCall& call) {
     rdb::SetPackedThreshold(sz == 0 ? size_t{1} << 30 : sz);
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "set-active-expire") && a.size() == 3) {
+  if (TokenEquals(sub, "set-active-expire") && a.size() == 3) {
     call.server->SetActiveExpire(a[2] != "0");
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "digest-value") && a.size() >= 2) {
+  if (TokenEquals(sub, "digest-value") && a.size() >= 2) {
     DictLookup dict_lookup(call.ctx);
     reply::ArrayHeader(call.out, a.size() - 2);
     Database db = CurrentDb(call);
@@ -486,7 +486,7 @@ void Debug(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "digest") && a.size() == 2) {
+  if (TokenEquals(sub, "digest") && a.size() == 2) {
     DictLookup dict_lookup(call.ctx);
     Digest d;
     Status s = DatasetDigest(call, d);
@@ -551,7 +551,7 @@ void MemoryStatsReply(CommandCall& call) {
 void Memory(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                             "DOCTOR",
                             "    Return memory problems reports.",
@@ -567,17 +567,17 @@ void Memory(CommandCall& call) {
                             "HELP",
                             "    Prints this help."});
   }
-  if (EqualsIgnoreCase(sub, "stats") && a.size() == 2) return MemoryStatsReply(call);
-  if (EqualsIgnoreCase(sub, "doctor") && a.size() == 2) {
+  if (TokenEquals(sub, "stats") && a.size() == 2) return MemoryStatsReply(call);
+  if (TokenEquals(sub, "doctor") && a.size() == 2) {
     return reply::Verbatim(call.out, call.server->memory_stats().DoctorReport(call.server), call.resp);
   }
-  if (EqualsIgnoreCase(sub, "malloc-stats") && a.size() == 2) {
+  if (TokenEquals(sub, "malloc-stats") && a.size() == 2) {
     if (malloc_stats_print == nullptr) return reply::Bulk(call.out, "Stats not supported for the current allocator");
     std::string text;
     malloc_stats_print([](void* out, const char* s) { static_cast<std::string*>(out)->append(s); }, &text, nullptr);
     return reply::Verbatim(call.out, text, call.resp);
   }
-  if (EqualsIgnoreCase(sub, "purge") && a.size() == 2) {
+  if (TokenEquals(sub, "purge") && a.size() == 2) {
     // Redis' jemalloc_purge: arena <narenas> stands for all arenas.
     if (mallctl != nullptr) {
       unsigned narenas = 0;
@@ -589,11 +589,11 @@ void Memory(CommandCall& call) {
     }
     return reply::Ok(call.out);
   }
-  if (!EqualsIgnoreCase(sub, "usage")) return ReplyUnknownSubcommand(call, "MEMORY");
+  if (!TokenEquals(sub, "usage")) return ReplyUnknownSubcommand(call, "MEMORY");
   if (a.size() < 3) return ReplySubcommandSyntaxError(call);
   // SAMPLES may come several times (the last counts); kvrocks' size needs no samples.
   for (size_t j = 3; j < a.size(); j += 2) {
-    if (!EqualsIgnoreCase(a[j], "samples") || j + 1 == a.size()) return ReplyError(call, kSyntaxError);
+    if (!TokenEquals(a[j], "samples") || j + 1 == a.size()) return ReplyError(call, kSyntaxError);
     int64_t samples;
     if (!IntArg(call, j + 1, &samples)) return;
     if (samples < 0) return ReplyError(call, kSyntaxError);
@@ -629,7 +629,7 @@ void Memory(CommandCall& call) {
 
 // MEMORY USAGE's key, for COMMAND GETKEYS.
 std::vector<std::pair<int, std::string>> MemoryKeys(const CommandCall& call) {
-  if (call.args.size() >= 3 && EqualsIgnoreCase(call.args[1], "usage")) return {{call.conn->db, call.args[2]}};
+  if (call.args.size() >= 3 && TokenEquals(call.args[1], "usage")) return {{call.conn->db, call.args[2]}};
   return {};
 }
 

@@ -31,17 +31,17 @@ void Restore(CommandCall& call) {
   for (size_t j = 4; j < a.size(); j++) {
     bool more = j + 1 < a.size();
     int64_t v;
-    if (EqualsIgnoreCase(a[j], "replace")) {
+    if (TokenEquals(a[j], "replace")) {
       replace = true;
-    } else if (EqualsIgnoreCase(a[j], "absttl")) {
+    } else if (TokenEquals(a[j], "absttl")) {
       absttl = true;
-    } else if (EqualsIgnoreCase(a[j], "idletime") && more && !freq_given) {
+    } else if (TokenEquals(a[j], "idletime") && more && !freq_given) {
       if (!IntArg(call, j + 1, &v)) return;
       if (v < 0) return ReplyError(call, "ERR Invalid IDLETIME value, must be >= 0");
       idle_given = true;
       idle_s = v;
       j++;
-    } else if (EqualsIgnoreCase(a[j], "freq") && more && !idle_given) {
+    } else if (TokenEquals(a[j], "freq") && more && !idle_given) {
       if (!IntArg(call, j + 1, &v)) return;
       if (v < 0 || v > 255) return ReplyError(call, "ERR Invalid FREQ value, must be >= 0 and <= 255");
       freq_given = true;
@@ -94,18 +94,18 @@ void Migrate(CommandCall& call) {
   size_t first_key = 3, num_keys = 1;
   for (size_t j = 6; j < a.size(); j++) {
     size_t more = a.size() - 1 - j;
-    if (EqualsIgnoreCase(a[j], "copy")) {
+    if (TokenEquals(a[j], "copy")) {
       copy = true;
-    } else if (EqualsIgnoreCase(a[j], "replace")) {
+    } else if (TokenEquals(a[j], "replace")) {
       replace = true;
-    } else if (EqualsIgnoreCase(a[j], "auth")) {
+    } else if (TokenEquals(a[j], "auth")) {
       if (more == 0) return ReplyError(call, kSyntaxError);
       password = &a[++j];
-    } else if (EqualsIgnoreCase(a[j], "auth2")) {
+    } else if (TokenEquals(a[j], "auth2")) {
       if (more < 2) return ReplyError(call, kSyntaxError);
       username = &a[++j];
       password = &a[++j];
-    } else if (EqualsIgnoreCase(a[j], "keys")) {
+    } else if (TokenEquals(a[j], "keys")) {
       if (!a[3].empty()) {
         return ReplyError(call, "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string");
       }

@@ -64,7 +64,7 @@ void FunctionLoad(CommandCall& call) {
   bool replace = false;
   size_t pos = 2;
   for (; pos + 1 < a.size(); pos++) {
-    if (!EqualsIgnoreCase(a[pos], "replace")) return ReplyError(call, "ERR Unknown option given: " + a[pos]);
+    if (!TokenEquals(a[pos], "replace")) return ReplyError(call, "ERR Unknown option given: " + CString(a[pos]));
     replace = true;
   }
   if (pos >= a.size()) return ReplyError(call, "ERR Function code is missing");
@@ -89,7 +89,7 @@ void FunctionDelete(CommandCall& call) {
 void FunctionFlush(CommandCall& call) {
   const auto& a = call.args;
   if (a.size() > 3) return ReplySubcommandSyntaxError(call);
-  if (a.size() == 3 && !EqualsIgnoreCase(a[2], "sync") && !EqualsIgnoreCase(a[2], "async")) {
+  if (a.size() == 3 && !TokenEquals(a[2], "sync") && !TokenEquals(a[2], "async")) {
     return ReplyError(call, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
   }
   FunctionsChange change(call);
@@ -103,14 +103,14 @@ void FunctionList(CommandCall& call) {
   bool with_code = false, have_pattern = false;
   std::string pattern;
   for (size_t i = 2; i < a.size(); i++) {
-    if (!with_code && EqualsIgnoreCase(a[i], "withcode")) {
+    if (!with_code && TokenEquals(a[i], "withcode")) {
       with_code = true;
-    } else if (!have_pattern && EqualsIgnoreCase(a[i], "libraryname")) {
+    } else if (!have_pattern && TokenEquals(a[i], "libraryname")) {
       if (i + 1 >= a.size()) return ReplyError(call, "ERR library name argument was not given");
       pattern = a[++i];
       have_pattern = true;
     } else {
-      return ReplyError(call, "ERR Unknown argument " + a[i]);
+      return ReplyError(call, "ERR Unknown argument " + CString(a[i]));
     }
   }
   std::vector<Library> libs;
@@ -164,11 +164,11 @@ void FunctionRestore(CommandCall& call) {
   if (a.size() > 4) return ReplySubcommandSyntaxError(call);
   enum { kAppend, kReplace, kFlush } policy = kAppend;
   if (a.size() == 4) {
-    if (EqualsIgnoreCase(a[3], "append")) {
+    if (TokenEquals(a[3], "append")) {
       policy = kAppend;
-    } else if (EqualsIgnoreCase(a[3], "replace")) {
+    } else if (TokenEquals(a[3], "replace")) {
       policy = kReplace;
-    } else if (EqualsIgnoreCase(a[3], "flush")) {
+    } else if (TokenEquals(a[3], "flush")) {
       policy = kFlush;
     } else {
       return ReplyError(call, "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
@@ -232,7 +232,7 @@ void FunctionStats(CommandCall& call) {
 void Function(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     return ReplyHelp(
         call,
         {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -276,20 +276,20 @@ void Function(CommandCall& call) {
          "HELP",
          "    Prints this help."});
   }
-  if (EqualsIgnoreCase(sub, "load")) {
+  if (TokenEquals(sub, "load")) {
     if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     return FunctionLoad(call);
   }
-  if (EqualsIgnoreCase(sub, "delete")) return FunctionDelete(call);
-  if (EqualsIgnoreCase(sub, "flush")) return FunctionFlush(call);
-  if (EqualsIgnoreCase(sub, "list")) return FunctionList(call);
-  if (EqualsIgnoreCase(sub, "dump")) return FunctionDump(call);
-  if (EqualsIgnoreCase(sub, "restore")) {
+  if (TokenEquals(sub, "delete")) return FunctionDelete(call);
+  if (TokenEquals(sub, "flush")) return FunctionFlush(call);
+  if (TokenEquals(sub, "list")) return FunctionList(call);
+  if (TokenEquals(sub, "dump")) return FunctionDump(call);
+  if (TokenEquals(sub, "restore")) {
     if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     return FunctionRestore(call);
   }
-  if (EqualsIgnoreCase(sub, "stats")) return FunctionStats(call);
-  if (EqualsIgnoreCase(sub, "kill")) {
+  if (TokenEquals(sub, "stats")) return FunctionStats(call);
+  if (TokenEquals(sub, "kill")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::string err = RunningScripts::KillBusy(true);
     if (!err.empty()) return ReplyError(call, err);

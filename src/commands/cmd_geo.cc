@@ -55,13 +55,13 @@ bool LonLatArgs(CommandCall& call, size_t i, double* lon, double* lat) {
 // Meters per unit.
 bool UnitArg(CommandCall& call, size_t i, double* to_meters) {
   const std::string& u = call.args[i];
-  if (EqualsIgnoreCase(u, "m")) {
+  if (TokenEquals(u, "m")) {
     *to_meters = 1;
-  } else if (EqualsIgnoreCase(u, "km")) {
+  } else if (TokenEquals(u, "km")) {
     *to_meters = 1000;
-  } else if (EqualsIgnoreCase(u, "ft")) {
+  } else if (TokenEquals(u, "ft")) {
     *to_meters = 0.3048;
-  } else if (EqualsIgnoreCase(u, "mi")) {
+  } else if (TokenEquals(u, "mi")) {
     *to_meters = 1609.34;
   } else {
     ReplyError(call, "ERR unsupported unit provided. please use M, KM, FT, MI");
@@ -103,11 +103,11 @@ void GeoAdd(CommandCall& call) {
   RedisZSet::AddFlags flags;
   size_t i = 2;
   for (; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "nx")) {
+    if (TokenEquals(a[i], "nx")) {
       flags.nx = true;
-    } else if (EqualsIgnoreCase(a[i], "xx")) {
+    } else if (TokenEquals(a[i], "xx")) {
       flags.xx = true;
-    } else if (EqualsIgnoreCase(a[i], "ch")) {
+    } else if (TokenEquals(a[i], "ch")) {
       flags.ch = true;
     } else {
       break;
@@ -257,30 +257,30 @@ void SearchGeneric(CommandCall& call, size_t src_index, int flags) {
   for (size_t i = base; i < a.size(); i++) {
     const std::string& arg = a[i];
     size_t remaining = a.size() - i - 1;
-    if (EqualsIgnoreCase(arg, "withdist")) {
+    if (TokenEquals(arg, "withdist")) {
       withdist = true;
-    } else if (EqualsIgnoreCase(arg, "withhash")) {
+    } else if (TokenEquals(arg, "withhash")) {
       withhash = true;
-    } else if (EqualsIgnoreCase(arg, "withcoord")) {
+    } else if (TokenEquals(arg, "withcoord")) {
       withcoord = true;
-    } else if (EqualsIgnoreCase(arg, "any")) {
+    } else if (TokenEquals(arg, "any")) {
       any = true;
-    } else if (EqualsIgnoreCase(arg, "asc")) {
+    } else if (TokenEquals(arg, "asc")) {
       sort = kAsc;
-    } else if (EqualsIgnoreCase(arg, "desc")) {
+    } else if (TokenEquals(arg, "desc")) {
       sort = kDesc;
-    } else if (EqualsIgnoreCase(arg, "count") && remaining >= 1) {
+    } else if (TokenEquals(arg, "count") && remaining >= 1) {
       if (!IntArg(call, i + 1, &count)) return;
       if (count <= 0) return ReplyError(call, "ERR COUNT must be > 0");
       i++;
-    } else if ((EqualsIgnoreCase(arg, "store") || EqualsIgnoreCase(arg, "storedist")) && remaining >= 1 &&
+    } else if ((TokenEquals(arg, "store") || TokenEquals(arg, "storedist")) && remaining >= 1 &&
                !(flags & kNoStore) && !search) {
       store_key = &a[i + 1];
-      store_dist = EqualsIgnoreCase(arg, "storedist");
+      store_dist = TokenEquals(arg, "storedist");
       i++;
-    } else if (EqualsIgnoreCase(arg, "storedist") && (flags & kGeoSearchStore)) {
+    } else if (TokenEquals(arg, "storedist") && (flags & kGeoSearchStore)) {
       store_dist = true;
-    } else if (EqualsIgnoreCase(arg, "frommember") && remaining >= 1 && search && !fromloc) {
+    } else if (TokenEquals(arg, "frommember") && remaining >= 1 && search && !fromloc) {
       if (exists) {
         std::optional<std::pair<double, double>> pos;
         Status s = g.Position(src, a[i + 1], &pos);
@@ -291,15 +291,15 @@ void SearchGeneric(CommandCall& call, size_t src_index, int flags) {
       }
       frommember = true;
       i++;
-    } else if (EqualsIgnoreCase(arg, "fromlonlat") && remaining >= 2 && search && !frommember) {
+    } else if (TokenEquals(arg, "fromlonlat") && remaining >= 2 && search && !frommember) {
       if (!LonLatArgs(call, i + 1, &shape.lon, &shape.lat)) return;
       fromloc = true;
       i += 2;
-    } else if (EqualsIgnoreCase(arg, "byradius") && remaining >= 2 && search && !bybox) {
+    } else if (TokenEquals(arg, "byradius") && remaining >= 2 && search && !bybox) {
       if (!RadiusArgs(call, i + 1, &shape)) return;
       byradius = true;
       i += 2;
-    } else if (EqualsIgnoreCase(arg, "bybox") && remaining >= 3 && search && !byradius) {
+    } else if (TokenEquals(arg, "bybox") && remaining >= 3 && search && !byradius) {
       if (!BoxArgs(call, i + 1, &shape)) return;
       bybox = true;
       i += 3;
@@ -373,7 +373,7 @@ void GeoSearchStore(CommandCall& call) { SearchGeneric(call, 2, kGeoSearch | kGe
 std::vector<std::pair<int, std::string>> RadiusStoreKeys(const CommandCall& call) {
   std::vector<std::pair<int, std::string>> keys;
   for (size_t i = 2; i + 1 < call.args.size(); i++) {
-    if (EqualsIgnoreCase(call.args[i], "store") || EqualsIgnoreCase(call.args[i], "storedist")) {
+    if (TokenEquals(call.args[i], "store") || TokenEquals(call.args[i], "storedist")) {
       keys.emplace_back(call.conn->db, call.args[i + 1]);
     }
   }

@@ -141,7 +141,7 @@ void HRandField(CommandCall& call) {
   bool with_count = a.size() >= 3, with_values = false;
   int64_t count = 1;
   if (with_count && !RandomCountArg(call, 2, &count)) return;
-  if (a.size() > 4 || (a.size() == 4 && !EqualsIgnoreCase(a[3], "withvalues"))) {
+  if (a.size() > 4 || (a.size() == 4 && !TokenEquals(a[3], "withvalues"))) {
     return ReplyError(call, kSyntaxError);
   }
   with_values = a.size() == 4;

@@ -15,7 +15,7 @@ constexpr int64_t kMaxFieldExpireMs = (1LL << 48) - 1;
 // Parses `FIELDS numfields field...` starting at args[at]; replies on error.
 bool FieldsArg(CommandCall& call, size_t at, std::vector<std::string_view>* fields) {
   const auto& a = call.args;
-  if (at >= a.size() || !EqualsIgnoreCase(a[at], "fields")) {
+  if (at >= a.size() || !TokenEquals(a[at], "fields")) {
     ReplyError(call, "ERR Mandatory argument FIELDS is missing or not at the right position");
     return false;
   }
@@ -54,13 +54,13 @@ void ExpireGeneric(CommandCall& call, int64_t unit_ms, bool absolute) {
   size_t at = 3;
   auto cond = RedisHash::ExpireCond::kAlways;
   if (at < a.size()) {
-    if (EqualsIgnoreCase(a[at], "nx")) {
+    if (TokenEquals(a[at], "nx")) {
       cond = RedisHash::ExpireCond::kNX;
-    } else if (EqualsIgnoreCase(a[at], "xx")) {
+    } else if (TokenEquals(a[at], "xx")) {
       cond = RedisHash::ExpireCond::kXX;
-    } else if (EqualsIgnoreCase(a[at], "gt")) {
+    } else if (TokenEquals(a[at], "gt")) {
       cond = RedisHash::ExpireCond::kGT;
-    } else if (EqualsIgnoreCase(a[at], "lt")) {
+    } else if (TokenEquals(a[at], "lt")) {
       cond = RedisHash::ExpireCond::kLT;
     }
     if (cond != RedisHash::ExpireCond::kAlways) at++;

@@ -41,7 +41,7 @@ void PfMerge(CommandCall& call) {
 // PFDEBUG GETREG|DECODE|ENCODING|TODENSE key
 void PfDebug(CommandCall& call) {
   const std::string& sub = call.args[1];
-  bool getreg = EqualsIgnoreCase(sub, "getreg"), todense = EqualsIgnoreCase(sub, "todense");
+  bool getreg = TokenEquals(sub, "getreg"), todense = TokenEquals(sub, "todense");
   Database db = CurrentDb(call);
   std::string value;
   bool converted;
@@ -51,15 +51,15 @@ void PfDebug(CommandCall& call) {
   if (getreg) {
     reply::ArrayHeader(call.out, hll::kRegisters);
     for (int i = 0; i < hll::kRegisters; i++) reply::Integer(call.out, hll::DenseRegister(value, i));
-  } else if (EqualsIgnoreCase(sub, "decode")) {
+  } else if (TokenEquals(sub, "decode")) {
     if (!sparse) return ReplyError(call, "ERR HLL encoding is not sparse");
     reply::Bulk(call.out, hll::DecodeSparse(value));
-  } else if (EqualsIgnoreCase(sub, "encoding")) {
+  } else if (TokenEquals(sub, "encoding")) {
     reply::Simple(call.out, sparse ? "sparse" : "dense");
   } else if (todense) {
     reply::Integer(call.out, converted ? 1 : 0);
   } else {
-    ReplyError(call, "ERR Unknown PFDEBUG subcommand '" + sub + "'");
+    ReplyError(call, "ERR Unknown PFDEBUG subcommand '" + CString(sub) + "'");
   }
 }
 

@@ -59,16 +59,16 @@ void ExpireGeneric(CommandCall& call, int64_t unit_ms, bool relative) {
   int flags = 0;
   for (size_t i = 3; i < call.args.size(); i++) {
     const std::string& o = call.args[i];
-    if (EqualsIgnoreCase(o, "nx")) {
+    if (TokenEquals(o, "nx")) {
       flags |= Database::kExpireNX;
-    } else if (EqualsIgnoreCase(o, "xx")) {
+    } else if (TokenEquals(o, "xx")) {
       flags |= Database::kExpireXX;
-    } else if (EqualsIgnoreCase(o, "gt")) {
+    } else if (TokenEquals(o, "gt")) {
       flags |= Database::kExpireGT;
-    } else if (EqualsIgnoreCase(o, "lt")) {
+    } else if (TokenEquals(o, "lt")) {
       flags |= Database::kExpireLT;
     } else {
-      return ReplyError(call, "ERR Unsupported option " + o);
+      return ReplyError(call, "ERR Unsupported option " + CString(o));
     }
   }
   if ((flags & Database::kExpireNX) && (flags & ~Database::kExpireNX)) {
@@ -144,7 +144,7 @@ void Keys(CommandCall& call) {
 RedisType TypeFromName(const std::string& name) {
   for (auto t : {RedisType::kString, RedisType::kHash, RedisType::kList, RedisType::kSet, RedisType::kZSet,
                  RedisType::kStream}) {
-    if (EqualsIgnoreCase(name, RedisTypeName(t))) return t;
+    if (TokenEquals(name, RedisTypeName(t))) return t;
   }
   return RedisType::kNone;
 }
@@ -160,13 +160,13 @@ void Scan(CommandCall& call) {
   for (size_t i = 2; i < call.args.size(); i++) {
     bool has_next = i + 1 < call.args.size();
     const std::string& o = call.args[i];
-    if (EqualsIgnoreCase(o, "count") && has_next) {
+    if (TokenEquals(o, "count") && has_next) {
       if (!IntArg(call, i + 1, &count)) return;
       if (count < 1) return ReplyError(call, kSyntaxError);
       i++;
-    } else if (EqualsIgnoreCase(o, "match") && has_next) {
+    } else if (TokenEquals(o, "match") && has_next) {
       pattern = call.args[++i];
-    } else if (EqualsIgnoreCase(o, "type") && has_next) {
+    } else if (TokenEquals(o, "type") && has_next) {
       type = TypeFromName(call.args[++i]);
       unknown_type = type == RedisType::kNone;
     } else {
@@ -213,7 +213,7 @@ void RenameNx(CommandCall& call) { RenameGeneric(call, true); }
 // COPY's destination database (the source db when absent); -1 if invalid.
 int CopyTargetDb(const CommandCall& call) {
   for (size_t i = 3; i + 1 < call.args.size(); i++) {
-    if (EqualsIgnoreCase(call.args[i], "db")) {
+    if (TokenEquals(call.args[i], "db")) {
       int64_t v;
       if (!ParseInt64(call.args[i + 1], &v) || v < 0 || v >= call.server->config()->databases) return -1;
       return static_cast<int>(v);
@@ -234,9 +234,9 @@ void Copy(CommandCall& call) {
   bool replace = false;
   int dst_db = call.conn->db;
   for (size_t i = 3; i < call.args.size(); i++) {
-    if (EqualsIgnoreCase(call.args[i], "replace")) {
+    if (TokenEquals(call.args[i], "replace")) {
       replace = true;
-    } else if (EqualsIgnoreCase(call.args[i], "db") && i + 1 < call.args.size()) {
+    } else if (TokenEquals(call.args[i], "db") && i + 1 < call.args.size()) {
       if (!DbIndexArg(call, i + 1, &dst_db)) return;
       i++;
     } else {
@@ -314,7 +314,7 @@ void DbSize(CommandCall& call) {
 
 bool FlushOptions(CommandCall& call) {
   if (call.args.size() > 2 ||
-      (call.args.size() == 2 && !EqualsIgnoreCase(call.args[1], "sync") && !EqualsIgnoreCase(call.args[1], "async"))) {
+      (call.args.size() == 2 && !TokenEquals(call.args[1], "sync") && !TokenEquals(call.args[1], "async"))) {
     ReplyError(call, kSyntaxError);
     return false;
   }
@@ -407,7 +407,7 @@ namespace {
 
 void Object(CommandCall& call) {
   const std::string& sub = call.args[1];
-  if (EqualsIgnoreCase(sub, "help")) {
+  if (TokenEquals(sub, "help")) {
     if (call.args.size() != 2) return ReplySubcommandSyntaxError(call);
     static const std::vector<std::string> kHelp = {
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -427,8 +427,8 @@ void Object(CommandCall& call) {
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
   }
-  bool encoding = EqualsIgnoreCase(sub, "encoding"), freq = EqualsIgnoreCase(sub, "freq");
-  bool refcount = EqualsIgnoreCase(sub, "refcount"), idletime = EqualsIgnoreCase(sub, "idletime");
+  bool encoding = TokenEquals(sub, "encoding"), freq = TokenEquals(sub, "freq");
+  bool refcount = TokenEquals(sub, "refcount"), idletime = TokenEquals(sub, "idletime");
   if (encoding || freq || refcount || idletime) {
     if (call.args.size() != 3) return ReplySubcommandSyntaxError(call);
     Database db = CurrentDb(call);

@@ -117,9 +117,9 @@ void LSet(CommandCall& call) {
 
 void LInsert(CommandCall& call) {
   bool before;
-  if (EqualsIgnoreCase(call.args[2], "before")) {
+  if (TokenEquals(call.args[2], "before")) {
     before = true;
-  } else if (EqualsIgnoreCase(call.args[2], "after")) {
+  } else if (TokenEquals(call.args[2], "after")) {
     before = false;
   } else {
     return ReplyError(call, kSyntaxError);
@@ -156,7 +156,7 @@ void LPos(CommandCall& call) {
   int64_t rank = 1, count = -1, maxlen = 0;
   for (size_t i = 3; i < a.size(); i++) {
     bool has_next = i + 1 < a.size();
-    if (EqualsIgnoreCase(a[i], "rank") && has_next) {
+    if (TokenEquals(a[i], "rank") && has_next) {
       if (!IntArg(call, i + 1, &rank)) return;
       if (rank == 0) {
         return ReplyError(call,
@@ -164,10 +164,10 @@ void LPos(CommandCall& call) {
                           "negative to start from the end of the list");
       }
       i++;
-    } else if (EqualsIgnoreCase(a[i], "count") && has_next) {
+    } else if (TokenEquals(a[i], "count") && has_next) {
       if (!ParseInt64(a[i + 1], &count) || count < 0) return ReplyError(call, "ERR COUNT can't be negative");
       i++;
-    } else if (EqualsIgnoreCase(a[i], "maxlen") && has_next) {
+    } else if (TokenEquals(a[i], "maxlen") && has_next) {
       if (!ParseInt64(a[i + 1], &maxlen) || maxlen < 0) return ReplyError(call, "ERR MAXLEN can't be negative");
       i++;
     } else {
@@ -228,9 +228,9 @@ Status MoveElement(CommandCall& call, const std::string& src, const std::string&
 }
 
 bool ParseDirection(const std::string& arg, bool* left) {
-  if (EqualsIgnoreCase(arg, "left")) {
+  if (TokenEquals(arg, "left")) {
     *left = true;
-  } else if (EqualsIgnoreCase(arg, "right")) {
+  } else if (TokenEquals(arg, "right")) {
     *left = false;
   } else {
     return false;
@@ -254,7 +254,7 @@ bool ParseMPop(CommandCall& call, size_t numkeys_idx, MPopArgs* out) {
   out->count = 1;
   out->has_count = false;
   for (size_t i = where_idx + 1; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "count") && i + 1 < a.size() && !out->has_count) {
+    if (TokenEquals(a[i], "count") && i + 1 < a.size() && !out->has_count) {
       if (!ParseInt64(a[i + 1], &out->count) || out->count <= 0) {
         ReplyError(call, "ERR count should be greater than 0");
         return false;

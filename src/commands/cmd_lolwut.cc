@@ -233,7 +233,7 @@ void Skyline(CommandCall& call, size_t first) {
 
 void Lolwut(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() >= 3 && EqualsIgnoreCase(a[1], "version")) {
+  if (a.size() >= 3 && TokenEquals(a[1], "version")) {
     int64_t v;
     if (!IntArg(call, 2, &v)) return;
     // Redis prints the version as an unsigned int and looks at its first digits.

@@ -11,7 +11,7 @@ namespace {
 
 void Module(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() == 2 && EqualsIgnoreCase(a[1], "help")) {
+  if (a.size() == 2 && TokenEquals(a[1], "help")) {
     return ReplyHelp(call, {"MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "LIST",
                             "    Return a list of loaded modules.", "LOAD <path> [<arg> ...]",
                             "    Load a module library from <path>, passing to it any optional arguments.",
@@ -20,7 +20,7 @@ void Module(CommandCall& call) {
                             "optional arguments.",
                             "UNLOAD <name>", "    Unload a module.", "HELP", "    Prints this help."});
   }
-  if (a.size() == 2 && EqualsIgnoreCase(a[1], "list")) return reply::ArrayHeader(call.out, 0);
+  if (a.size() == 2 && TokenEquals(a[1], "list")) return reply::ArrayHeader(call.out, 0);
   ReplySubcommandSyntaxError(call);
 }
 

@@ -78,7 +78,7 @@ void PubSubCommand(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   PubSub& ps = call.server->pubsub();
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                             "CHANNELS [<pattern>]",
                             "    Return the currently active channels matching a <pattern> (default: '*').",
@@ -94,15 +94,15 @@ void PubSubCommand(CommandCall& call) {
                             "HELP",
                             "    Prints this help."});
   }
-  bool shard = EqualsIgnoreCase(sub, "shardchannels") || EqualsIgnoreCase(sub, "shardnumsub");
+  bool shard = TokenEquals(sub, "shardchannels") || TokenEquals(sub, "shardnumsub");
   PubSubKind kind = shard ? PubSubKind::kShard : PubSubKind::kChannel;
-  if (EqualsIgnoreCase(sub, "channels") || EqualsIgnoreCase(sub, "shardchannels")) {
+  if (TokenEquals(sub, "channels") || TokenEquals(sub, "shardchannels")) {
     if (a.size() > 3) {
       return ReplySubcommandSyntaxError(call);
     }
     return reply::BulkArray(call.out, ps.Channels(kind, a.size() == 3 ? a[2] : std::string()));
   }
-  if (EqualsIgnoreCase(sub, "numsub") || EqualsIgnoreCase(sub, "shardnumsub")) {
+  if (TokenEquals(sub, "numsub") || TokenEquals(sub, "shardnumsub")) {
     reply::ArrayHeader(call.out, 2 * (a.size() - 2));  // a flat array in RESP3 too, as in Redis 7.0
     for (size_t i = 2; i < a.size(); i++) {
       reply::Bulk(call.out, a[i]);
@@ -110,7 +110,7 @@ void PubSubCommand(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "numpat")) {
+  if (TokenEquals(sub, "numpat")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return reply::Integer(call.out, static_cast<int64_t>(ps.NumPatterns()));
   }

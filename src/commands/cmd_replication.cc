@@ -18,7 +18,7 @@ namespace {
 void ReplicaOf(CommandCall& call) {
   const auto& a = call.args;
   Replica* rep = call.server->replica();
-  if (EqualsIgnoreCase(a[1], "no") && EqualsIgnoreCase(a[2], "one")) {
+  if (TokenEquals(a[1], "no") && TokenEquals(a[2], "one")) {
     if (rep->is_replica()) {
       LOG(INFO) << "MASTER MODE enabled (user request)";
       rep->Unfollow();
@@ -82,20 +82,20 @@ void Wait(CommandCall& call) {
 // connected replicas", as on a Redis master without replicas.
 void Failover(CommandCall& call) {
   const auto& a = call.args;
-  if (a.size() == 2 && EqualsIgnoreCase(a[1], "abort")) return ReplyError(call, "ERR No failover in progress.");
+  if (a.size() == 2 && TokenEquals(a[1], "abort")) return ReplyError(call, "ERR No failover in progress.");
   int64_t timeout_ms = 0;
   bool force = false, to = false;
   for (size_t j = 1; j < a.size(); j++) {
-    if (EqualsIgnoreCase(a[j], "timeout") && j + 1 < a.size() && timeout_ms == 0) {
+    if (TokenEquals(a[j], "timeout") && j + 1 < a.size() && timeout_ms == 0) {
       if (!IntArg(call, j + 1, &timeout_ms)) return;
       if (timeout_ms <= 0) return ReplyError(call, "ERR FAILOVER timeout must be greater than 0");
       j++;
-    } else if (EqualsIgnoreCase(a[j], "to") && j + 2 < a.size() && !to) {
+    } else if (TokenEquals(a[j], "to") && j + 2 < a.size() && !to) {
       int64_t port;
       if (!IntArg(call, j + 2, &port)) return;
       to = true;
       j += 2;
-    } else if (EqualsIgnoreCase(a[j], "force") && !force) {
+    } else if (TokenEquals(a[j], "force") && !force) {
       force = true;
     } else {
       return ReplyError(call, kSyntaxError);
@@ -121,37 +121,37 @@ void ReplConf(CommandCall& call) {
     // The port and address are checked as Redis checks them, not kept: Redis
     // shows them in INFO replication's replica lines, which list no snapshot
     // clients here.
-    if (EqualsIgnoreCase(opt, "listening-port")) {
+    if (TokenEquals(opt, "listening-port")) {
       int64_t port;
       if (!IntArg(call, j + 1, &port)) return;
       rc.port_announced = true;
-    } else if (EqualsIgnoreCase(opt, "ip-address")) {
+    } else if (TokenEquals(opt, "ip-address")) {
       if (v.size() >= 256) {  // NET_HOST_STR_LEN
         return ReplyError(call, "ERR REPLCONF ip-address provided by replica instance is too long: " +
                                     std::to_string(v.size()) + " bytes");
       }
-    } else if (EqualsIgnoreCase(opt, "capa")) {
-      if (EqualsIgnoreCase(v, "eof")) rc.capa_eof = true;  // others (psync2) change nothing here
-    } else if (EqualsIgnoreCase(opt, "ack") || EqualsIgnoreCase(opt, "getack")) {
+    } else if (TokenEquals(opt, "capa")) {
+      if (TokenEquals(v, "eof")) rc.capa_eof = true;  // others (psync2) change nothing here
+    } else if (TokenEquals(opt, "ack") || TokenEquals(opt, "getack")) {
       return;  // the clients that may send these are never served a stream here
-    } else if (EqualsIgnoreCase(opt, "rdb-only")) {
+    } else if (TokenEquals(opt, "rdb-only")) {
       int64_t n;
       if (!IntArg(call, j + 1, &n)) return;
       if (n < 0 || n > 1) return ReplyError(call, "ERR value is out of range, value must between 0 and 1");
       rc.rdb_only = n == 1;
-    } else if (EqualsIgnoreCase(opt, "rdb-filter-only")) {
+    } else if (TokenEquals(opt, "rdb-filter-only")) {
       std::vector<std::string> filters;
       if (!SplitArgs(v, &filters)) return ReplyError(call, "ERR Missing rdb-filter-only values");
       rc.exclude_data = true;
       rc.exclude_functions = true;
       for (const auto& f : filters) {
-        if (!EqualsIgnoreCase(f, "functions")) {
-          return ReplyError(call, "ERR Unsupported rdb-filter-only option: " + f);
+        if (!TokenEquals(f, "functions")) {
+          return ReplyError(call, "ERR Unsupported rdb-filter-only option: " + CString(f));
         }
         rc.exclude_functions = false;
       }
     } else {
-      return ReplyError(call, "ERR Unrecognized REPLCONF option: " + opt);
+      return ReplyError(call, "ERR Unrecognized REPLCONF option: " + CString(opt));
     }
   }
   reply::Ok(call.out);
@@ -175,9 +175,9 @@ constexpr uint64_t kReplicaRefusalDelayMs = 1000;
 // refused in the same way and kvrocks stays a replica (the failover aborts).
 void Sync(CommandCall& call) {
   const auto& a = call.args;
-  const bool psync = EqualsIgnoreCase(a[0], "psync");
+  const bool psync = TokenEquals(a[0], "psync");
   Replica* rep = call.server->replica();
-  if (psync && a.size() > 3 && EqualsIgnoreCase(a[3], "failover")) {
+  if (psync && a.size() > 3 && TokenEquals(a[3], "failover")) {
     if (!rep->is_replica()) return ReplyError(call, "ERR PSYNC FAILOVER can't be sent to a master.");
     if (a[1] != rep->replid()) return ReplyError(call, "ERR PSYNC FAILOVER replid must match my replid.");
   }

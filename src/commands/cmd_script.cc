@@ -174,7 +174,7 @@ void Script(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   ScriptCache& cache = ScriptCache::Instance();
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                             "DEBUG (YES|SYNC|NO)",
                             "    Set the debug mode for subsequent scripts executed.",
@@ -193,7 +193,7 @@ void Script(CommandCall& call) {
                             "HELP",
                             "    Prints this help."});
   }
-  if (EqualsIgnoreCase(sub, "load")) {
+  if (TokenEquals(sub, "load")) {
     if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     bool has_shebang;
     uint32_t flags;
@@ -205,36 +205,36 @@ void Script(CommandCall& call) {
     cache.Add(sha, a[2]);
     return reply::Bulk(call.out, sha);
   }
-  if (EqualsIgnoreCase(sub, "exists")) {
+  if (TokenEquals(sub, "exists")) {
     if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     reply::ArrayHeader(call.out, a.size() - 2);
     for (size_t i = 2; i < a.size(); i++) reply::Integer(call.out, cache.Exists(ToLower(a[i])) ? 1 : 0);
     return;
   }
-  if (EqualsIgnoreCase(sub, "flush")) {
-    if (a.size() > 3 || (a.size() == 3 && !EqualsIgnoreCase(a[2], "sync") && !EqualsIgnoreCase(a[2], "async"))) {
+  if (TokenEquals(sub, "flush")) {
+    if (a.size() > 3 || (a.size() == 3 && !TokenEquals(a[2], "sync") && !TokenEquals(a[2], "async"))) {
       return ReplyError(call, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
     cache.Flush();
     LuaEngine::ForThisThread().DropStale();  // a fresh state at once, as Redis' new VM
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "debug")) {
+  if (TokenEquals(sub, "debug")) {
     if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     // As Redis: the session talks on the socket directly, so nothing may wait in the output.
     if (!call.out->empty()) return ReplyError(call, "ERR SCRIPT DEBUG must be called outside a pipeline");
-    if (EqualsIgnoreCase(a[2], "no")) {
+    if (TokenEquals(a[2], "no")) {
       call.conn->lua_debug = Connection::LuaDebug::kOff;
-    } else if (EqualsIgnoreCase(a[2], "yes")) {
+    } else if (TokenEquals(a[2], "yes")) {
       call.conn->lua_debug = Connection::LuaDebug::kYes;
-    } else if (EqualsIgnoreCase(a[2], "sync")) {
+    } else if (TokenEquals(a[2], "sync")) {
       call.conn->lua_debug = Connection::LuaDebug::kSync;
     } else {
       return ReplyError(call, "ERR Use SCRIPT DEBUG YES/SYNC/NO");
     }
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "kill")) {
+  if (TokenEquals(sub, "kill")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::string err = RunningScripts::KillBusy(false);
     if (!err.empty()) return ReplyError(call, err);

@@ -589,7 +589,7 @@ void ConfigCmd(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   Config* cfg = call.server->config();
-  if (EqualsIgnoreCase(sub, "get")) {
+  if (TokenEquals(sub, "get")) {
     if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     std::vector<std::pair<std::string, std::string>> found;
     for (size_t i = 2; i < a.size(); i++) {
@@ -604,7 +604,7 @@ void ConfigCmd(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "set")) {
+  if (TokenEquals(sub, "set")) {
     if (a.size() % 2 != 0) return ReplyError(call, kSyntaxError);  // not option-value pairs
     std::vector<std::pair<std::string, std::string>> pairs;
     for (size_t i = 2; i + 1 < a.size(); i += 2) pairs.emplace_back(a[i], a[i + 1]);
@@ -615,7 +615,7 @@ void ConfigCmd(CommandCall& call) {
     call.server->slowlog().Trim(static_cast<size_t>(cfg->slowlog_max_len));
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "rewrite")) {
+  if (TokenEquals(sub, "rewrite")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     std::vector<std::string> users;
     for (const auto& u : call.server->acl().Users()) users.push_back(u->Describe());
@@ -623,14 +623,14 @@ void ConfigCmd(CommandCall& call) {
     if (!s.ok()) return ReplyError(call, "ERR Rewriting config file: " + s.message());
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "resetstat")) {
+  if (TokenEquals(sub, "resetstat")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     call.server->stats().Reset();
     ResetCommandStats();
     call.server->slowlog().Reset();
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     static const std::vector<std::string> kHelp = {
         "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET <pattern>",
@@ -770,8 +770,8 @@ void CommandCmd(CommandCall& call) {
     return;
   }
   const std::string& sub = a[1];
-  if (EqualsIgnoreCase(sub, "count") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(all.size()));
-  if (EqualsIgnoreCase(sub, "info")) {
+  if (TokenEquals(sub, "count") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(all.size()));
+  if (TokenEquals(sub, "info")) {
     if (a.size() == 2) {
       reply::ArrayHeader(call.out, all.size());
       for (auto& [name, c] : all) CommandInfoEntry(call.out, c, call.resp);
@@ -791,7 +791,7 @@ void CommandCmd(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "docs")) {
+  if (TokenEquals(sub, "docs")) {
     // (name, command, recorded docs): a subcommand has no command of its own here.
     std::vector<std::tuple<std::string, const CommandSpec*, const RedisCommandMeta*>> entries;
     if (a.size() == 2) {
@@ -815,14 +815,14 @@ void CommandCmd(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "list")) {
+  if (TokenEquals(sub, "list")) {
     std::string pattern, category, module;
-    if (a.size() == 5 && EqualsIgnoreCase(a[2], "filterby")) {
-      if (EqualsIgnoreCase(a[3], "pattern")) {
+    if (a.size() == 5 && TokenEquals(a[2], "filterby")) {
+      if (TokenEquals(a[3], "pattern")) {
         pattern = a[4];
-      } else if (EqualsIgnoreCase(a[3], "aclcat")) {
+      } else if (TokenEquals(a[3], "aclcat")) {
         category = "@" + ToLower(a[4]);
-      } else if (EqualsIgnoreCase(a[3], "module")) {
+      } else if (TokenEquals(a[3], "module")) {
         module = a[4];
       } else {
         return ReplyError(call, kSyntaxError);
@@ -851,8 +851,8 @@ void CommandCmd(CommandCall& call) {
     reply::BulkArray(call.out, names);
     return;
   }
-  bool with_flags = EqualsIgnoreCase(sub, "getkeysandflags");
-  if (with_flags || EqualsIgnoreCase(sub, "getkeys")) {
+  bool with_flags = TokenEquals(sub, "getkeysandflags");
+  if (with_flags || TokenEquals(sub, "getkeys")) {
     if (a.size() < 3) return ReplySubcommandSyntaxError(call);
     std::vector<std::string> target(a.begin() + 2, a.end());
     const CommandSpec* c = CommandTable::Instance().Find(target[0]);
@@ -880,7 +880,7 @@ void CommandCmd(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     static const std::vector<std::string> kHelp = {
         "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "(no subcommand)",
@@ -905,7 +905,7 @@ void CommandCmd(CommandCall& call) {
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
   }
-  if (EqualsIgnoreCase(sub, "count")) return ReplySubcommandSyntaxError(call);
+  if (TokenEquals(sub, "count")) return ReplySubcommandSyntaxError(call);
   ReplyUnknownSubcommand(call, "COMMAND");
 }
 
@@ -913,7 +913,7 @@ void SlowlogCmd(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   SlowLog& log = call.server->slowlog();
-  if (EqualsIgnoreCase(sub, "get") && a.size() <= 3) {
+  if (TokenEquals(sub, "get") && a.size() <= 3) {
     int64_t count = 10;
     if (a.size() == 3) {
       if (!ParseInt64(a[2], &count) || count < -1) {
@@ -934,12 +934,12 @@ void SlowlogCmd(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "len") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(log.Len()));
-  if (EqualsIgnoreCase(sub, "reset") && a.size() == 2) {
+  if (TokenEquals(sub, "len") && a.size() == 2) return reply::Integer(call.out, static_cast<int64_t>(log.Len()));
+  if (TokenEquals(sub, "reset") && a.size() == 2) {
     log.Reset();
     return reply::Ok(call.out);
   }
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     static const std::vector<std::string> kHelp = {
         "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET [<count>]",
@@ -955,8 +955,8 @@ void SlowlogCmd(CommandCall& call) {
         "    Prints this help."};
     return ReplyHelp(call, kHelp);
   }
-  if (EqualsIgnoreCase(sub, "get") || EqualsIgnoreCase(sub, "len") || EqualsIgnoreCase(sub, "reset") ||
-      EqualsIgnoreCase(sub, "help")) {
+  if (TokenEquals(sub, "get") || TokenEquals(sub, "len") || TokenEquals(sub, "reset") ||
+      TokenEquals(sub, "help")) {
     return ReplySubcommandSyntaxError(call);
   }
   ReplyUnknownSubcommand(call, "SLOWLOG");
@@ -986,7 +986,7 @@ void Save(CommandCall& call) {
 }
 
 void BgSave(CommandCall& call) {
-  if (call.args.size() > 2 || (call.args.size() == 2 && !EqualsIgnoreCase(call.args[1], "schedule"))) {
+  if (call.args.size() > 2 || (call.args.size() == 2 && !TokenEquals(call.args[1], "schedule"))) {
     return ReplyError(call, kSyntaxError);
   }
   if (!call.server->BgSave()) return ReplyError(call, "ERR Background save already in progress");
@@ -997,15 +997,15 @@ void Shutdown(CommandCall& call) {
   bool abort = false, nosave = false, save = false, force = false, now = false;
   for (size_t i = 1; i < call.args.size(); i++) {
     const std::string& o = call.args[i];
-    if (EqualsIgnoreCase(o, "abort")) {
+    if (TokenEquals(o, "abort")) {
       abort = true;
-    } else if (EqualsIgnoreCase(o, "nosave")) {
+    } else if (TokenEquals(o, "nosave")) {
       nosave = true;
-    } else if (EqualsIgnoreCase(o, "save")) {
+    } else if (TokenEquals(o, "save")) {
       save = true;
-    } else if (EqualsIgnoreCase(o, "force")) {
+    } else if (TokenEquals(o, "force")) {
       force = true;
-    } else if (EqualsIgnoreCase(o, "now")) {
+    } else if (TokenEquals(o, "now")) {
       now = true;
     } else {
       return ReplyError(call, kSyntaxError);
@@ -1081,7 +1081,7 @@ void Latency(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
   LatencyMonitor& mon = call.server->latency();
-  if (EqualsIgnoreCase(sub, "help") && a.size() == 2) {
+  if (TokenEquals(sub, "help") && a.size() == 2) {
     return ReplyHelp(call, {"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                             "DOCTOR",
                             "    Return a human readable latency analysis report.",
@@ -1100,7 +1100,7 @@ void Latency(CommandCall& call) {
                             "HELP",
                             "    Prints this help."});
   }
-  if (EqualsIgnoreCase(sub, "latest")) {
+  if (TokenEquals(sub, "latest")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     auto events = mon.Snapshot();
     reply::ArrayHeader(call.out, events.size());
@@ -1114,7 +1114,7 @@ void Latency(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "history")) {
+  if (TokenEquals(sub, "history")) {
     if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     auto events = mon.Snapshot();
     auto it = events.find(a[2]);
@@ -1133,19 +1133,19 @@ void Latency(CommandCall& call) {
     }
     return;
   }
-  if (EqualsIgnoreCase(sub, "reset")) {
+  if (TokenEquals(sub, "reset")) {
     return reply::Integer(call.out, mon.Reset(std::vector<std::string>(a.begin() + 2, a.end())));
   }
-  if (EqualsIgnoreCase(sub, "histogram")) return LatencyHistogramReply(call);
-  if (EqualsIgnoreCase(sub, "graph")) {
+  if (TokenEquals(sub, "histogram")) return LatencyHistogramReply(call);
+  if (TokenEquals(sub, "graph")) {
     if (a.size() != 3) return ReplySubcommandSyntaxError(call);
     std::string graph;
     if (!mon.Graph(a[2], static_cast<int64_t>(time(nullptr)), &graph)) {
-      return ReplyError(call, "ERR No samples available for event '" + a[2] + "'");
+      return ReplyError(call, "ERR No samples available for event '" + CString(a[2]) + "'");
     }
     return reply::Verbatim(call.out, graph, call.resp);
   }
-  if (EqualsIgnoreCase(sub, "doctor")) {
+  if (TokenEquals(sub, "doctor")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return reply::Verbatim(call.out, mon.Doctor(call.server->config()->latency_monitor_threshold), call.resp);
   }

@@ -191,7 +191,7 @@ void SInterCard(CommandCall& call) {
   }
   int64_t limit = 0;
   for (size_t i = 2 + static_cast<size_t>(numkeys); i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "limit") && i + 1 < a.size()) {
+    if (TokenEquals(a[i], "limit") && i + 1 < a.size()) {
       if (!ParseInt64(a[i + 1], &limit) || limit < 0) return ReplyError(call, "ERR LIMIT can't be negative");
       i++;
     } else {

@@ -55,27 +55,27 @@ void SortGeneric(CommandCall& call, bool read_only) {
   bool has_store = false;
   for (size_t i = 2; i < a.size(); i++) {
     size_t left = a.size() - i - 1;
-    if (EqualsIgnoreCase(a[i], "asc")) {
+    if (TokenEquals(a[i], "asc")) {
       desc = false;
-    } else if (EqualsIgnoreCase(a[i], "desc")) {
+    } else if (TokenEquals(a[i], "desc")) {
       desc = true;
-    } else if (EqualsIgnoreCase(a[i], "alpha")) {
+    } else if (TokenEquals(a[i], "alpha")) {
       alpha = true;
-    } else if (EqualsIgnoreCase(a[i], "limit") && left >= 2) {
+    } else if (TokenEquals(a[i], "limit") && left >= 2) {
       if (!IntArg(call, i + 1, &offset) || !IntArg(call, i + 2, &count)) return;
       has_limit = true;
       i += 2;
-    } else if (!read_only && EqualsIgnoreCase(a[i], "store") && left >= 1) {
+    } else if (!read_only && TokenEquals(a[i], "store") && left >= 1) {
       store = a[++i];
       has_store = true;
-    } else if (EqualsIgnoreCase(a[i], "by") && left >= 1) {
+    } else if (TokenEquals(a[i], "by") && left >= 1) {
       by = a[++i];
       has_by = true;
       // A pattern reads keys the user's key patterns were not checked against.
       if (by.find('*') != std::string::npos && !ReadsEveryKey(call)) {
         return ReplyError(call, "ERR BY option of SORT denied due to insufficient ACL permissions.");
       }
-    } else if (EqualsIgnoreCase(a[i], "get") && left >= 1) {
+    } else if (TokenEquals(a[i], "get") && left >= 1) {
       gets.push_back(a[++i]);
       if (!ReadsEveryKey(call)) {
         return ReplyError(call, "ERR GET option of SORT denied due to insufficient ACL permissions.");
@@ -199,11 +199,11 @@ void SortRo(CommandCall& call) { SortGeneric(call, true); }
 std::vector<std::pair<int, std::string>> SortStoreKey(const CommandCall& call) {
   std::vector<std::pair<int, std::string>> out;
   for (size_t i = 2; i < call.args.size(); i++) {
-    if (EqualsIgnoreCase(call.args[i], "limit")) {
+    if (TokenEquals(call.args[i], "limit")) {
       i += 2;
-    } else if (EqualsIgnoreCase(call.args[i], "by") || EqualsIgnoreCase(call.args[i], "get")) {
+    } else if (TokenEquals(call.args[i], "by") || TokenEquals(call.args[i], "get")) {
       i++;
-    } else if (EqualsIgnoreCase(call.args[i], "store") && i + 1 < call.args.size()) {
+    } else if (TokenEquals(call.args[i], "store") && i + 1 < call.args.size()) {
       out.assign(1, {call.conn->db, call.args[i + 1]});
     }
   }

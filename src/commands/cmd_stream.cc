@@ -20,7 +20,7 @@ RedisStream Streams(CommandCall& call, Database* db) {
   return RedisStream(db, StreamNodeLimits{cfg->stream_node_max_bytes, cfg->stream_node_max_entries});
 }
 
-// Redis' string2ull: a strict integer, else what strtoull accepts in full.
+// Redis' string2ull: a strict integer, else what strtoull accepts in full (s holds no NUL).
 bool ParseU64(const std::string& s, uint64_t* v) {
   int64_t ll;
   if (ParseInt64(s, &ll)) {
@@ -37,9 +37,11 @@ bool ParseU64(const std::string& s, uint64_t* v) {
 }
 
 // Redis' streamGenericParseIDOrReply. seq_given (when not null) allows "ms-*".
-bool ParseId(const std::string& arg, uint64_t missing_seq, bool strict, bool* seq_given, StreamID* id) {
+// Redis reads the id as a C string: what follows a NUL does not count.
+bool ParseId(const std::string& given, uint64_t missing_seq, bool strict, bool* seq_given, StreamID* id) {
   if (seq_given) *seq_given = true;
-  if (arg.size() > 127) return false;
+  if (given.size() > 127) return false;
+  const std::string arg = CString(given);
   if (strict && (arg == "-" || arg == "+")) return false;
   if (arg == "-") {
     *id = StreamID::Min();
@@ -109,19 +111,20 @@ size_t ParseAddOrTrim(CommandCall& call, bool xadd, RedisStream::AddArgs* out) {
   for (; i < a.size(); i++) {
     size_t more = a.size() - 1 - i;
     const std::string& opt = a[i];
-    if (xadd && opt == "*") {
+    // Redis compares ids and markers as C strings: "*\0x" is "*".
+    if (xadd && CString(opt) == "*") {
       break;
-    } else if ((EqualsIgnoreCase(opt, "maxlen") || EqualsIgnoreCase(opt, "minid")) && more) {
+    } else if ((TokenEquals(opt, "maxlen") || TokenEquals(opt, "minid")) && more) {
       if (trim.strategy != StreamTrim::kNone) {
         ReplyError(call, "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
         return 0;
       }
-      bool maxlen = EqualsIgnoreCase(opt, "maxlen");
+      bool maxlen = TokenEquals(opt, "maxlen");
       trim.approx = false;
-      if (more >= 2 && a[i + 1] == "~") {
+      if (more >= 2 && CString(a[i + 1]) == "~") {
         trim.approx = true;
         i++;
-      } else if (more >= 2 && a[i + 1] == "=") {
+      } else if (more >= 2 && CString(a[i + 1]) == "=") {
         i++;
       }
       if (maxlen) {
@@ -138,7 +141,7 @@ size_t ParseAddOrTrim(CommandCall& call, bool xadd, RedisStream::AddArgs* out) {
         trim.strategy = StreamTrim::kMinId;
       }
       i++;
-    } else if (EqualsIgnoreCase(opt, "limit") && more) {
+    } else if (TokenEquals(opt, "limit") && more) {
       if (!IntArg(call, i + 1, &trim.limit)) return 0;
       if (trim.limit < 0) {
         ReplyError(call, "ERR The LIMIT argument must be >= 0.");
@@ -146,7 +149,7 @@ size_t ParseAddOrTrim(CommandCall& call, bool xadd, RedisStream::AddArgs* out) {
       }
       limit_given = true;
       i++;
-    } else if (xadd && EqualsIgnoreCase(opt, "nomkstream")) {
+    } else if (xadd && TokenEquals(opt, "nomkstream")) {
       out->nomkstream = true;
     } else if (xadd) {
       if (!ParseId(opt, 0, true, &out->seq_given, &out->id)) {
@@ -226,7 +229,7 @@ void RangeGeneric(CommandCall& call, bool rev) {
   if (!IntervalArg(call, rev ? a[2] : a[3], false, &end)) return;
   int64_t count = -1;
   for (size_t j = 4; j < a.size(); j++) {
-    if (EqualsIgnoreCase(a[j], "count") && j + 1 < a.size()) {
+    if (TokenEquals(a[j], "count") && j + 1 < a.size()) {
       if (!IntArg(call, j + 1, &count)) return;
       if (count < 0) count = 0;
       j++;
@@ -289,10 +292,10 @@ void XSetId(CommandCall& call) {
   int64_t entries_added = -1;
   for (size_t i = 3; i < a.size(); i += 2) {
     bool more = i + 1 < a.size();
-    if (EqualsIgnoreCase(a[i], "entriesadded") && more) {
+    if (TokenEquals(a[i], "entriesadded") && more) {
       if (!IntArg(call, i + 1, &entries_added)) return;
       if (entries_added < 0) return ReplyError(call, "ERR entries_added must be positive");
-    } else if (EqualsIgnoreCase(a[i], "maxdeletedid") && more) {
+    } else if (TokenEquals(a[i], "maxdeletedid") && more) {
       if (!IdArg(call, a[i + 1], &max_deleted)) return;
       if (id < max_deleted) {
         return ReplyError(call, "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
@@ -318,7 +321,7 @@ void ReadGeneric(CommandCall& call, bool group_read) {
   bool noack = false;
   for (size_t i = 1; i < a.size(); i++) {
     size_t more = a.size() - i - 1;
-    if (EqualsIgnoreCase(a[i], "block") && more) {
+    if (TokenEquals(a[i], "block") && more) {
       if (call.from_script) {
         // As Redis (kept apart from MULTI, where BLOCK just does not wait).
         return ReplyError(call, "ERR " + a[0] + " command is not allowed with BLOCK option from scripts");
@@ -326,11 +329,11 @@ void ReadGeneric(CommandCall& call, bool group_read) {
       i++;
       if (!ParseInt64(a[i], &timeout)) return ReplyError(call, "ERR timeout is not an integer or out of range");
       if (timeout < 0) return ReplyError(call, "ERR timeout is negative");
-    } else if (EqualsIgnoreCase(a[i], "count") && more) {
+    } else if (TokenEquals(a[i], "count") && more) {
       i++;
       if (!IntArg(call, i, &count)) return;
       if (count < 0) count = 0;
-    } else if (EqualsIgnoreCase(a[i], "streams") && more) {
+    } else if (TokenEquals(a[i], "streams") && more) {
       streams_at = i + 1;
       nstreams = a.size() - streams_at;
       if (nstreams % 2 != 0) {
@@ -340,14 +343,14 @@ void ReadGeneric(CommandCall& call, bool group_read) {
       }
       nstreams /= 2;
       break;
-    } else if (EqualsIgnoreCase(a[i], "group") && more >= 2) {
+    } else if (TokenEquals(a[i], "group") && more >= 2) {
       if (!group_read) {
         return ReplyError(call, "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
       }
       group = &a[i + 1];
       consumer = &a[i + 2];
       i += 2;
-    } else if (EqualsIgnoreCase(a[i], "noack")) {
+    } else if (TokenEquals(a[i], "noack")) {
       if (!group_read) {
         return ReplyError(call, "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
       }
@@ -390,12 +393,12 @@ void ReadGeneric(CommandCall& call, bool group_read) {
         return ReplyError(call, "NOGROUP the consumer group this client was blocked on no longer exists");
       }
       if (s.IsNotFound()) {
-        return ReplyError(call, "NOGROUP No such key '" + key + "' or consumer group '" + *group +
+        return ReplyError(call, "NOGROUP No such key '" + CString(key) + "' or consumer group '" + CString(*group) +
                                     "' in XREADGROUP with GROUP option");
       }
       if (!s.ok()) return ReplyStatusError(call, s);
     }
-    if (id_arg == "$") {
+    if (CString(id_arg) == "$") {
       if (group_read) {
         return ReplyError(call,
                           "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of "
@@ -404,7 +407,7 @@ void ReadGeneric(CommandCall& call, bool group_read) {
       }
       ids[k] = e ? metas[k].last_id : StreamID{};
       retry_args[streams_at + nstreams + k] = ids[k]->ToString();
-    } else if (id_arg == ">") {
+    } else if (CString(id_arg) == ">") {
       if (!group_read) {
         return ReplyError(call,
                           "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
@@ -477,7 +480,7 @@ std::vector<std::pair<int, std::string>> ReadGroupKeys(const CommandCall& call) 
   std::vector<std::pair<int, std::string>> keys;
   const auto& a = call.args;
   for (size_t i = 1; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "streams")) {
+    if (TokenEquals(a[i], "streams")) {
       size_t n = (a.size() - i - 1) / 2;
       for (size_t k = 0; k < n; k++) keys.emplace_back(call.conn->db, a[i + 1 + k]);
       break;
@@ -487,7 +490,7 @@ std::vector<std::pair<int, std::string>> ReadGroupKeys(const CommandCall& call) 
 }
 
 std::string NoGroupFor(const std::string& group, const std::string& key) {
-  return "NOGROUP No such consumer group '" + group + "' for key name '" + key + "'";
+  return "NOGROUP No such consumer group '" + CString(group) + "' for key name '" + CString(key) + "'";
 }
 
 void XGroupHelp(CommandCall& call) {
@@ -515,13 +518,13 @@ void XGroupHelp(CommandCall& call) {
 void XGroup(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
-  if (EqualsIgnoreCase(sub, "help")) {
+  if (TokenEquals(sub, "help")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return XGroupHelp(call);
   }
-  bool create = EqualsIgnoreCase(sub, "create"), setid = EqualsIgnoreCase(sub, "setid");
-  bool destroy = EqualsIgnoreCase(sub, "destroy"), mkcons = EqualsIgnoreCase(sub, "createconsumer");
-  bool delcons = EqualsIgnoreCase(sub, "delconsumer");
+  bool create = TokenEquals(sub, "create"), setid = TokenEquals(sub, "setid");
+  bool destroy = TokenEquals(sub, "destroy"), mkcons = TokenEquals(sub, "createconsumer");
+  bool delcons = TokenEquals(sub, "delconsumer");
   if (!create && !setid && !destroy && !mkcons && !delcons) return ReplyUnknownSubcommand(call, "XGROUP");
   size_t n = a.size();
   if (((create || setid) && n < 5) || (destroy && n != 4) || ((mkcons || delcons) && n != 5)) {
@@ -531,10 +534,10 @@ void XGroup(CommandCall& call) {
   int64_t entries_read = -1;
   if (create || setid) {
     for (size_t i = 5; i < n;) {
-      if (create && EqualsIgnoreCase(a[i], "mkstream")) {
+      if (create && TokenEquals(a[i], "mkstream")) {
         mkstream = true;
         i++;
-      } else if (EqualsIgnoreCase(a[i], "entriesread") && i + 1 < n) {
+      } else if (TokenEquals(a[i], "entriesread") && i + 1 < n) {
         if (!IntArg(call, i + 1, &entries_read)) return;
         if (entries_read < 0 && entries_read != -1) {
           return ReplyError(call, "ERR value for ENTRIESREAD must be positive or -1");
@@ -567,7 +570,7 @@ void XGroup(CommandCall& call) {
   }
   if (create || setid) {
     std::optional<StreamID> id;
-    if (a[4] != "$") {
+    if (CString(a[4]) != "$") {
       StreamID parsed;
       if (!IdArg(call, a[4], &parsed, false)) return;
       id = parsed;
@@ -620,7 +623,7 @@ void XAck(CommandCall& call) {
 }
 
 std::string NoKeyOrGroup(const std::string& key, const std::string& group) {
-  return "NOGROUP No such key '" + key + "' or consumer group '" + group + "'";
+  return "NOGROUP No such key '" + CString(key) + "' or consumer group '" + CString(group) + "'";
 }
 
 // Loads key and group for XPENDING/XCLAIM/XAUTOCLAIM; replies NOGROUP.
@@ -651,7 +654,7 @@ void XPending(CommandCall& call) {
   std::optional<std::string> consumer;
   if (n >= 6) {
     size_t at = 3;
-    if (EqualsIgnoreCase(a[3], "idle")) {
+    if (TokenEquals(a[3], "idle")) {
       if (!IntArg(call, 4, &min_idle)) return;
       if (n < 8) return ReplyError(call, kSyntaxError);
       at += 2;
@@ -746,25 +749,25 @@ void XClaim(CommandCall& call) {
     bool more = j + 1 < a.size();
     const std::string& opt = a[j];
     int64_t v;
-    if (EqualsIgnoreCase(opt, "force")) {
+    if (TokenEquals(opt, "force")) {
       args.force = true;
-    } else if (EqualsIgnoreCase(opt, "justid")) {
+    } else if (TokenEquals(opt, "justid")) {
       args.justid = true;
-    } else if (EqualsIgnoreCase(opt, "idle") && more) {
+    } else if (TokenEquals(opt, "idle") && more) {
       if (!ParseInt64(a[++j], &v)) return ReplyError(call, "ERR Invalid IDLE option argument for XCLAIM");
       args.delivery_time = static_cast<uint64_t>(static_cast<int64_t>(now) - v);
-    } else if (EqualsIgnoreCase(opt, "time") && more) {
+    } else if (TokenEquals(opt, "time") && more) {
       if (!ParseInt64(a[++j], &v)) return ReplyError(call, "ERR Invalid TIME option argument for XCLAIM");
       args.delivery_time = static_cast<uint64_t>(v);
-    } else if (EqualsIgnoreCase(opt, "retrycount") && more) {
+    } else if (TokenEquals(opt, "retrycount") && more) {
       if (!ParseInt64(a[++j], &v)) return ReplyError(call, "ERR Invalid RETRYCOUNT option argument for XCLAIM");
       if (v >= 0) args.retry_count = static_cast<uint64_t>(v);
-    } else if (EqualsIgnoreCase(opt, "lastid") && more) {
+    } else if (TokenEquals(opt, "lastid") && more) {
       StreamID id;
       if (!IdArg(call, a[++j], &id)) return;
       args.last_id = id;
     } else {
-      return ReplyError(call, "ERR Unrecognized XCLAIM option '" + opt + "'");
+      return ReplyError(call, "ERR Unrecognized XCLAIM option '" + CString(opt) + "'");
     }
   }
   std::vector<StreamEntry> claimed;
@@ -791,12 +794,12 @@ void XAutoClaim(CommandCall& call) {
   int64_t count = 100;
   bool justid = false;
   for (size_t j = 6; j < a.size(); j++) {
-    if (EqualsIgnoreCase(a[j], "count") && j + 1 < a.size()) {
+    if (TokenEquals(a[j], "count") && j + 1 < a.size()) {
       if (!ParseInt64(a[j + 1], &count) || count < 1 || count > INT64_MAX / 16) {
         return ReplyError(call, "ERR COUNT must be > 0");
       }
       j++;
-    } else if (EqualsIgnoreCase(a[j], "justid")) {
+    } else if (TokenEquals(a[j], "justid")) {
       justid = true;
     } else {
       return ReplyError(call, kSyntaxError);
@@ -838,8 +841,8 @@ void XInfoStream(CommandCall& call, RedisStream* rs, const StreamMeta& meta) {
   bool full = false;
   int64_t count = 10;
   if (a.size() > 3) {
-    if (!EqualsIgnoreCase(a[3], "full") || (a.size() != 4 && a.size() != 6) ||
-        (a.size() == 6 && !EqualsIgnoreCase(a[4], "count"))) {
+    if (!TokenEquals(a[3], "full") || (a.size() != 4 && a.size() != 6) ||
+        (a.size() == 6 && !TokenEquals(a[4], "count"))) {
       return ReplySubcommandSyntaxError(call);
     }
     full = true;
@@ -965,12 +968,12 @@ void XInfoHelp(CommandCall& call) {
 void XInfo(CommandCall& call) {
   const auto& a = call.args;
   const std::string& sub = a[1];
-  if (EqualsIgnoreCase(sub, "help")) {
+  if (TokenEquals(sub, "help")) {
     if (a.size() != 2) return ReplySubcommandSyntaxError(call);
     return XInfoHelp(call);
   }
-  bool consumers = EqualsIgnoreCase(sub, "consumers"), groups = EqualsIgnoreCase(sub, "groups");
-  bool stream = EqualsIgnoreCase(sub, "stream");
+  bool consumers = TokenEquals(sub, "consumers"), groups = TokenEquals(sub, "groups");
+  bool stream = TokenEquals(sub, "stream");
   if (!consumers && !groups && !stream) return ReplyUnknownSubcommand(call, "XINFO");
   if ((consumers && a.size() != 4) || (groups && a.size() != 3) || (stream && a.size() < 3)) {
     return ReplySubcommandSyntaxError(call);

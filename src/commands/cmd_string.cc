@@ -56,8 +56,8 @@ bool ParseExpire(CommandCall& call, const std::string& arg, int64_t unit_ms, boo
 
 // True for EX, PX, EXAT, PXAT; sets the unit (ms per unit) and whether the time is relative.
 bool IsExpireOption(const std::string& opt, int64_t* unit_ms, bool* relative) {
-  bool ex = EqualsIgnoreCase(opt, "ex"), px = EqualsIgnoreCase(opt, "px");
-  bool exat = EqualsIgnoreCase(opt, "exat"), pxat = EqualsIgnoreCase(opt, "pxat");
+  bool ex = TokenEquals(opt, "ex"), px = TokenEquals(opt, "px");
+  bool exat = TokenEquals(opt, "exat"), pxat = TokenEquals(opt, "pxat");
   *unit_ms = (ex || exat) ? 1000 : 1;
   *relative = ex || px;
   return ex || px || exat || pxat;
@@ -75,13 +75,13 @@ void Set(CommandCall& call) {
     bool has_next = i + 1 < a.size();
     int64_t u;
     bool rel;
-    if (EqualsIgnoreCase(opt, "nx") && opts.cond != RedisString::SetOptions::kXX) {
+    if (TokenEquals(opt, "nx") && opts.cond != RedisString::SetOptions::kXX) {
       opts.cond = RedisString::SetOptions::kNX;
-    } else if (EqualsIgnoreCase(opt, "xx") && opts.cond != RedisString::SetOptions::kNX) {
+    } else if (TokenEquals(opt, "xx") && opts.cond != RedisString::SetOptions::kNX) {
       opts.cond = RedisString::SetOptions::kXX;
-    } else if (EqualsIgnoreCase(opt, "get")) {
+    } else if (TokenEquals(opt, "get")) {
       opts.get = true;
-    } else if (EqualsIgnoreCase(opt, "keepttl") && expire_idx == 0) {
+    } else if (TokenEquals(opt, "keepttl") && expire_idx == 0) {
       opts.keep_ttl = true;
     } else if (has_next && !opts.keep_ttl && expire_idx == 0 && IsExpireOption(opt, &u, &rel)) {
       unit = u;
@@ -170,7 +170,7 @@ void GetEx(CommandCall& call) {
   for (size_t i = 2; i < a.size(); i++) {
     bool has_next = i + 1 < a.size();
     bool flag_set = change != RedisString::ExpireChange::kKeep;
-    if (EqualsIgnoreCase(a[i], "persist") && !flag_set) {
+    if (TokenEquals(a[i], "persist") && !flag_set) {
       change = RedisString::ExpireChange::kPersist;
     } else if (has_next && !flag_set && IsExpireOption(a[i], &unit, &relative)) {
       change = RedisString::ExpireChange::kSet;
@@ -342,13 +342,13 @@ void Lcs(CommandCall& call) {
   int64_t min_match_len = 0;
   for (size_t i = 3; i < a.size(); i++) {
     bool has_next = i + 1 < a.size();
-    if (EqualsIgnoreCase(a[i], "idx")) {
+    if (TokenEquals(a[i], "idx")) {
       get_idx = true;
-    } else if (EqualsIgnoreCase(a[i], "len")) {
+    } else if (TokenEquals(a[i], "len")) {
       get_len = true;
-    } else if (EqualsIgnoreCase(a[i], "withmatchlen")) {
+    } else if (TokenEquals(a[i], "withmatchlen")) {
       with_match_len = true;
-    } else if (EqualsIgnoreCase(a[i], "minmatchlen") && has_next) {
+    } else if (TokenEquals(a[i], "minmatchlen") && has_next) {
       if (!IntArg(call, i + 1, &min_match_len)) return;
       if (min_match_len < 0) min_match_len = 0;
       i++;

@@ -20,12 +20,13 @@ bool ParseScoreBound(const std::string& s, ScoreBound* b) {
   return ParseStrtod(std::string_view(s).substr(b->exclusive ? 1 : 0), &b->value);
 }
 
+// Redis' zslParseLexRangeItem: "-" and "+" are read as C strings ("-\0x" is "-").
 bool ParseLexBound(const std::string& s, LexBound* b) {
-  if (s == "-") {
+  if (CString(s) == "-") {
     b->neg_inf = true;
     return true;
   }
-  if (s == "+") {
+  if (CString(s) == "+") {
     b->pos_inf = true;
     return true;
   }
@@ -58,17 +59,17 @@ void ZAdd(CommandCall& call) {
   RedisZSet::AddFlags f;
   size_t i = 2;
   for (; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "nx")) {
+    if (TokenEquals(a[i], "nx")) {
       f.nx = true;
-    } else if (EqualsIgnoreCase(a[i], "xx")) {
+    } else if (TokenEquals(a[i], "xx")) {
       f.xx = true;
-    } else if (EqualsIgnoreCase(a[i], "gt")) {
+    } else if (TokenEquals(a[i], "gt")) {
       f.gt = true;
-    } else if (EqualsIgnoreCase(a[i], "lt")) {
+    } else if (TokenEquals(a[i], "lt")) {
       f.lt = true;
-    } else if (EqualsIgnoreCase(a[i], "ch")) {
+    } else if (TokenEquals(a[i], "ch")) {
       f.ch = true;
-    } else if (EqualsIgnoreCase(a[i], "incr")) {
+    } else if (TokenEquals(a[i], "incr")) {
       f.incr = true;
     } else {
       break;
@@ -253,18 +254,18 @@ bool ParseRangeOptions(CommandCall& call, size_t first, bool allow_by, bool allo
   // second is a syntax error).
   bool by_given = false, rev_given = false;
   for (size_t i = first; i < a.size(); i++) {
-    if (allow_by && !by_given && EqualsIgnoreCase(a[i], "byscore")) {
+    if (allow_by && !by_given && TokenEquals(a[i], "byscore")) {
       r->type = RangeType::kScore;
       by_given = true;
-    } else if (allow_by && !by_given && EqualsIgnoreCase(a[i], "bylex")) {
+    } else if (allow_by && !by_given && TokenEquals(a[i], "bylex")) {
       r->type = RangeType::kLex;
       by_given = true;
-    } else if (allow_by && !rev_given && EqualsIgnoreCase(a[i], "rev")) {
+    } else if (allow_by && !rev_given && TokenEquals(a[i], "rev")) {
       r->rev = true;
       rev_given = true;
-    } else if (allow_withscores && EqualsIgnoreCase(a[i], "withscores")) {
+    } else if (allow_withscores && TokenEquals(a[i], "withscores")) {
       r->with_scores = true;
-    } else if (EqualsIgnoreCase(a[i], "limit") && i + 2 < a.size()) {
+    } else if (TokenEquals(a[i], "limit") && i + 2 < a.size()) {
       if (!ParseInt64(a[i + 1], &r->offset) || !ParseInt64(a[i + 2], &r->limit)) {
         ReplyError(call, kNotIntegerError);
         return false;
@@ -406,9 +407,9 @@ bool ParseZMPop(CommandCall& call, size_t numkeys_idx, ZMPopArgs* out) {
     ReplyError(call, kSyntaxError);
     return false;
   }
-  if (EqualsIgnoreCase(a[where], "min")) {
+  if (TokenEquals(a[where], "min")) {
     out->max = false;
-  } else if (EqualsIgnoreCase(a[where], "max")) {
+  } else if (TokenEquals(a[where], "max")) {
     out->max = true;
   } else {
     ReplyError(call, kSyntaxError);
@@ -417,7 +418,7 @@ bool ParseZMPop(CommandCall& call, size_t numkeys_idx, ZMPopArgs* out) {
   out->keys.assign(a.begin() + static_cast<long>(numkeys_idx) + 1, a.begin() + static_cast<long>(where));
   bool has_count = false;
   for (size_t i = where + 1; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "count") && i + 1 < a.size() && !has_count) {
+    if (TokenEquals(a[i], "count") && i + 1 < a.size() && !has_count) {
       if (!ParseInt64(a[i + 1], &out->count) || out->count <= 0) {
         ReplyError(call, "ERR count should be greater than 0");
         return false;
@@ -511,7 +512,7 @@ void ZRandMember(CommandCall& call) {
   const auto& a = call.args;
   int64_t count = 1;
   if (a.size() >= 3 && !RandomCountArg(call, 2, &count)) return;
-  if (a.size() > 4 || (a.size() == 4 && !EqualsIgnoreCase(a[3], "withscores"))) return ReplyError(call, kSyntaxError);
+  if (a.size() > 4 || (a.size() == 4 && !TokenEquals(a[3], "withscores"))) return ReplyError(call, kSyntaxError);
   bool with_scores = a.size() == 4;
   if (with_scores && (count < -(INT64_MAX / 2) || count > INT64_MAX / 2)) {
     return ReplyError(call, "ERR value is out of range");
@@ -617,7 +618,7 @@ bool ComputeSetOp(CommandCall& call, SetOp op, size_t idx, bool allow_withscores
   *with_scores = false;
   for (size_t i = idx + 1 + static_cast<size_t>(numkeys); i < a.size(); i++) {
     size_t left = a.size() - i - 1;
-    if (op != SetOp::kDiff && EqualsIgnoreCase(a[i], "weights") && left >= keys.size()) {
+    if (op != SetOp::kDiff && TokenEquals(a[i], "weights") && left >= keys.size()) {
       for (size_t w = 0; w < keys.size(); w++) {
         if (!ParseDouble(a[i + 1 + w], &weights[w])) {
           ReplyError(call, "ERR weight value is not a float");
@@ -625,20 +626,20 @@ bool ComputeSetOp(CommandCall& call, SetOp op, size_t idx, bool allow_withscores
         }
       }
       i += keys.size();
-    } else if (op != SetOp::kDiff && EqualsIgnoreCase(a[i], "aggregate") && left >= 1) {
+    } else if (op != SetOp::kDiff && TokenEquals(a[i], "aggregate") && left >= 1) {
       const std::string& v = a[i + 1];
-      if (EqualsIgnoreCase(v, "sum")) {
+      if (TokenEquals(v, "sum")) {
         agg = Aggregate::kSum;
-      } else if (EqualsIgnoreCase(v, "min")) {
+      } else if (TokenEquals(v, "min")) {
         agg = Aggregate::kMin;
-      } else if (EqualsIgnoreCase(v, "max")) {
+      } else if (TokenEquals(v, "max")) {
         agg = Aggregate::kMax;
       } else {
         ReplyError(call, kSyntaxError);
         return false;
       }
       i++;
-    } else if (allow_withscores && EqualsIgnoreCase(a[i], "withscores")) {
+    } else if (allow_withscores && TokenEquals(a[i], "withscores")) {
       *with_scores = true;
     } else {
       ReplyError(call, kSyntaxError);
@@ -735,7 +736,7 @@ void ZInterCard(CommandCall& call) {
   if (!CheckSourceTypes(call, std::vector<std::string_view>(a.begin() + 2, a.begin() + 2 + numkeys))) return;
   int64_t limit = 0;
   for (size_t i = 2 + static_cast<size_t>(numkeys); i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "limit") && i + 1 < a.size()) {
+    if (TokenEquals(a[i], "limit") && i + 1 < a.size()) {
       if (!ParseInt64(a[i + 1], &limit) || limit < 0) return ReplyError(call, "ERR LIMIT can't be negative");
       i++;
     } else {

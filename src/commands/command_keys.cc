@@ -152,11 +152,11 @@ Keys SortKeys(const Args& a) {
   size_t store = 0;
   for (size_t i = 2; i < a.size(); i++) {
     for (auto& [name, skip] : kSkip) {
-      if (EqualsIgnoreCase(a[i], name)) {
+      if (TokenEquals(a[i], name)) {
         i += skip;
         break;
       }
-      if (EqualsIgnoreCase(a[i], "store") && i + 1 < a.size()) {
+      if (TokenEquals(a[i], "store") && i + 1 < a.size()) {
         store = i + 1;
         break;
       }
@@ -172,7 +172,7 @@ Keys GeoRadiusKeys(const Args& a) {
   size_t stored = 0;
   for (size_t i = 5; i < a.size(); i++) {
     // STORE and STOREDIST: the last one wins, as in GEORADIUS.
-    if ((EqualsIgnoreCase(a[i], "store") || EqualsIgnoreCase(a[i], "storedist")) && i + 1 < a.size()) {
+    if ((TokenEquals(a[i], "store") || TokenEquals(a[i], "storedist")) && i + 1 < a.size()) {
       stored = i + 1;
       i++;
     }
@@ -185,14 +185,14 @@ Keys XReadKeys(const Args& a) {
   // The first STREAMS option (a group, a consumer or a key may be called "streams").
   size_t streams = 0;
   for (size_t i = 1; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "block") || EqualsIgnoreCase(a[i], "count")) {
+    if (TokenEquals(a[i], "block") || TokenEquals(a[i], "count")) {
       i++;
-    } else if (EqualsIgnoreCase(a[i], "group")) {
+    } else if (TokenEquals(a[i], "group")) {
       i += 2;
-    } else if (EqualsIgnoreCase(a[i], "noack")) {
+    } else if (TokenEquals(a[i], "noack")) {
       continue;
     } else {
-      if (EqualsIgnoreCase(a[i], "streams")) streams = i;
+      if (TokenEquals(a[i], "streams")) streams = i;
       break;
     }
   }
@@ -205,7 +205,7 @@ Keys XReadKeys(const Args& a) {
 
 Keys SetKeys(const Args& a) {
   for (size_t i = 3; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "get")) return {{1, kKeyRW | kKeyAccess | kKeyUpdate}};
+    if (TokenEquals(a[i], "get")) return {{1, kKeyRW | kKeyAccess | kKeyUpdate}};
   }
   return {{1, kKeyOW | kKeyUpdate}};
 }
@@ -214,12 +214,12 @@ Keys BitfieldKeys(const Args& a) {
   bool readonly = true;
   for (size_t i = 2; i < a.size(); i++) {
     size_t rest = a.size() - i - 1;
-    if (EqualsIgnoreCase(a[i], "get") && rest >= 2) {
+    if (TokenEquals(a[i], "get") && rest >= 2) {
       i += 2;
-    } else if ((EqualsIgnoreCase(a[i], "set") || EqualsIgnoreCase(a[i], "incrby")) && rest >= 3) {
+    } else if ((TokenEquals(a[i], "set") || TokenEquals(a[i], "incrby")) && rest >= 3) {
       readonly = false;
       break;
-    } else if (EqualsIgnoreCase(a[i], "overflow") && rest >= 1) {
+    } else if (TokenEquals(a[i], "overflow") && rest >= 1) {
       i += 1;
     } else {
       readonly = false;  // a syntax error: assume a write
@@ -235,7 +235,7 @@ Keys MigrateKeys(const Args& a) {
   size_t first = 3, num = 1;
   static const std::pair<const char*, size_t> kSkip[] = {{"copy", 0}, {"replace", 0}, {"auth", 1}, {"auth2", 2}};
   for (size_t i = 6; i < a.size(); i++) {
-    if (EqualsIgnoreCase(a[i], "keys")) {
+    if (TokenEquals(a[i], "keys")) {
       if (!a[3].empty()) {
         num = 0;  // a syntax error MIGRATE reports
       } else {
@@ -245,7 +245,7 @@ Keys MigrateKeys(const Args& a) {
       break;
     }
     for (auto& [name, skip] : kSkip) {
-      if (EqualsIgnoreCase(a[i], name)) {
+      if (TokenEquals(a[i], name)) {
         i += skip;
         break;
       }
@@ -308,7 +308,7 @@ bool KeysFromSpecs(const std::vector<KeySpec>& specs, int arity, const Args& a, 
       int end = spec.startfrom > 0 ? argc - 1 : 1;
       for (int i = start; i != end; i = start <= end ? i + 1 : i - 1) {
         if (i >= argc || i < 1) break;
-        if (EqualsIgnoreCase(a[static_cast<size_t>(i)], spec.keyword)) {
+        if (TokenEquals(a[static_cast<size_t>(i)], spec.keyword)) {
           first = i + 1;
           break;
         }

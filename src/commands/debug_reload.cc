@@ -143,11 +143,11 @@ void DebugReload(CommandCall& call) {
   const auto& a = call.args;
   bool flush = true, save = true, merge = false;
   for (size_t j = 2; j < a.size(); j++) {
-    if (EqualsIgnoreCase(a[j], "merge")) {
+    if (TokenEquals(a[j], "merge")) {
       merge = true;
-    } else if (EqualsIgnoreCase(a[j], "noflush")) {
+    } else if (TokenEquals(a[j], "noflush")) {
       flush = false;
-    } else if (EqualsIgnoreCase(a[j], "nosave")) {
+    } else if (TokenEquals(a[j], "nosave")) {
       save = false;
     } else {
       return ReplyError(call, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");

@@ -228,9 +228,9 @@ int64_t SetDirty(const std::vector<std::string>& args, std::string_view r) {
   if (IsError(r)) return 0;
   bool nx = false, xx = false, get = false;
   for (size_t i = 3; i < args.size(); i++) {
-    nx = nx || EqualsIgnoreCase(args[i], "nx");
-    xx = xx || EqualsIgnoreCase(args[i], "xx");
-    get = get || EqualsIgnoreCase(args[i], "get");
+    nx = nx || TokenEquals(args[i], "nx");
+    xx = xx || TokenEquals(args[i], "xx");
+    get = get || TokenEquals(args[i], "get");
   }
   if (!get) return IsNil(r) ? 0 : 1;
   // With GET the reply is the old value: NX aborts when there was one, XX when there was none.
@@ -273,19 +273,19 @@ int64_t Dirty(Rule rule, const std::vector<std::string>& args, std::string_view 
     case Rule::kFunction: {
       if (IsError(r) || args.size() < 2) return 0;
       const std::string& sub = args[1];
-      return EqualsIgnoreCase(sub, "load") || EqualsIgnoreCase(sub, "delete") || EqualsIgnoreCase(sub, "flush") ||
-                     EqualsIgnoreCase(sub, "restore")
+      return TokenEquals(sub, "load") || TokenEquals(sub, "delete") || TokenEquals(sub, "flush") ||
+                     TokenEquals(sub, "restore")
                  ? 1
                  : 0;
     }
     case Rule::kXgroup: {
       if (IsError(r) || args.size() < 2) return 0;
       const std::string& sub = args[1];
-      if (EqualsIgnoreCase(sub, "create") || EqualsIgnoreCase(sub, "setid") ||
-          EqualsIgnoreCase(sub, "delconsumer")) {
+      if (TokenEquals(sub, "create") || TokenEquals(sub, "setid") ||
+          TokenEquals(sub, "delconsumer")) {
         return 1;
       }
-      return EqualsIgnoreCase(sub, "destroy") && Int(r) == 1 ? 1 : 0;
+      return TokenEquals(sub, "destroy") && Int(r) == 1 ? 1 : 0;
     }
   }
   return 0;

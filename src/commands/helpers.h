@@ -106,7 +106,7 @@ class DictLookup {
 
 // "ERR unknown subcommand 'x'. Try NAME HELP."
 inline void ReplyUnknownSubcommand(CommandCall& call, const std::string& cmd) {
-  ReplyError(call, "ERR unknown subcommand '" + call.args[1].substr(0, 128) + "'. Try " + cmd + " HELP.");
+  ReplyError(call, "ERR unknown subcommand '" + CString(call.args[1]).substr(0, 128) + "'. Try " + cmd + " HELP.");
 }
 
 // Redis' addReplySubcommandSyntaxError: "ERR unknown subcommand or wrong number
@@ -114,7 +114,7 @@ inline void ReplyUnknownSubcommand(CommandCall& call, const std::string& cmd) {
 // What a subcommand says of arguments its arity allows but its form does not (a
 // count outside the arity is the dispatcher's "wrong number of arguments").
 inline void ReplySubcommandSyntaxError(CommandCall& call) {
-  ReplyError(call, "ERR unknown subcommand or wrong number of arguments for '" + call.args[1].substr(0, 128) +
+  ReplyError(call, "ERR unknown subcommand or wrong number of arguments for '" + CString(call.args[1]).substr(0, 128) +
                        "'. Try " + ToUpper(call.args[0]) + " HELP.");
 }
 
@@ -167,14 +167,14 @@ inline bool ParseScanOptions(CommandCall& call, size_t first, std::string* patte
   *count = 10;
   for (size_t i = first; i < call.args.size(); i++) {
     bool has_next = i + 1 < call.args.size();
-    if (EqualsIgnoreCase(call.args[i], "count") && has_next) {
+    if (TokenEquals(call.args[i], "count") && has_next) {
       if (!IntArg(call, i + 1, count)) return false;
       if (*count < 1) {
         ReplyError(call, kSyntaxError);
         return false;
       }
       i++;
-    } else if (EqualsIgnoreCase(call.args[i], "match") && has_next) {
+    } else if (TokenEquals(call.args[i], "match") && has_next) {
       *pattern = call.args[++i];
     } else {
       ReplyError(call, kSyntaxError);

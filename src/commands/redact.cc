@@ -11,44 +11,44 @@ std::vector<size_t> SecretPositions(const std::vector<std::string>& a) {
   std::vector<size_t> out;
   if (a.empty()) return out;
   const std::string& name = a[0];
-  if (EqualsIgnoreCase(name, "auth")) {
+  if (TokenEquals(name, "auth")) {
     if (a.size() == 2 || a.size() == 3) out.push_back(1);  // more is a syntax error, checked first
     if (a.size() == 3) out.push_back(2);
-  } else if (EqualsIgnoreCase(name, "hello")) {
+  } else if (TokenEquals(name, "hello")) {
     for (size_t j = 2; j < a.size(); j++) {
       size_t more = a.size() - 1 - j;
-      if (EqualsIgnoreCase(a[j], "auth") && more >= 2) {
+      if (TokenEquals(a[j], "auth") && more >= 2) {
         out.push_back(j + 1);
         out.push_back(j + 2);
         j += 2;
-      } else if (EqualsIgnoreCase(a[j], "setname") && more >= 1) {
+      } else if (TokenEquals(a[j], "setname") && more >= 1) {
         j++;
       } else {
         break;  // Redis stops at a syntax error
       }
     }
-  } else if (EqualsIgnoreCase(name, "acl")) {
-    if (a.size() >= 3 && EqualsIgnoreCase(a[1], "setuser")) {
+  } else if (TokenEquals(name, "acl")) {
+    if (a.size() >= 3 && TokenEquals(a[1], "setuser")) {
       for (size_t j = 2; j < a.size(); j++) out.push_back(j);
     }
-  } else if (EqualsIgnoreCase(name, "config")) {
-    if (a.size() >= 4 && EqualsIgnoreCase(a[1], "set")) {
+  } else if (TokenEquals(name, "config")) {
+    if (a.size() >= 4 && TokenEquals(a[1], "set")) {
       for (size_t j = 2; j + 1 < a.size(); j += 2) {
-        if (EqualsIgnoreCase(a[j], "masteruser") || EqualsIgnoreCase(a[j], "masterauth") ||
-            EqualsIgnoreCase(a[j], "requirepass")) {
+        if (TokenEquals(a[j], "masteruser") || TokenEquals(a[j], "masterauth") ||
+            TokenEquals(a[j], "requirepass")) {
           out.push_back(j + 1);
         }
       }
     }
-  } else if (EqualsIgnoreCase(name, "migrate")) {
+  } else if (TokenEquals(name, "migrate")) {
     for (size_t j = 6; j < a.size(); j++) {
       size_t more = a.size() - 1 - j;
-      if (EqualsIgnoreCase(a[j], "auth") && more >= 1) {
+      if (TokenEquals(a[j], "auth") && more >= 1) {
         out.push_back(++j);
-      } else if (EqualsIgnoreCase(a[j], "auth2") && more >= 2) {
+      } else if (TokenEquals(a[j], "auth2") && more >= 2) {
         out.push_back(++j);
         out.push_back(++j);
-      } else if (EqualsIgnoreCase(a[j], "keys")) {
+      } else if (TokenEquals(a[j], "keys")) {
         break;
       }
     }

@@ -222,11 +222,11 @@ bool ScriptDeclaresNoWrites(const std::vector<std::string>& args) {
   if (args.size() < 2) return false;
   bool has_flags = false;
   uint32_t flags = 0;
-  if (EqualsIgnoreCase(args[0], "eval")) {
+  if (TokenEquals(args[0], "eval")) {
     if (!scripting::ParseEvalShebang(args[1], &has_flags, &flags).empty()) return false;
-  } else if (EqualsIgnoreCase(args[0], "evalsha")) {
+  } else if (TokenEquals(args[0], "evalsha")) {
     if (!scripting::ScriptCache::Instance().GetFlags(ToLower(args[1]), &has_flags, &flags)) return false;
-  } else if (EqualsIgnoreCase(args[0], "fcall")) {
+  } else if (TokenEquals(args[0], "fcall")) {
     scripting::FunctionInfo info;
     has_flags = scripting::FunctionRegistry::Instance().FindFunction(args[1], &info);
     flags = info.flags;

@@ -30,6 +30,15 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+bool TokenEquals(std::string_view a, std::string_view b) {
+  b = b.substr(0, b.find('\0'));
+  // a read as a C string equals b when its first b.size() bytes do and it ends there.
+  if (a.size() < b.size() || (a.size() > b.size() && a[b.size()] != '\0')) return false;
+  return EqualsIgnoreCase(a.substr(0, b.size()), b);
+}
+
+std::string CString(std::string_view s) { return std::string(s.substr(0, s.find('\0'))); }
+
 bool ParseInt64(std::string_view s, int64_t* out) {
   if (s.empty() || s.size() > 20) return false;
   if (s.size() == 1 && s[0] == '0') {

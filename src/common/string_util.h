@@ -10,7 +10,18 @@ namespace kvrocks {
 
 std::string ToLower(std::string_view s);
 std::string ToUpper(std::string_view s);
+// Case-insensitive and binary-safe: what Redis' dict lookups do (command,
+// subcommand, config and function names).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Case-insensitive, each side read up to its first NUL: what Redis' strcasecmp
+// of an argument does, and so how Redis matches option tokens ("NX\0junk" is NX).
+bool TokenEquals(std::string_view a, std::string_view b);
+
+// What C's "%s" prints of a binary-safe argument: its bytes before the first
+// NUL. Redis quotes arguments in most error messages that way
+// (addReplyErrorFormat), so "OBJECT a\0b" is "unknown subcommand 'a'".
+std::string CString(std::string_view s);
 
 // Parses a decimal int64 as Redis' string2ll does: no spaces, no '+', no
 // leading zeros, no "-0". Returns false when s is not such a number.

@@ -38,7 +38,7 @@ bool RedisMemToUll(const std::string& s, uint64_t* out) {
       {"g", 1000ULL * 1000 * 1000}, {"gb", 1024ULL * 1024 * 1024}};
   uint64_t mul = 0;
   for (const auto& [unit, m] : kUnits) {
-    if (EqualsIgnoreCase(s.substr(digits), unit)) mul = m;
+    if (TokenEquals(s.substr(digits), unit)) mul = m;
   }
   if (mul == 0 || digits >= 128) return false;
   uint64_t v = 0;
@@ -187,9 +187,9 @@ std::unique_ptr<Config::Option> BoolOption(const char* name, Relaxed<bool>* fiel
   o->mutable_at_runtime = mut;
   o->get = [field] { return std::string(field->get() ? "yes" : "no"); };
   o->set = [field](const std::string& v) {
-    if (EqualsIgnoreCase(v, "yes")) {
+    if (TokenEquals(v, "yes")) {
       *field = true;
-    } else if (EqualsIgnoreCase(v, "no")) {
+    } else if (TokenEquals(v, "no")) {
       *field = false;
     } else {
       return Status::InvalidArgument("argument must be 'yes' or 'no'");
@@ -208,7 +208,7 @@ std::unique_ptr<Config::Option> StringOption(const char* name, std::string* fiel
   o->set = [field, allowed](const std::string& v) {
     if (!allowed.empty()) {
       for (const auto& a : allowed) {
-        if (EqualsIgnoreCase(a, v)) {
+        if (TokenEquals(a, v)) {
           *field = a;
           return Status::OK();
         }
@@ -235,7 +235,7 @@ std::unique_ptr<Config::Option> CompressionLevelsOption(const char* name, std::s
     for (size_t from = 0; ok && from <= v.size();) {
       size_t to = std::min(v.find(':', from), v.size());
       std::string_view level(v.data() + from, to - from);
-      ok = std::any_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return EqualsIgnoreCase(level, t); });
+      ok = std::any_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return TokenEquals(level, t); });
       from = to + 1;
     }
     if (!ok) return Status::InvalidArgument("argument must be 1 to 7 of no, snappy, lz4, zstd separated by ':'");
@@ -497,7 +497,7 @@ std::unique_ptr<Config::Option> ShutdownFlagsOption(const char* name, std::atomi
     int bits = 0;
     for (const auto& w : words) {
       auto it = std::find_if(std::begin(kNames), std::end(kNames),
-                             [&](const auto& n) { return EqualsIgnoreCase(w, n.first); });
+                             [&](const auto& n) { return TokenEquals(w, n.first); });
       if (it == std::end(kNames)) known = false;
       if (!known) break;
       bits |= it->second;
@@ -766,7 +766,7 @@ void Config::OnSet(const std::string& name, SetHook hook) {
 
 Status Config::Set(const std::string& name, const std::string& value, bool at_startup) {
   if (!at_startup) return SetAtRuntime({{name, value}}, [](const std::string&) { return true; });
-  if (EqualsIgnoreCase(name, "rename-command")) {
+  if (TokenEquals(name, "rename-command")) {
     // From the command line: "--rename-command old new" (new may be omitted to disable old).
     std::vector<std::string> args;
     if (!SplitArgs(value, &args) || args.empty() || args.size() > 2) {
@@ -804,7 +804,8 @@ Status Config::SetAtRuntime(const std::vector<std::pair<std::string, std::string
     names.push_back(o != nullptr ? registered(o, name) : name);
     if (!refusal.ok()) continue;
     if (o == nullptr) {
-      refusal = Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
+      refusal = Status::InvalidArgument("Unknown option or number of arguments for CONFIG SET - '" + CString(name) +
+                                        "'");
     } else if (o->is_protected && !protected_allowed(name)) {
       refusal = failed(name, "can't set protected config");
     } else if (!o->mutable_at_runtime) {
@@ -911,11 +912,11 @@ Status Config::LoadFile(const std::string& path) {
     if (first == std::string::npos || line[first] == '#') continue;
     if (!SplitArgs(line, &argv)) return Status::InvalidArgument("unbalanced quotes at line " + std::to_string(lineno));
     if (argv.empty()) continue;
-    if (EqualsIgnoreCase(argv[0], "user")) {
+    if (TokenEquals(argv[0], "user")) {
       acl_user_lines.push_back(line);
       continue;
     }
-    if (EqualsIgnoreCase(argv[0], "rename-command")) {
+    if (TokenEquals(argv[0], "rename-command")) {
       if (argv.size() != 3) {
         return Status::InvalidArgument("config file " + path + " line " + std::to_string(lineno) +
                                        ": 'rename-command' needs a command and its new name (\"\" to disable it)");
@@ -961,7 +962,7 @@ Status Config::Rewrite(const std::vector<std::string>& users) const {
     std::vector<std::string> argv;
     if (first == std::string::npos || line[first] == '#' || !SplitArgs(line, &argv) || argv.empty()) {
       out.push_back(line);
-    } else if (EqualsIgnoreCase(argv[0], "user")) {
+    } else if (TokenEquals(argv[0], "user")) {
       if (next_user < user_lines.size()) out.push_back(user_lines[next_user++]);
     } else if (Option* o = Find(argv[0])) {
       // An option keeps its first line (an alias's included); later ones are blanked.

@@ -112,7 +112,7 @@ Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds
       } else if (name == "multi") {
         in_multi_ = true;
       } else if (name == "replconf") {
-        if (args.size() >= 2 && EqualsIgnoreCase(args[1], "getack")) {
+        if (args.size() >= 2 && TokenEquals(args[1], "getack")) {
           batch->ack_requested = true;
           batch->ack_offset = *safe;
         }

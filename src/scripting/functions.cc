@@ -87,7 +87,7 @@ std::string ParseLibraryHeader(const std::string& code, std::string* name) {
   if (!SplitArgs(code.substr(0, end), &parts) || parts.empty()) return "ERR Invalid library metadata";
   bool have_name = false;
   for (size_t i = 1; i < parts.size(); i++) {
-    if (parts[i].size() >= 5 && EqualsIgnoreCase(parts[i].substr(0, 5), "name=")) {
+    if (parts[i].size() >= 5 && TokenEquals(parts[i].substr(0, 5), "name=")) {
       if (have_name) return "ERR Invalid metadata value, name argument was given multiple times";
       *name = parts[i].substr(5);
       have_name = true;

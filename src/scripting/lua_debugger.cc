@@ -317,7 +317,7 @@ const char* LuaDebugger::Repl(lua_State* L, bool* gone) {
     if (parsed < 0) return "protocol error";
     cbuf_.clear();  // as Redis: what came after the command is dropped
     const std::string& cmd = argv[0];
-    auto is = [&](const char* a, const char* b) { return EqualsIgnoreCase(cmd, a) || EqualsIgnoreCase(cmd, b); };
+    auto is = [&](const char* a, const char* b) { return TokenEquals(cmd, a) || TokenEquals(cmd, b); };
     if (is("h", "help")) {
       Help();
     } else if (is("s", "step") || is("n", "next")) {

@@ -13,7 +13,7 @@ namespace kvrocks {
 namespace {
 
 std::string ModifierError(const std::string& rule, const std::string& why) {
-  return "ERR Error in ACL SETUSER modifier '" + rule + "': " + why;
+  return "ERR Error in ACL SETUSER modifier '" + CString(rule) + "': " + why;
 }
 
 // Redis' ACLMergeSelectorArguments: a selector's rules given as several

@@ -37,7 +37,7 @@ const std::vector<std::string>& AclCommandTable::CategoryNames() {
 int AclCommandTable::CategoryIndex(std::string_view name) {
   const auto& names = CategoryNames();
   for (size_t i = 0; i < names.size(); i++) {
-    if (EqualsIgnoreCase(names[i], name)) return static_cast<int>(i);
+    if (TokenEquals(names[i], name)) return static_cast<int>(i);
   }
   return -1;
 }
@@ -116,13 +116,13 @@ void AclCommandRules::ApplyCategory(int category, bool allow) {
 
 std::string AclCommandRules::Apply(const std::string& rule) {
   const AclCommandTable& table = AclCommandTable::Instance();
-  if (EqualsIgnoreCase(rule, "allcommands") || EqualsIgnoreCase(rule, "+@all")) {
+  if (TokenEquals(rule, "allcommands") || TokenEquals(rule, "+@all")) {
     bits_.assign((table.size() + 63) / 64, ~uint64_t{0});
     future_ = all_flag_ = true;
     first_args_.clear();
     return "";
   }
-  if (EqualsIgnoreCase(rule, "nocommands") || EqualsIgnoreCase(rule, "-@all")) {
+  if (TokenEquals(rule, "nocommands") || TokenEquals(rule, "-@all")) {
     bits_.assign((table.size() + 63) / 64, 0);
     future_ = all_flag_ = false;
     first_args_.clear();
@@ -160,7 +160,7 @@ std::string AclCommandRules::Apply(const std::string& rule) {
   // allowed even while the command is not, as Redis' allowed_firstargs.
   auto& args = first_args_[id];
   for (const auto& a : args) {
-    if (EqualsIgnoreCase(a, arg)) return "";
+    if (TokenEquals(a, arg)) return "";
   }
   args.emplace_back(arg);
   return "";
@@ -174,7 +174,7 @@ bool AclCommandRules::Allows(int id, bool no_auth, const std::vector<std::string
   size_t idx = AclCommandTable::Instance().entry(id).parent >= 0 ? 2 : 1;
   if (it == first_args_.end() || args.size() <= idx) return false;
   for (const auto& a : it->second) {
-    if (EqualsIgnoreCase(a, args[idx])) return true;
+    if (TokenEquals(a, args[idx])) return true;
   }
   return false;
 }

@@ -189,7 +189,7 @@ std::string SubcommandError(const CommandSpec& spec, const std::vector<std::stri
     case CommandTable::SubcommandCheck::kWrongArity:
       return "ERR wrong number of arguments for '" + ToLower(args[0]) + "|" + ToLower(args[1]) + "' command";
     case CommandTable::SubcommandCheck::kUnknown:
-      return "ERR unknown subcommand '" + args[1].substr(0, 128) + "'. Try " + ToUpper(args[0]) + " HELP.";
+      return "ERR unknown subcommand '" + CString(args[1]).substr(0, 128) + "'. Try " + ToUpper(args[0]) + " HELP.";
     default:
       return "";
   }
@@ -310,7 +310,7 @@ bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args,
   // waits for serves it; a key that became another type leaves it blocked.
   RedisType type = WaitedType(*spec);
   // XREADGROUP runs whatever the key holds: a key deleted or overwritten ends its wait with an error.
-  bool group_read = EqualsIgnoreCase(spec->name, "xreadgroup");
+  bool group_read = TokenEquals(spec->name, "xreadgroup");
   if (type != RedisType::kNone && !group_read && !KeyOfType(conn, ready, type)) return false;
   std::vector<std::string> restricted;
   if (conn->block.keys.size() > 1) restricted = ServedFromKey(*spec, args, ready.second);
@@ -605,9 +605,9 @@ void RunTransaction(Connection* conn, std::string* out) {
     // Commands that change or span databases lock everything, and so does a
     // script debugging session (SCRIPT DEBUG), which cannot start over.
     if ((CommandTable::FlagsOf(*spec, args) & kCmdExclusive) || spec->extra_keys != nullptr ||
-        EqualsIgnoreCase(args[0], "select") ||
+        TokenEquals(args[0], "select") ||
         (conn->lua_debug != Connection::LuaDebug::kOff &&
-         (EqualsIgnoreCase(args[0], "eval") || EqualsIgnoreCase(args[0], "eval_ro")))) {
+         (TokenEquals(args[0], "eval") || TokenEquals(args[0], "eval_ro")))) {
       exclusive = true;
     }
   }
@@ -675,7 +675,7 @@ void Dispatch(Connection* conn, std::vector<std::string>& args) {
   size_t before = out->size();
   conn->push_ranges.clear();
   // CLIENT CACHING applies to the next command, or the next transaction.
-  const bool keeps_caching = EqualsIgnoreCase(args[0], "client");
+  const bool keeps_caching = TokenEquals(args[0], "client");
   size_t argv_bytes = 0;
   for (const auto& a : args) argv_bytes += a.size();
   conn->argv_mem.store(argv_bytes, std::memory_order_relaxed);
@@ -711,9 +711,9 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
   if (spec == nullptr) {
     std::string shown;
     for (size_t i = 1; i < args.size() && shown.size() < 128; i++) {
-      shown += "'" + args[i].substr(0, 128 - shown.size()) + "' ";
+      shown += "'" + CString(args[i]).substr(0, 128 - shown.size()) + "' ";
     }
-    err = "ERR unknown command '" + args[0].substr(0, 128) + "', with args beginning with: " + shown;
+    err = "ERR unknown command '" + CString(args[0]).substr(0, 128) + "', with args beginning with: " + shown;
   } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
              (spec->arity < 0 && static_cast<int>(args.size()) < -spec->arity)) {
     err = "ERR wrong number of arguments for '" + std::string(spec->name) + "' command";

@@ -115,7 +115,7 @@ const std::unordered_map<std::string_view, Rule>& StoreRules() {
 bool HasArg(const std::vector<std::string>& args, size_t from, std::initializer_list<const char*> names) {
   for (size_t i = from; i < args.size(); i++) {
     for (const char* n : names) {
-      if (EqualsIgnoreCase(args[i], n)) return true;
+      if (TokenEquals(args[i], n)) return true;
     }
   }
   return false;
@@ -239,8 +239,8 @@ void CommandEvents(const std::string& name, const std::vector<std::string>& args
   }
   if (name == "lmove" || name == "blmove" || name == "rpoplpush" || name == "brpoplpush") {
     bool two_way = name == "lmove" || name == "blmove";
-    bool from_left = two_way && EqualsIgnoreCase(args[3], "left");
-    bool to_left = !two_way || EqualsIgnoreCase(args[4], "left");
+    bool from_left = two_way && TokenEquals(args[3], "left");
+    bool to_left = !two_way || TokenEquals(args[4], "left");
     const Changed* src = ev->Find(args[1]);
     const Changed* dst = ev->Find(args[2]);
     if (src == nullptr) return;
@@ -303,7 +303,7 @@ std::vector<size_t> ReadKeys(const CommandSpec& spec, const std::string& name, c
   // serve it), each a lookupKeyRead with its own hit or miss and keymiss.
   auto stream_keys_twice = [&]() {
     for (size_t i = 1; i < args.size(); i++) {
-      if (!EqualsIgnoreCase(args[i], "streams")) continue;
+      if (!TokenEquals(args[i], "streams")) continue;
       size_t n = (args.size() - i - 1) / 2;
       range(i + 1, i + 1 + n);
       range(i + 1, i + 1 + n);
@@ -323,8 +323,8 @@ std::vector<size_t> ReadKeys(const CommandSpec& spec, const std::string& name, c
   } else if (name == "bitfield") {
     // Only GETs: Redis reads the key (lookupKeyRead); any SET or INCRBY writes it.
     for (size_t i = 2; i < args.size();) {
-      if (EqualsIgnoreCase(args[i], "set") || EqualsIgnoreCase(args[i], "incrby")) return out;
-      i += EqualsIgnoreCase(args[i], "get") ? 3 : EqualsIgnoreCase(args[i], "overflow") ? 2 : 1;
+      if (TokenEquals(args[i], "set") || TokenEquals(args[i], "incrby")) return out;
+      i += TokenEquals(args[i], "get") ? 3 : TokenEquals(args[i], "overflow") ? 2 : 1;
     }
     range(1, 2);
   } else if (name == "sinterstore" || name == "sunionstore" || name == "sdiffstore") {
@@ -341,14 +341,14 @@ std::vector<size_t> ReadKeys(const CommandSpec& spec, const std::string& name, c
   } else if (name == "migrate") {
     if (args.size() > 3 && !args[3].empty()) return {3};
     for (size_t i = 6; i < args.size(); i++) {
-      if (EqualsIgnoreCase(args[i], "keys")) {
+      if (TokenEquals(args[i], "keys")) {
         range(i + 1, args.size());
         break;
       }
     }
   } else if (name == "set") {
     for (size_t i = 3; i < args.size(); i++) {
-      if (EqualsIgnoreCase(args[i], "get")) return {1};
+      if (TokenEquals(args[i], "get")) return {1};
     }
   } else if (name == "sort" || name == "copy" || name == "georadius" || name == "georadiusbymember") {
     range(1, 2);

@@ -550,7 +550,7 @@ bool Server::PausedFor(const Connection* conn, const CommandSpec& spec, const st
   if (pause_all_) return true;
   // WRITE pauses what writes or may be propagated, also inside EXEC.
   if (CommandMayReplicate(spec, args)) return true;
-  if (EqualsIgnoreCase(spec.name, "exec")) {
+  if (TokenEquals(spec.name, "exec")) {
     for (const auto& q : conn->queued) {
       const CommandSpec* s = CommandTable::Instance().Find(q[0]);
       if (s != nullptr && CommandMayReplicate(*s, q)) return true;
@@ -575,7 +575,7 @@ size_t Server::BlockFilterSlot(const std::string& key) { return std::hash<std::s
 
 void Server::Block(Connection* conn) {
   conn->blocked = true;
-  const bool group_read = !conn->block.args.empty() && EqualsIgnoreCase(conn->block.args[0], "xreadgroup");
+  const bool group_read = !conn->block.args.empty() && TokenEquals(conn->block.args[0], "xreadgroup");
   const uint64_t arrival = conn->CommandArrivalNs();
   std::lock_guard<std::mutex> g(blocked_mu_);
   for (auto& k : conn->block.keys) {

@@ -19,6 +19,7 @@ functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
   python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart] [lua | lua3] [small]
       [compact]   (kvrocks compacts between commands: random_commands.Compactor)
+      [big]       (values past rocksdb.min-blob-size: random_commands.BIG_VALUES)
 """
 import random
 import shutil
@@ -261,6 +262,8 @@ def main():
     # which must then be what Redis holds (not with [expire]: a restarted kvrocks
     # expires actively until the next seed's setup turns that off again).
     restart = "restart" in sys.argv[4:]
+    if "big" in sys.argv[4:]:
+        STRINGS.extend(rc.BIG_VALUES)
     d = tempfile.mkdtemp(prefix="docs-hunt-")
     kv_port, ref_port = free_port(), free_port()
 

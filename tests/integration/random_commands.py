@@ -83,6 +83,24 @@ def small_encodings(*clients):
             assert c.call("CONFIG", "SET", *settings) == b"+OK\r\n"
 
 
+# [big]: values at and past rocksdb.min-blob-size (4 KiB by default), so that strings
+# are stored out of line and elements go to blob files; the first two straddle the
+# threshold. Added to VALUES (random_commands.py) and STRINGS (docs_commands.py).
+BIG_VALUES = ["b" * 4095, "b" * 4096, "c" * 3000 + "\x00" + "d" * 3000, "e" * 9000]
+
+
+@contextlib.contextmanager
+def big_values(*pools):
+    """BIG_VALUES in each list of values (pools) for the block."""
+    for pool in pools:
+        pool.extend(BIG_VALUES)
+    try:
+        yield
+    finally:
+        for pool in pools:
+            del pool[-len(BIG_VALUES):]
+
+
 class Gen:
     def __init__(self, seed):
         self.rnd = random.Random(seed)
@@ -1195,9 +1213,12 @@ if __name__ == "__main__":
     # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
     # or [restart]: kvrocks restarts after each seed (see restart_mismatches);
     # [lua] or [lua3]: each command runs inside EVAL (see run); [small]: see SMALL_ENCODINGS;
-    # [compact]: kvrocks compacts its database between batches (see run).
+    # [compact]: kvrocks compacts its database between batches (see run); [big]: see BIG_VALUES.
     import sys
     from conftest import Kvrocks, RealRedis
+
+    if "big" in sys.argv[4:]:
+        VALUES.extend(BIG_VALUES)
 
     if "replica" in sys.argv[4:]:
         master = RealRedis()

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 using namespace kvrocks;
 
@@ -15,6 +16,22 @@ TEST(StringUtil, ParseInt64LikeRedis) {
   for (const char* bad : {"", "-", "+5", " 5", "5 ", "007", "-0", "1e3", "9223372036854775808", "abc", "1.0"}) {
     EXPECT_FALSE(ParseInt64(bad, &v)) << bad;
   }
+}
+
+TEST(StringUtil, TokensAreReadAsCStringsNamesAreNot) {
+  using namespace std::string_literals;
+  EXPECT_TRUE(TokenEquals("nx", "NX"));
+  EXPECT_TRUE(TokenEquals("Nx\0junk"s, "nx"));  // Redis' strcasecmp stops at the NUL
+  EXPECT_TRUE(TokenEquals("\0junk"s, ""));
+  EXPECT_FALSE(TokenEquals("n\0x"s, "nx"));
+  EXPECT_FALSE(TokenEquals("nxx", "nx"));
+  EXPECT_FALSE(TokenEquals("n", "nx"));
+  EXPECT_TRUE(TokenEquals("ab\0c"s, "AB\0d"s));
+  EXPECT_FALSE(EqualsIgnoreCase("Nx\0junk"s, "nx"));  // dict lookups are binary-safe
+  EXPECT_TRUE(EqualsIgnoreCase("Nx", "nX"));
+  EXPECT_EQ(CString("a\0b"s), "a");
+  EXPECT_EQ(CString("ab"), "ab");
+  EXPECT_EQ(CString(""), "");
 }
 
 TEST(StringUtil, ParseDouble) {
