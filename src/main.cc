@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <clocale>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -82,6 +83,9 @@ Status ParseArgs(int argc, char** argv, Config* cfg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As Redis' main: SORT ... ALPHA and Lua's string comparisons collate by the
+  // environment's locale (strcoll).
+  std::setlocale(LC_COLLATE, "");
   if (argc == 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-v")) {
     std::cout << "kvrocks " << kvrocks::kKvrocksVersion << " (redis " << kvrocks::kRedisVersion << " compatible)\n";
     return 0;

@@ -1,5 +1,6 @@
 // SORT and SORT_RO.
 #include <algorithm>
+#include <cstring>
 
 #include "commands/helpers.h"
 #include "types/redis_hash.h"
@@ -132,6 +133,12 @@ void SortGeneric(CommandCall& call, bool read_only) {
         }
       }
     }
+    // ALPHA compares as Redis does: with strcoll in the LC_COLLATE of the
+    // environment (main sets it, as Redis' does), so up to the first NUL, unless
+    // the result is stored (then binary-safe, so that replicas agree).
+    auto alpha_compare = [has_store](const std::string& x, const std::string& y) {
+      return has_store ? x.compare(y) : std::strcoll(x.c_str(), y.c_str());
+    };
     std::stable_sort(items.begin(), items.end(), [&](const SortItem& x, const SortItem& y) {
       int cmp;
       if (!alpha) {
@@ -140,10 +147,10 @@ void SortGeneric(CommandCall& call, bool read_only) {
         if (!x.by || !y.by) {
           cmp = x.by == y.by ? 0 : (!x.by ? -1 : 1);
         } else {
-          cmp = x.by->compare(*y.by);
+          cmp = alpha_compare(*x.by, *y.by);
         }
       } else {
-        cmp = x.elem.compare(y.elem);
+        cmp = alpha_compare(x.elem, y.elem);
       }
       return desc ? cmp > 0 : cmp < 0;
     });

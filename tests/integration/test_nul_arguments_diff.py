@@ -69,3 +69,21 @@ def test_nul_in_arguments_like_redis(kvrocks_server, redis_ref, calls):
         c.close()
     for call, a, b in zip(calls, *replies):
         assert a == b, f"{call!r}: kvrocks {a!r}, redis {b!r}"
+
+
+def test_sort_alpha_compares_values_as_c_strings_unless_it_stores(kvrocks_server, redis_ref):
+    # Redis' SORT ... ALPHA collates with strcoll ("" and "\0x" tie, and keep their
+    # order), but compares binary-safe when it STOREs.
+    calls = [("RPUSH", "l", "\x00x", "", "b", "\x00", "a\x00z", "a", ""),
+             ("MSET", "w_\x00x", "\x00b", "w_", "\x00a", "w_b", "b", "w_a\x00z", "a\x00", "w_a", "a"),
+             ("SORT", "l", "ALPHA"), ("SORT", "l", "ALPHA", "DESC"), ("SORT", "l", "BY", "w_*", "ALPHA"),
+             ("SORT", "l", "BY", "w_*", "ALPHA", "DESC"), ("SORT", "l", "ALPHA", "STORE", "d"), ("LRANGE", "d", "0", "-1"),
+             ("SORT", "l", "BY", "w_*", "ALPHA", "DESC", "STORE", "d"), ("LRANGE", "d", "0", "-1")]
+    replies = []
+    for port in (kvrocks_server.port, redis_ref.port):
+        c = RawClient(port)
+        c.call("FLUSHALL")
+        replies.append([c.call(*call) for call in calls])
+        c.close()
+    for call, a, b in zip(calls, *replies):
+        assert a == b, f"{call!r}: kvrocks {a!r}, redis {b!r}"
