@@ -154,7 +154,8 @@ void SortGeneric(CommandCall& call, bool read_only) {
       }
       return desc ? cmp > 0 : cmp < 0;
     });
-  } else if (desc && natural_order && lk.type == RedisType::kZSet) {
+  } else if (desc && natural_order) {
+    // Unsorted, a list or sorted set comes from its tail with DESC, as in Redis.
     std::reverse(items.begin(), items.end());
   }
   // LIMIT, clamped as Redis clamps it: to the number of elements first, so that

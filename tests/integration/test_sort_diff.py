@@ -24,6 +24,11 @@ def test_sort(diff):
     SORT words BY w_* DESC GET # GET name_*
     SORT words BY nosort
     SORT words BY nosort GET name_*
+    SORT words BY nosort DESC
+    SORT words BY nosort DESC LIMIT 1 1
+    SORT_RO words BY nosort DESC GET # GET name_*
+    SORT words BY nosort DESC STORE dst
+    LRANGE dst 0 -1
     HSET h_a f 30
     HSET h_b f 10
     HSET h_c f 20
