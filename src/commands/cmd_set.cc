@@ -1,7 +1,7 @@
 // Set commands.
 #include <algorithm>
 #include <random>
-#include <set>
+#include <unordered_set>
 
 #include "commands/cmd_list.h"
 #include "commands/helpers.h"
@@ -125,53 +125,133 @@ void SMove(CommandCall& call) {
 
 enum class SetOp { kInter, kUnion, kDiff };
 
-// Computes the operation over keys; fails with WRONGTYPE if any key is not a set.
-Status Compute(CommandCall& call, SetOp op, const std::vector<std::string_view>& keys, std::vector<std::string>* out) {
-  Database db = CurrentDb(call);
-  RedisSet set(&db);
-  std::vector<std::vector<std::string>> all(keys.size());
-  for (size_t i = 0; i < keys.size(); i++) {
-    Status s = set.Members(keys[i], &all[i]);
-    if (!s.ok()) return s;
-  }
-  out->clear();
-  if (op == SetOp::kUnion) {
-    std::set<std::string> u;
-    for (auto& v : all) u.insert(v.begin(), v.end());
-    out->assign(u.begin(), u.end());
+// A key of SINTER, SUNION or SDIFF as the lookup found it.
+struct SetSource {
+  std::string_view key;
+  bool exists = false;
+  uint64_t size = 0;
+};
+
+// What a set operation gives: its members in Redis' reply order where Redis' is
+// defined (an intset's numeric order, the iteration order of SINTER's smallest set),
+// and what Redis' temporary set had added to build them, when more than the members.
+struct SetOpResult {
+  std::vector<std::string> members;
+  std::vector<std::string> built;
+  bool built_more = false;
+};
+
+// Keeps the candidates that key holds (keep) or does not hold (!keep): by point
+// reads when the set is bigger than the candidates, else by reading it whole.
+Status FilterBy(RedisSet* set, const SetSource& source, bool keep, std::vector<std::string>* candidates) {
+  if (!source.exists) {
+    if (keep) candidates->clear();
     return Status::OK();
   }
-  // Sorted copies for the set algorithms (storage order is hash order).
-  for (auto& v : all) std::sort(v.begin(), v.end());
-  *out = all[0];
-  for (size_t i = 1; i < all.size(); i++) {
-    std::vector<std::string> r;
-    if (op == SetOp::kInter) {
-      std::set_intersection(out->begin(), out->end(), all[i].begin(), all[i].end(), std::back_inserter(r));
-    } else {
-      std::set_difference(out->begin(), out->end(), all[i].begin(), all[i].end(), std::back_inserter(r));
-    }
-    out->swap(r);
+  std::vector<bool> in;
+  if (source.size > candidates->size()) {
+    std::vector<std::string_view> views(candidates->begin(), candidates->end());
+    Status s = set->IsMember(source.key, views, &in);
+    if (!s.ok()) return s;
+  } else {
+    std::vector<std::string> members;
+    Status s = set->Members(source.key, &members);
+    if (!s.ok()) return s;
+    std::unordered_set<std::string_view> lookup(members.begin(), members.end());
+    for (const auto& c : *candidates) in.push_back(lookup.count(c) != 0);
   }
+  size_t kept = 0;
+  for (size_t i = 0; i < candidates->size(); i++) {
+    if (in[i] != keep) continue;
+    if (kept != i) (*candidates)[kept] = std::move((*candidates)[i]);
+    kept++;
+  }
+  candidates->resize(kept);
+  return Status::OK();
+}
+
+// Computes the operation over keys as Redis' sinterGenericCommand and
+// sunionDiffGenericCommand do; WRONGTYPE if any key is not a set.
+Status Compute(CommandCall& call, SetOp op, const std::vector<std::string_view>& keys, SetOpResult* r) {
+  Database db = CurrentDb(call);
+  RedisSet set(&db);
+  std::vector<SetSource> sources(keys.size());
+  for (size_t i = 0; i < keys.size(); i++) {
+    LoadedKey lk;
+    Metadata meta;
+    sources[i].key = keys[i];
+    Status s = set.LoadSet(keys[i], &lk, &meta, &sources[i].exists);
+    if (!s.ok()) return s;
+    if (sources[i].exists) sources[i].size = meta.size;
+  }
+  auto& out = r->members;
+  out.clear();
+  if (op == SetOp::kInter) {
+    // Empty if a key is missing; else the members of the smallest set (the first
+    // of equal sizes, Redis' sort being stable), in its order, that all others hold.
+    for (const auto& src : sources) {
+      if (!src.exists) return Status::OK();
+    }
+    auto smallest = std::min_element(sources.begin(), sources.end(),
+                                     [](const SetSource& x, const SetSource& y) { return x.size < y.size; });
+    Status s = set.Members(smallest->key, &out);
+    for (auto it = sources.begin(); s.ok() && it != sources.end() && !out.empty(); ++it) {
+      if (it->key != smallest->key) s = FilterBy(&set, *it, true, &out);
+    }
+    return s;
+  }
+  if (op == SetOp::kUnion) {
+    for (const auto& src : sources) {
+      std::vector<std::string> members;
+      Status s = set.Members(src.key, &members);
+      if (!s.ok()) return s;
+      out.insert(out.end(), std::make_move_iterator(members.begin()), std::make_move_iterator(members.end()));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    if (RedisSet::FitsIntset(out)) RedisSet::SortIntset(&out);
+    return Status::OK();
+  }
+  // SDIFF: nothing without the first set, or when it is named again.
+  if (!sources[0].exists) return Status::OK();
+  for (size_t i = 1; i < sources.size(); i++) {
+    if (sources[i].key == sources[0].key) return Status::OK();
+  }
+  Status s = set.Members(sources[0].key, &out);
+  if (!s.ok()) return s;
+  // Redis picks its first algorithm (add what no other set holds) unless the
+  // others are small, then its second (add the first set whole, remove the others).
+  uint64_t first_work = 0, all_work = 0;
+  for (const auto& src : sources) {
+    if (!src.exists) continue;
+    first_work += sources[0].size;
+    all_work += src.size;
+  }
+  bool whole_first_added = first_work / 2 > all_work;
+  if (whole_first_added) r->built = out;
+  for (size_t i = 1; s.ok() && i < sources.size() && !out.empty(); i++) s = FilterBy(&set, sources[i], false, &out);
+  if (!s.ok()) return s;
+  r->built_more = whole_first_added && r->built.size() > out.size();
+  if (RedisSet::FitsIntset(whole_first_added ? r->built : out)) RedisSet::SortIntset(&out);
   return Status::OK();
 }
 
 void SetOpCommand(CommandCall& call, SetOp op) {
   Context::SnapshotScope snapshot(call.ctx);
-  std::vector<std::string> result;
+  SetOpResult result;
   Status s = Compute(call, op, ArgsFrom(call, 1), &result);
   if (!s.ok()) return ReplyStatusError(call, s);
-  ReplySet(call, result);
+  ReplySet(call, result.members);
 }
 
 void SetOpStore(CommandCall& call, SetOp op) {
-  std::vector<std::string> result;
+  SetOpResult result;
   Status s = Compute(call, op, ArgsFrom(call, 2), &result);
   if (!s.ok()) return ReplyStatusError(call, s);
   Database db = CurrentDb(call);
-  s = RedisSet(&db).Store(call.args[1], result);
+  s = RedisSet(&db).Store(call.args[1], result.members, result.built_more ? &result.built : nullptr);
   if (!s.ok()) return ReplyStatusError(call, s);
-  reply::Integer(call.out, static_cast<int64_t>(result.size()));
+  reply::Integer(call.out, static_cast<int64_t>(result.members.size()));
 }
 
 void SInter(CommandCall& call) { SetOpCommand(call, SetOp::kInter); }
@@ -200,10 +280,10 @@ void SInterCard(CommandCall& call) {
   }
   Context::SnapshotScope snapshot(call.ctx);
   std::vector<std::string_view> keys(a.begin() + 2, a.begin() + 2 + numkeys);
-  std::vector<std::string> result;
+  SetOpResult result;
   Status s = Compute(call, SetOp::kInter, keys, &result);
   if (!s.ok()) return ReplyStatusError(call, s);
-  int64_t n = static_cast<int64_t>(result.size());
+  int64_t n = static_cast<int64_t>(result.members.size());
   if (limit > 0 && n > limit) n = limit;
   reply::Integer(call.out, n);
 }

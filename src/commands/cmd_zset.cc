@@ -528,8 +528,13 @@ void ZRandMember(CommandCall& call) {
   }
   std::vector<ZMember> picked;
   if (count >= 0) {
-    std::shuffle(all.begin(), all.end(), rng);
-    all.resize(std::min<size_t>(all.size(), static_cast<size_t>(count)));
+    if (static_cast<uint64_t>(count) >= all.size()) {
+      // The whole set, as Redis' iterator walks it: from the greatest member down.
+      std::reverse(all.begin(), all.end());
+    } else {
+      std::shuffle(all.begin(), all.end(), rng);
+      all.resize(static_cast<size_t>(count));
+    }
     picked = std::move(all);
   } else if (!all.empty()) {
     uint64_t len = 0;

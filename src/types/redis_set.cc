@@ -250,6 +250,8 @@ Status RedisSet::Pop(std::string_view key, uint64_t count, std::vector<std::stri
     if (!it->status().ok()) return Status::IOError(it->status().ToString());
     meta.payload[0] = static_cast<char>(flags);
   }
+  // All of it: Redis answers with SUNION of the set, a new set built member by member.
+  if (count >= meta.size && FitsIntset(*out)) SortIntset(out);
   for (const auto& k : doomed) db_->ctx()->Delete(ColumnFamily::kSubkey, k);
   meta.size -= doomed.size();
   meta.payload.resize(9, '\0');
@@ -280,8 +282,10 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, bool repeat
       out->reserve(count);
       for (uint64_t i = 0; i < count; i++) out->push_back(all[rng() % all.size()]);
     } else {
-      std::shuffle(all.begin(), all.end(), rng);
-      if (all.size() > count) all.resize(count);
+      if (all.size() > count) {
+        std::shuffle(all.begin(), all.end(), rng);
+        all.resize(count);
+      }
       *out = std::move(all);
     }
     return Status::OK();
@@ -334,6 +338,14 @@ Status RedisSet::Members(std::string_view key, std::vector<std::string>* members
   return s;
 }
 
+bool RedisSet::FitsIntset(const std::vector<std::string>& members) {
+  // Redis caps the setting at 2^30 entries (intset internals).
+  if (members.size() > std::min<uint64_t>(EncodingLimits::SetEntries(), uint64_t{1} << 30)) return false;
+  int64_t v;
+  return std::all_of(members.begin(), members.end(),
+                     [&v](const std::string& m) { return m.size() <= 20 && ParseInt64(m, &v); });
+}
+
 void RedisSet::SortIntset(std::vector<std::string>* members) {
   // An intset answers in numeric order, as Redis' does.
   std::sort(members->begin(), members->end(), [](const std::string& a, const std::string& b) {
@@ -370,19 +382,24 @@ Status RedisSet::Move(std::string_view src, std::string_view dst, std::string_vi
   return s;
 }
 
-Status RedisSet::Store(std::string_view dst, const std::vector<std::string>& members) {
+Status RedisSet::Store(std::string_view dst, const std::vector<std::string>& members,
+                       const std::vector<std::string>* built) {
   LoadedKey lk;
   Status s = db_->Load(dst, &lk);
   if (!s.ok()) return s;
   // The destination is replaced whatever its type; its old subkeys become garbage.
   Metadata meta = NewSet();
+  for (const auto& m : built != nullptr ? *built : members) {
+    meta.size++;
+    NoteMember(&meta, m);
+  }
+  meta.size = 0;
   std::string prefix = EncodeSubkeyPrefix(db_->id(), dst, meta.version), sub;
   for (const auto& m : members) {
     sub.assign(prefix);
     AppendMemberSuffix(&sub, m);
     db_->ctx()->Put(ColumnFamily::kSubkey, sub, "");
     meta.size++;
-    NoteMember(&meta, m);
   }
   db_->StoreCollection(dst, &lk, meta);
   return Status::OK();

@@ -34,20 +34,28 @@ class RedisSet {
   Status Members(std::string_view key, std::vector<std::string>* members, bool* exists = nullptr);
   // Moves member from src to dst; *moved tells if src had it.
   Status Move(std::string_view src, std::string_view dst, std::string_view member, bool* moved);
-  // Replaces dst with members (deleting it when empty).
-  Status Store(std::string_view dst, const std::vector<std::string>& members);
+  // Replaces dst with members (deleting it when empty). Its encoding is that of a
+  // Redis set that had `built` added one by one (those not in members removed
+  // again): SDIFFSTORE's second algorithm starts from the whole first set. With
+  // built null, members were added.
+  Status Store(std::string_view dst, const std::vector<std::string>& members,
+               const std::vector<std::string>* built = nullptr);
   // Members after position `after` (an opaque position from *next), about count of
   // them, matching pattern (SSCAN). *next is "" when the set is exhausted.
   Status Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
               std::vector<std::string>* members, std::string* next);
-  // SPOP: removes and returns up to count members. Members come in hash order
+  // SPOP: removes and returns up to count members. A count of at least the size
+  // takes the whole set, in the order Redis answers it then (FitsIntset: numeric
+  // order, else storage order). Otherwise members come in hash order
   // from a cursor kept in the metadata (it starts at a random point), so a pop
   // never crawls over the tombstones of earlier pops: draining a set is O(1)
   // per member. The order is as unpredictable as the hash, but consecutive pops
   // are not independent draws as in Redis.
   Status Pop(std::string_view key, uint64_t count, std::vector<std::string>* out);
   // SRANDMEMBER: up to count distinct members chosen at random or, with repeat,
-  // count independent picks. A small set (or a large share of one) is read whole
+  // count independent picks. Distinct picks of the whole set (a count of at least
+  // its size) come in the order of Members, as Redis answers them. A small set (or
+  // a large share of one) is read whole
   // and sampled uniformly. Otherwise each pick seeks to a random point of the hash
   // order and takes one of the next kRandomWindow members (wrapping around): as
   // Redis' fair random key samples a few buckets, this evens out the unequal hash
@@ -59,6 +67,11 @@ class RedisSet {
   static constexpr uint64_t kRandomReadWhole = 128;
   static constexpr uint64_t kRandomWindow = 32;
   static void SortIntset(std::vector<std::string>* members);
+  // Whether Redis would hold members as an intset had it added them one by one to
+  // an empty set (its SUNION, SDIFF and whole-set SPOP build such a set and answer
+  // in its order): every one an integer as Redis reads them, and no more of them
+  // than set-max-intset-entries.
+  static bool FitsIntset(const std::vector<std::string>& members);
   // Loads key's metadata for a read; WRONGTYPE for other types.
   Status LoadSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
 

@@ -8,6 +8,7 @@ KEYS, TTLs); everything else must match exactly.
 """
 import contextlib
 import random
+import re
 import time
 
 import redis
@@ -48,6 +49,7 @@ redis.register_function{function_name='rexists', callback=function(keys, args)
 """
 RESTORE_FROM_REDIS = "restore-from-redis"  # [it, src, dst]: RESTORE dst from Redis' DUMP of src
 RESTORE_FROM_KVROCKS = "restore-from-kvrocks"  # the same with kvrocks' DUMP
+SCAN_ALL = "scan-all"  # [it, SCAN/HSCAN/SSCAN/ZSCAN, key (not for SCAN), options...]: a whole iteration
 FAR_FUTURE_S = 4102444800  # 2100-01-01: absolute expiries that stay in the future
 PAST_S = 1000000000
 
@@ -65,6 +67,7 @@ SMALL_ENCODINGS = ["hash-max-listpack-entries", "2", "hash-max-listpack-value", 
 def use_small_encodings(argv, *clients):
     """CONFIG SETs SMALL_ENCODINGS on each RawClient when argv asks for [small]."""
     if "small" in argv:
+        INTSET_ENTRIES[0] = int(SMALL_ENCODINGS[SMALL_ENCODINGS.index("set-max-intset-entries") + 1])
         for c in clients:
             assert c.call("CONFIG", "SET", *SMALL_ENCODINGS) == b"+OK\r\n"
 
@@ -79,6 +82,7 @@ def small_encodings(*clients):
     try:
         yield
     finally:
+        INTSET_ENTRIES[0] = 512
         for c, settings in zip(clients, saved):
             assert c.call("CONFIG", "SET", *settings) == b"+OK\r\n"
 
@@ -87,6 +91,23 @@ def small_encodings(*clients):
 # are stored out of line and elements go to blob files; the first two straddle the
 # threshold. Added to VALUES (random_commands.py) and STRINGS (docs_commands.py).
 BIG_VALUES = ["b" * 4095, "b" * 4096, "c" * 3000 + "\x00" + "d" * 3000, "e" * 9000]
+
+
+# [wide]: Gen.wide's commands join the mix: collections of hundreds to thousands of
+# members, past the real encoding thresholds (128 entries, 512 intset members) and
+# past the 1024 members at which a sorted set's ranks come from its rank index.
+WIDE_MEMBERS = [f"w{i}" for i in range(3000)]  # over keys "wz1", "wz2", "ws", "wh", "wl" mostly
+EXTRA_FAMILIES = []  # names of Gen methods added to command()'s mix by a mode
+
+
+@contextlib.contextmanager
+def wide_collections():
+    """Gen.wide in the mix for the block."""
+    EXTRA_FAMILIES.extend(["wide", "wide"])
+    try:
+        yield
+    finally:
+        del EXTRA_FAMILIES[-2:]
 
 
 @contextlib.contextmanager
@@ -153,7 +174,8 @@ class Gen:
             return ["MULTI"]
         family = self.pick([self.string, self.keyspace, self.list, self.hash, self.set, self.zset, self.zset,
                             self.bitmap, self.stream, self.hll, self.geo, self.bulk, self.script, self.databases,
-                            self.whole, self.more, self.numbers, self.big_strings, self.functions_and_watch])
+                            self.whole, self.more, self.numbers, self.big_strings, self.functions_and_watch]
+                           + [getattr(self, name) for name in EXTRA_FAMILIES])
         return family()
 
     # --- strings past 1 KiB, which bit writes keep in fragments: bits and ranges across them
@@ -309,21 +331,21 @@ class Gen:
         k = self.key()
         c = self.rnd.randint(0, 7)
         if c == 0:
-            return ["SRANDMEMBER", k, "1000"]
+            return ["SRANDMEMBER", k, "10000"]
         if c == 1:
-            return ["SPOP", k, "1000"]
+            return ["SPOP", k, "10000"]
         if c == 2:
-            return ["HRANDFIELD", k, "1000"] + (["WITHVALUES"] if self.rnd.random() < 0.5 else [])
+            return ["HRANDFIELD", k, "10000"] + (["WITHVALUES"] if self.rnd.random() < 0.5 else [])
         if c == 3:
-            return ["ZRANDMEMBER", k, "1000"] + (["WITHSCORES"] if self.rnd.random() < 0.5 else [])
+            return ["ZRANDMEMBER", k, "10000"] + (["WITHSCORES"] if self.rnd.random() < 0.5 else [])
         if c == 4:
-            args = ["SCAN", "0", "COUNT", "1000"]
+            args = ["SCAN", "0", "COUNT", "10000"]
             if self.rnd.random() < 0.4:
                 args += ["MATCH", self.pick(["k*", "*b", "zz*"])]
             if self.rnd.random() < 0.4:
                 args += ["TYPE", self.pick(["string", "hash", "zset", "list", "set", "stream", "nosuch"])]
             return args
-        return [self.pick(["HSCAN", "SSCAN", "ZSCAN"]), k, "0", "COUNT", "1000"] + (
+        return [self.pick(["HSCAN", "SSCAN", "ZSCAN"]), k, "0", "COUNT", "10000"] + (
             ["MATCH", self.pick(["f*", "m*", "*1"])] if self.rnd.random() < 0.4 else [])
 
     # --- logical databases (the connection's SELECT carries over to later commands)
@@ -356,6 +378,82 @@ class Gen:
         if c == 3:
             return ["RPUSH", k] + [f"e{i}" for i in range(n)]
         return ["SREM", k] + [str(i * 3) for i in range(0, n, 2)]
+
+    # --- [wide]: big collections, ranks and ranges by rank read from every part of them
+    def wide_score(self):
+        r = self.rnd.random()
+        if r < 0.4:
+            return str(self.rnd.randint(-3, 8))  # ties: ordered by member
+        if r < 0.8:
+            return str(self.rnd.randint(-100000, 100000))
+        return repr(self.rnd.uniform(-1000, 1000))
+
+    def wide_rank(self):
+        return str(self.rnd.choice([self.rnd.randint(-3100, 3100), self.rnd.randint(-300, 300),
+                                    self.rnd.randint(1000, 1100), self.rnd.randint(-1100, -1000)]))
+
+    def wide(self):
+        c = self.rnd.randint(0, 19)
+        # Mostly keys of their own, which other families leave alone, so that a big
+        # collection lives through many of these commands (at times an ordinary key).
+        own = {2: "ws", 3: "wh", 4: "wl", 16: "wl"}.get(c) or (
+            "wz" + self.pick("12") if c <= 15 else self.pick(["wz1", "ws", "wh", "wl"]))
+        ordinary = self.rnd.random() < 0.2
+        k = self.key() if ordinary else own
+        members = self.rnd.sample(WIDE_MEMBERS, self.rnd.choice([100, 300, 700, 1100, 1500]))
+        if c in (0, 1):
+            return ["ZADD", k] + [x for m in members for x in (self.wide_score(), m)]
+        if c == 2:
+            if self.rnd.random() < 0.5:
+                return ["SADD", k] + [str(n) for n in self.rnd.sample(range(-2000, 4000), len(members))]
+            return ["SADD", k] + members
+        if c == 3:
+            return ["HSET", k] + [x for m in members for x in (m, m[::-1])]
+        if c == 4:
+            return [self.pick(["RPUSH", "LPUSH"]), k] + members
+        if c in (5, 6):
+            return [self.pick(["ZRANK", "ZREVRANK"]), k, self.pick(WIDE_MEMBERS)]
+        if c in (7, 8):
+            start = self.wide_rank()
+            stop = str(int(start) + self.rnd.randint(-3, 40)) if self.rnd.random() < 0.8 else self.wide_rank()
+            args = [self.pick(["ZRANGE", "ZREVRANGE"]), k, start, stop]
+            return args + (["WITHSCORES"] if self.rnd.random() < 0.4 else [])
+        if c == 9:
+            return ["ZREMRANGEBYRANK", k, self.wide_rank(), self.wide_rank()]
+        if c == 10:
+            return ["ZREM", k] + self.some(WIDE_MEMBERS, 1, 40) if self.rnd.random() < 0.8 else ["ZREM", k] + members
+        if c == 11:
+            return [self.pick(["ZPOPMIN", "ZPOPMAX"]), k, str(self.rnd.choice([1, 5, 200, 1200]))]
+        if c == 12:
+            return ["ZINCRBY", k, self.wide_score(), self.pick(WIDE_MEMBERS)]
+        if c == 13:
+            return ["ZADD", k] + [x for m in self.some(WIDE_MEMBERS, 1, 20) for x in (self.wide_score(), m)]
+        if c == 14:
+            lo, hi = sorted([self.rnd.randint(-100000, 100000), self.rnd.randint(-100000, 100000)])
+            args = [self.pick(["ZRANGEBYSCORE", "ZCOUNT", "ZREMRANGEBYSCORE"]), k, str(lo), str(hi)]
+            if args[0] == "ZRANGEBYSCORE" and self.rnd.random() < 0.6:
+                args += ["LIMIT", str(self.rnd.randint(0, 1200)), str(self.rnd.randint(-1, 50))]
+            return args
+        if c == 15:
+            start = self.wide_rank()
+            return ["ZRANGESTORE", self.key(), k, start, str(int(start) + self.rnd.randint(0, 300))]
+        if c == 16:
+            i = self.wide_rank()
+            return self.pick([["LINDEX", k, i], ["LSET", k, i, "set"], ["LRANGE", k, i, str(int(i) + 20)],
+                              ["LREM", k, self.pick(["0", "2", "-1"]), self.pick(WIDE_MEMBERS)],
+                              ["LTRIM", k, self.wide_rank(), self.wide_rank()]])
+        if c >= 18:
+            # Cursors differ between servers; what a whole iteration returns may not.
+            name = self.pick(["SCAN", "HSCAN", "SSCAN", "ZSCAN"])
+            k = k if ordinary else {"HSCAN": "wh", "SSCAN": "ws", "ZSCAN": "wz" + self.pick("12")}.get(name, k)
+            args = [SCAN_ALL, name] + ([] if name == "SCAN" else [k]) + ["COUNT", self.pick(["1", "7", "100"])]
+            if self.rnd.random() < 0.3:
+                args += ["MATCH", self.pick(["w1*", "*3", "k*", "w?", "*[0-4]"])]
+            return args
+        return self.pick([["HDEL", k] + self.some(WIDE_MEMBERS, 1, 30), ["SREM", k] + members,
+                          ["SISMEMBER", k, self.pick(WIDE_MEMBERS)], ["HGET", k, self.pick(WIDE_MEMBERS)],
+                          ["ZSCORE", k, self.pick(WIDE_MEMBERS)], ["ZCARD", k], ["SCARD", k], ["HLEN", k],
+                          ["LLEN", k], ["OBJECT", "ENCODING", k]])
 
     # --- EVAL of a few scripts: replies converted from Lua, errors from inside
     def script(self):
@@ -886,7 +984,21 @@ def _parse(data, pos):
     raise ValueError(f"unknown reply type {t!r}")
 
 
-PICK_ALL = {"SRANDMEMBER", "SPOP", "HRANDFIELD", "ZRANDMEMBER"}
+# Whole-collection picks: Redis' order is its hash table's for sets and hashes
+# (ZRANDMEMBER's, from the greatest member down, is compared as it comes).
+PICK_ALL = {"SRANDMEMBER", "SPOP", "HRANDFIELD"}
+# SUNION and a whole SPOP answer from a set Redis builds member by member: an intset
+# (numeric order, compared) when every member is an integer and there are at most
+# set-max-intset-entries of them; INTSET_ENTRIES[0] is that setting on a hunt's servers.
+INTSET_ORDERED = {"SUNION", "SPOP"}
+INTSET_ENTRIES = [512]
+CANONICAL_INT = re.compile(rb"-?[1-9][0-9]{0,18}|0")
+
+
+def _redis_intset(members):
+    """Whether Redis would hold members (bytes) in an intset built member by member."""
+    return len(members) <= INTSET_ENTRIES[0] and all(
+        isinstance(m, bytes) and CANONICAL_INT.fullmatch(m) and -2**63 <= int(m) < 2**63 for m in members)
 SCANS = {"SCAN", "HSCAN", "SSCAN", "ZSCAN"}
 UNORDERED = {"SMEMBERS", "SINTER", "SUNION", "SDIFF", "HKEYS", "HVALS", "KEYS"}
 TIME_DEPENDENT = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
@@ -937,6 +1049,8 @@ def normalize(args, reply, in_exec=False):
         return "1 or 2"
     if name in ("XINFO", "XPENDING"):
         return _without_times(reply)
+    if isinstance(reply, list) and name in INTSET_ORDERED and _redis_intset(reply):
+        return reply
     if isinstance(reply, list) and name in PICK_ALL:
         with_pairs = len(args) > 3
         return _sorted_pairs(reply) if with_pairs else sorted(reply, key=repr)
@@ -970,7 +1084,7 @@ LUA_WRAPPERS = {
     "lua": "return redis.pcall(unpack(ARGV))",
     "lua3": "redis.setresp(3); return redis.pcall(unpack(ARGV))",
 }
-NOT_WRAPPED = ("MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT")
+NOT_WRAPPED = ("MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT", "RESET")
 
 
 def lua_mode(argv):
@@ -984,6 +1098,24 @@ def wrapped(cmd, lua):
     if lua is None or cmd[0].upper() in NOT_WRAPPED:
         return cmd
     return ["EVAL", LUA_WRAPPERS[lua], "0"] + list(cmd)
+
+
+def scan_all(client, args):
+    """What a whole iteration of the SCAN_ALL command args (without its tag) returns
+    from a RawClient: the elements (pairs for HSCAN and ZSCAN), each once, sorted, or
+    the first reply that is not a page (an error)."""
+    name, fixed = args[0], args[1:2] if args[0] != "SCAN" else []
+    options = args[1 + len(fixed):]
+    cursor, seen = b"0", set()
+    for _ in range(200000):
+        reply = parse(client.call(name, *fixed, cursor, *options))
+        if not (isinstance(reply, list) and len(reply) == 2 and isinstance(reply[1], list)):
+            return reply
+        cursor, items = reply
+        seen.update(zip(items[::2], items[1::2]) if name in ("HSCAN", "ZSCAN") else items)
+        if cursor == b"0":
+            return sorted(seen)
+    return "no end"
 
 
 def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None, compact=None):
@@ -1035,6 +1167,15 @@ def run(kv, ref, seed, count, max_mismatches=5, pipeline=False, lua=None, compac
         while len(batch) < size and i < count:
             cmd = gen.command()
             i += 1
+            if cmd[0] == SCAN_ALL:
+                if batch or queued is not None:
+                    continue  # an iteration runs on its own, between batches, outside MULTI
+                a, b = scan_all(kv, cmd[1:]), scan_all(ref, cmd[1:])
+                history.append(cmd)
+                if a != b:
+                    mismatches.append(f"seed {seed} command {i - 1}: {cmd!r}\n  kvrocks {str(a)[:300]}\n"
+                                      f"  redis   {str(b)[:300]}\n")
+                continue
             if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
                 if batch:
                     # Needs the DUMP of the state after the pipeline so far: takes it next time.
@@ -1112,6 +1253,8 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     history = []
     for _ in range(count):
         cmd = gen.command()
+        if cmd[0] == SCAN_ALL:
+            continue  # reads only
         if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
             payload = parse(master.call("DUMP", cmd[1]))
             if not isinstance(payload, bytes):
@@ -1213,12 +1356,15 @@ if __name__ == "__main__":
     # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
     # or [restart]: kvrocks restarts after each seed (see restart_mismatches);
     # [lua] or [lua3]: each command runs inside EVAL (see run); [small]: see SMALL_ENCODINGS;
-    # [compact]: kvrocks compacts its database between batches (see run); [big]: see BIG_VALUES.
+    # [compact]: kvrocks compacts its database between batches (see run); [big]: see BIG_VALUES;
+    # [wide]: see WIDE_MEMBERS.
     import sys
     from conftest import Kvrocks, RealRedis
 
     if "big" in sys.argv[4:]:
         VALUES.extend(BIG_VALUES)
+    if "wide" in sys.argv[4:]:
+        EXTRA_FAMILIES.extend(["wide", "wide"])
 
     if "replica" in sys.argv[4:]:
         master = RealRedis()

@@ -5,7 +5,7 @@ hunts longer."""
 import pytest
 
 from conftest import RawClient
-from random_commands import VALUES, big_values, run, small_encodings
+from random_commands import VALUES, big_values, run, small_encodings, wide_collections
 
 SEEDS = range(8)
 COMMANDS = 3000
@@ -55,4 +55,13 @@ def test_random_commands_with_compactions_match_redis(clients, kvrocks_server, s
     with small_encodings(*clients), big_values(VALUES):
         mismatches = run(*clients, seed, COMMANDS, pipeline=True, compact=compactor)
     compactor.close()
+    assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.parametrize("seed", range(402, 404))
+def test_random_commands_over_wide_collections_match_redis(clients, seed):
+    # Collections of hundreds to thousands of members: the real encoding thresholds,
+    # sorted sets' rank indexes, whole SCAN iterations with small counts.
+    with wide_collections():
+        mismatches = run(*clients, seed, COMMANDS)
     assert not mismatches, "\n".join(mismatches)

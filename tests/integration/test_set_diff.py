@@ -151,3 +151,58 @@ def test_set_in_multi_and_generic(diff):
     EXPIRE s3 100
     ~TTL s3
     """)
+
+
+def test_orders_redis_defines_for_whole_sets_and_set_algebra(diff):
+    """Where Redis' answer has a defined order, kvrocks gives the same one: intsets
+    in numeric order (SRANDMEMBER and SPOP of the whole set; SUNION and SDIFF, whose
+    temporary set is an intset when it only ever held integers, at most
+    set-max-intset-entries of them; SDIFF's second algorithm adds the whole first
+    set, so that SDIFFSTORE stores a hashtable when that held a string, even if the
+    result does not), SINTER in the order of its smallest set (the first of equal sizes), and
+    ZRANDMEMBER of the whole set from the greatest member down."""
+    diff.run("""
+    SADD i1 10 9 -1 100 3
+    SADD i2 100 7 10 300
+    SADD i3 5
+    SADD h1 10 9 -1 x
+    SUNION i1 i2 i3
+    SDIFF i1 i2
+    SDIFF i2 i1 nokey
+    SINTER i1 i2
+    SINTER i2 i1
+    SINTERCARD 2 i1 i2
+    SUNIONSTORE u i1 i2
+    OBJECT ENCODING u
+    SMEMBERS u
+    SRANDMEMBER i1 5
+    SRANDMEMBER i1 100
+    SORT i1 BY nosort
+    SADD big 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 x y
+    SADD small1 x
+    SADD small2 y
+    SDIFFSTORE d big small1 small2
+    OBJECT ENCODING d
+    SCARD d
+    SADD big2 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20
+    SDIFF big2 small1 small2
+    SDIFFSTORE d2 big2 small1 small2
+    OBJECT ENCODING d2
+    SREM h1 x
+    SPOP h1 10
+    SPOP i2 4
+    EXISTS i2
+    ZADD z 3 a 1 b 2 c
+    ZRANDMEMBER z 3
+    ZRANDMEMBER z 10 WITHSCORES
+    ZADD zbig 1 a 2 b 3 cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc
+    ZRANDMEMBER zbig 3 WITHSCORES
+    HSET h z 1 a 2 m 3
+    HRANDFIELD h 3
+    HRANDFIELD h 5 WITHVALUES
+    CONFIG SET set-max-intset-entries 4
+    SUNION i3 i3
+    SADD i4 10 100
+    SDIFF i1 i4
+    CONFIG SET set-max-intset-entries 512
+    """)
