@@ -518,30 +518,20 @@ void ZRandMember(CommandCall& call) {
     return ReplyError(call, "ERR value is out of range");
   }
   Database db = CurrentDb(call);
-  std::vector<ZMember> all;
-  Status s = RedisZSet(&db).All(a[1], &all);
-  if (!s.ok()) return ReplyStatusError(call, s);
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  if (a.size() == 2) {
-    if (all.empty()) return reply::Null(call.out, call.resp);
-    return reply::Bulk(call.out, all[rng() % all.size()].member);
-  }
   std::vector<ZMember> picked;
-  if (count >= 0) {
-    if (static_cast<uint64_t>(count) >= all.size()) {
-      // The whole set, as Redis' iterator walks it: from the greatest member down.
-      std::reverse(all.begin(), all.end());
-    } else {
-      std::shuffle(all.begin(), all.end(), rng);
-      all.resize(static_cast<size_t>(count));
-    }
-    picked = std::move(all);
-  } else if (!all.empty()) {
-    uint64_t len = 0;
-    for (const auto& m : all) len += m.member.size() + (with_scores ? 24 : 0);
-    if (!RepeatedPicksFit(call, static_cast<uint64_t>(-count), len / all.size())) return;
-    picked.reserve(static_cast<size_t>(-count));
-    for (int64_t i = 0; i < -count; i++) picked.push_back(all[rng() % all.size()]);
+  // A negative count: |count| independent picks, repetitions allowed.
+  const auto n = static_cast<uint64_t>(count < 0 ? -count : count);
+  bool refused = false;
+  auto fits = [&](uint64_t avg_len) {
+    refused = !RepeatedPicksFit(call, n, avg_len + (with_scores ? 24 : 0));
+    return !refused;
+  };
+  Status s = RedisZSet(&db).RandomMembers(a[1], a.size() == 2 ? 1 : n, count < 0, &picked, fits);
+  if (refused) return;
+  if (!s.ok()) return ReplyStatusError(call, s);
+  if (a.size() == 2) {
+    if (picked.empty()) return reply::Null(call.out, call.resp);
+    return reply::Bulk(call.out, picked[0].member);
   }
   ReplyMembers(call, picked, with_scores);
 }
@@ -846,7 +836,7 @@ void RegisterZSetCommands(CommandTable* t) {
   t->Add({"bzpopmin", -3, b, 1, -2, 1, BZPopMin, "sorted_set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise.", "5.0.0"});
   t->Add({"bzpopmax", -3, b, 1, -2, 1, BZPopMax, "sorted_set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.", "5.0.0"});
   t->Add({"bzmpop", -5, b & ~kCmdFast, 0, 0, 0, BZMPop, "sorted_set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise.", "7.0.0", KeysAfterNumkeys2});
-  t->Add({"zrandmember", -2, rs, 1, 1, 1, ZRandMember, "sorted_set", "Returns one or more random members from a sorted set.", "6.2.0"});
+  t->Add({"zrandmember", -2, rs | kCmdLocksKeys, 1, 1, 1, ZRandMember, "sorted_set", "Returns one or more random members from a sorted set.", "6.2.0"});
   t->Add({"zunion", -3, rs, 0, 0, 0, ZUnion, "sorted_set", "Returns the union of multiple sorted sets.", "6.2.0", KeysAfterNumkeys1});
   t->Add({"zinter", -3, rs, 0, 0, 0, ZInter, "sorted_set", "Returns the intersect of multiple sorted sets.", "6.2.0", KeysAfterNumkeys1});
   t->Add({"zdiff", -3, rs, 0, 0, 0, ZDiff, "sorted_set", "Returns the difference between multiple sorted sets.", "6.2.0", KeysAfterNumkeys1});

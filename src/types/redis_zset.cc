@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
+#include <set>
 
 #include "common/encoding.h"
 #include "types/zset_rank.h"
@@ -494,6 +496,76 @@ Status RedisZSet::WalkFrom(std::string_view key, bool rev, const std::string* fr
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   return Status::OK();
+}
+
+Status RedisZSet::RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<ZMember>* out,
+                                const std::function<bool(uint64_t)>& fits) {
+  out->clear();
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadZSet(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || meta.size == 0 || count == 0) return s;
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  auto average_length = [](const std::vector<ZMember>& ms) {
+    uint64_t len = 0;
+    for (const auto& m : ms) len += m.member.size();
+    return len / ms.size();
+  };
+  if (meta.size < kRankBuildAt || (!repeat && count > meta.size / 3)) {
+    std::vector<ZMember> all;
+    s = All(key, &all);
+    if (!s.ok() || all.empty()) return s;
+    if (repeat) {
+      if (fits && !fits(average_length(all))) return Status::Aborted();
+      out->reserve(count);
+      for (uint64_t i = 0; i < count; i++) out->push_back(all[rng() % all.size()]);
+    } else if (count >= all.size()) {
+      std::reverse(all.begin(), all.end());
+      *out = std::move(all);
+    } else {
+      std::shuffle(all.begin(), all.end(), rng);
+      all.resize(count);
+      *out = std::move(all);
+    }
+    return Status::OK();
+  }
+  s = EnsureRankIndex(key, lk, &meta);
+  if (!s.ok()) return s;
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  ZSetRankIndex index(db_->ctx(), prefix, RankLevels(meta));
+  bool negative_zeros = static_cast<uint8_t>(meta.payload[0]) & kNegativeZeroFlag;
+  std::string suffix, raw;
+  auto pick = [&](uint64_t rank) -> Status {
+    Status st = index.Select(rank, &suffix);
+    if (!st.ok()) return st;
+    if (suffix.size() < 8) return Status::Corruption("sorted set rank index: short suffix");
+    ZMember m{suffix.substr(8), DecodeScore(suffix.data())};
+    if (m.score == 0 && negative_zeros) {
+      st = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + m.member, &raw);
+      if (!st.ok()) return st;
+      m.score = ParseRawScore(raw);
+    }
+    out->push_back(std::move(m));
+    return Status::OK();
+  };
+  if (repeat) {
+    // The reply's size is judged from the first picks' members.
+    const uint64_t sample = std::min<uint64_t>(count, 16);
+    for (uint64_t i = 0; s.ok() && i < count; i++) {
+      if (i == sample && fits && !fits(average_length(*out))) return Status::Aborted();
+      s = pick(rng() % meta.size);
+    }
+    if (s.ok() && count == sample && fits && !fits(average_length(*out))) return Status::Aborted();
+    return s;
+  }
+  // Distinct picks of at most a third of the set: few draws repeat a rank.
+  std::set<uint64_t> ranks;
+  while (s.ok() && ranks.size() < count) {
+    uint64_t rank = rng() % meta.size;
+    if (ranks.insert(rank).second) s = pick(rank);
+  }
+  return s;
 }
 
 Status RedisZSet::All(std::string_view key, std::vector<ZMember>* out, bool* exists) {

@@ -96,6 +96,17 @@ class RedisZSet {
   Status Store(std::string_view dst, const std::vector<ZMember>& members);
   // All members (score order).
   Status All(std::string_view key, std::vector<ZMember>* out, bool* exists = nullptr);
+  // ZRANDMEMBER: up to count distinct members picked at random or, with repeat,
+  // count independent picks. Distinct picks of the whole set (a count of at least
+  // its size) come from the greatest member down, as Redis' iterator gives them. A
+  // set of fewer than kRankBuildAt members, or distinct picks of more than a third
+  // of one (where Redis copies the set too), is read whole and sampled; otherwise
+  // each pick selects a random rank through the set's rank index, built the first
+  // time as for ZRANK (the caller holds the key's lock): O(log n) a pick. With
+  // repeat, fits(average member length, of the set or of the first picks) is asked
+  // first: if it says no, nothing more is picked and Aborted is returned.
+  Status RandomMembers(std::string_view key, uint64_t count, bool repeat, std::vector<ZMember>* out,
+                       const std::function<bool(uint64_t)>& fits = nullptr);
   Status LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
 
  private:

@@ -70,3 +70,41 @@ def test_srandmember_of_a_big_set_reaches_every_member(r):
         assert len(got) == 50
         seen.update(got)
     assert seen == {m.encode() for m in members}
+
+
+def pairs(reply):
+    """(member, score) pairs of a WITHSCORES reply in RESP2 (flat) or RESP3 (pairs)."""
+    return [tuple(p) for p in reply] if reply and isinstance(reply[0], list) else list(zip(reply[::2], reply[1::2]))
+
+
+def test_zrandmember_of_a_big_set_picks_ranks_uniformly(r, diff):
+    # 1024 members or more: distinct picks of up to a third of the set, and repeated
+    # picks, select random ranks through the set's rank index.
+    members = {f"m{i:04}": i for i in range(1500)}
+    r.zadd("bigz", members)
+    picks = []
+    for _ in range(400):
+        got = r.zrandmember("bigz", 10)
+        assert len(got) == len(set(got)) == 10
+        picks += [int(m[1:]) // 150 for m in got]
+        picks += [int(m[1:]) // 150 for m in r.zrandmember("bigz", -10)]
+    # Ten bands of 150 ranks, df = 9 (see test_srandmember_histogram_is_uniform).
+    assert chi_square(picks) < 40
+    got = pairs(r.execute_command("ZRANDMEMBER", "bigz", -400, "WITHSCORES"))
+    assert len(got) == 400 and all(members[m.decode()] == float(s) for m, s in got)
+    assert len(set(r.zrandmember("bigz", 500))) == 500  # a third: read whole
+    assert r.zrandmember("bigz").decode() in members
+    # The whole set, from the greatest member down, and the errors, as Redis.
+    diff("ZADD", "wholez", *[x for m, s in members.items() for x in (s, m)])
+    diff("ZRANDMEMBER", "wholez", 1500, "WITHSCORES")
+    diff("ZRANDMEMBER", "wholez", 9999)
+    diff("ZRANDMEMBER", "wholez", -9223372036854775807, "WITHSCORES")
+
+
+def test_zrandmember_through_the_rank_index_keeps_negative_zero(r):
+    r.zadd("zeros", {f"m{i}": 0.0 for i in range(1100) if i not in (5, 6)})
+    r.execute_command("ZADD", "zeros", "-0", "m5", "-0", "m6")
+    scores = {}
+    for _ in range(300):
+        scores.update(pairs(r.execute_command("ZRANDMEMBER", "zeros", "-20", "WITHSCORES")))
+    assert str(scores[b"m5"]) == str(scores[b"m6"]) in ("b'-0'", "-0.0") and float(scores[b"m7"]) == 0

@@ -215,4 +215,39 @@ TEST_F(RedisZSetTest, LexRangesSeekToTheirBound) {
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
 }
 
+// ZRANDMEMBER of a big set picks random ranks through the rank index (built by
+// the first pick): a few seeks a pick, not a walk over the set.
+TEST_F(RedisZSetTest, RandomPicksOfABigSetSelectRanks) {
+  Write([&](RedisZSet& z) {
+    std::vector<ZMember> ms;
+    for (int i = 0; i < 20000; i++) ms.push_back({"m" + std::to_string(i), static_cast<double>(i)});
+    int64_t n;
+    std::optional<double> incr;
+    ASSERT_TRUE(z.Add("z", ms, {}, &n, &incr).ok());
+  });
+  std::vector<ZMember> out;
+  Write([&](RedisZSet& z) { ASSERT_TRUE(z.RandomMembers("z", 1, false, &out).ok()); });
+  ASSERT_EQ(out.size(), 1u);
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  Read([&](RedisZSet& z) { ASSERT_TRUE(z.RandomMembers("z", 50, false, &out).ok()); });
+  uint64_t steps = rocksdb::get_perf_context()->next_on_memtable_count +
+                   rocksdb::get_perf_context()->prev_on_memtable_count;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  // About 60 a pick here (blocks of the index and members within one); reading the
+  // set would take 20000.
+  EXPECT_LE(steps, 50u * 150);
+  ASSERT_EQ(out.size(), 50u);
+  std::set<std::string> distinct;
+  for (const auto& m : out) {
+    distinct.insert(m.member);
+    EXPECT_EQ("m" + std::to_string(static_cast<int>(m.score)), m.member);
+  }
+  EXPECT_EQ(distinct.size(), 50u);
+  Read([&](RedisZSet& z) { ASSERT_TRUE(z.RandomMembers("z", 30000, false, &out).ok()); });
+  ASSERT_EQ(out.size(), 20000u);
+  EXPECT_EQ(out.front().member, "m19999");  // the whole set, greatest member first
+  EXPECT_EQ(out.back().member, "m0");
+}
+
 }  // namespace
