@@ -164,10 +164,10 @@ void ZCount(CommandCall& call) {
     return ReplyError(call, "ERR min or max is not a float");
   }
   Database db = CurrentDb(call);
-  std::vector<ZMember> ms;
-  Status s = RedisZSet(&db).RangeByScore(call.args[1], min, max, false, 0, -1, &ms);
+  uint64_t n;
+  Status s = RedisZSet(&db).CountByScore(call.args[1], min, max, &n);
   if (!s.ok()) return ReplyStatusError(call, s);
-  reply::Integer(call.out, static_cast<int64_t>(ms.size()));
+  reply::Integer(call.out, static_cast<int64_t>(n));
 }
 
 void ZLexCount(CommandCall& call) {
@@ -176,10 +176,10 @@ void ZLexCount(CommandCall& call) {
     return ReplyError(call, "ERR min or max not valid string range item");
   }
   Database db = CurrentDb(call);
-  std::vector<ZMember> ms;
-  Status s = RedisZSet(&db).RangeByLex(call.args[1], min, max, false, 0, -1, &ms);
+  uint64_t n;
+  Status s = RedisZSet(&db).CountByLex(call.args[1], min, max, &n);
   if (!s.ok()) return ReplyStatusError(call, s);
-  reply::Integer(call.out, static_cast<int64_t>(ms.size()));
+  reply::Integer(call.out, static_cast<int64_t>(n));
 }
 
 void RankGeneric(CommandCall& call, bool rev) {
@@ -816,17 +816,17 @@ void RegisterZSetCommands(CommandTable* t) {
   t->Add({"zcard", 2, r, 1, 1, 1, ZCard, "sorted_set", "Returns the number of members in a sorted set.", "1.2.0"});
   t->Add({"zscore", 3, r, 1, 1, 1, ZScore, "sorted_set", "Returns the score of a member in a sorted set.", "1.2.0"});
   t->Add({"zmscore", -3, r, 1, 1, 1, ZMScore, "sorted_set", "Returns the score of one or more members in a sorted set.", "6.2.0"});
-  t->Add({"zcount", 4, r, 1, 1, 1, ZCount, "sorted_set", "Returns the count of members in a sorted set that have scores within a range.", "2.0.0"});
-  t->Add({"zlexcount", 4, r, 1, 1, 1, ZLexCount, "sorted_set", "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9"});
+  t->Add({"zcount", 4, r | kCmdLocksKeys, 1, 1, 1, ZCount, "sorted_set", "Returns the count of members in a sorted set that have scores within a range.", "2.0.0"});
+  t->Add({"zlexcount", 4, r | kCmdLocksKeys, 1, 1, 1, ZLexCount, "sorted_set", "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9"});
   t->Add({"zrank", 3, r | kCmdLocksKeys, 1, 1, 1, ZRank, "sorted_set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0"});
   t->Add({"zrevrank", 3, r | kCmdLocksKeys, 1, 1, 1, ZRevRank, "sorted_set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0"});
   t->Add({"zrange", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRange, "sorted_set", "Returns members in a sorted set within a range of indexes.", "1.2.0"});
   t->Add({"zrangestore", -5, ws, 1, 2, 1, ZRangeStore, "sorted_set", "Stores a range of members from sorted set in a key.", "6.2.0"});
   t->Add({"zrevrange", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRevRange, "sorted_set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"});
-  t->Add({"zrangebyscore", -4, rs, 1, 1, 1, ZRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores.", "1.0.5"});
-  t->Add({"zrevrangebyscore", -4, rs, 1, 1, 1, ZRevRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores in reverse order.", "2.2.0"});
-  t->Add({"zrangebylex", -4, rs, 1, 1, 1, ZRangeByLex, "sorted_set", "Returns members in a sorted set within a lexicographical range.", "2.8.9"});
-  t->Add({"zrevrangebylex", -4, rs, 1, 1, 1, ZRevRangeByLex, "sorted_set", "Returns members in a sorted set within a lexicographical range in reverse order.", "2.8.9"});
+  t->Add({"zrangebyscore", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores.", "1.0.5"});
+  t->Add({"zrevrangebyscore", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRevRangeByScore, "sorted_set", "Returns members in a sorted set within a range of scores in reverse order.", "2.2.0"});
+  t->Add({"zrangebylex", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRangeByLex, "sorted_set", "Returns members in a sorted set within a lexicographical range.", "2.8.9"});
+  t->Add({"zrevrangebylex", -4, rs | kCmdLocksKeys, 1, 1, 1, ZRevRangeByLex, "sorted_set", "Returns members in a sorted set within a lexicographical range in reverse order.", "2.8.9"});
   t->Add({"zremrangebyrank", 4, wd, 1, 1, 1, ZRemRangeByRank, "sorted_set", "Removes members in a sorted set within a range of indexes.", "2.0.0"});
   t->Add({"zremrangebyscore", 4, wd, 1, 1, 1, ZRemRangeByScore, "sorted_set", "Removes members in a sorted set within a range of scores.", "1.2.0"});
   t->Add({"zremrangebylex", 4, wd, 1, 1, 1, ZRemRangeByLex, "sorted_set", "Removes members in a sorted set within a lexicographical range.", "2.8.9"});

@@ -623,9 +623,101 @@ Status RedisZSet::RangeByRank(std::string_view key, int64_t start, int64_t stop,
 static bool AboveMin(double v, const ScoreBound& min) { return min.exclusive ? v > min.value : v >= min.value; }
 static bool BelowMax(double v, const ScoreBound& max) { return max.exclusive ? v < max.value : v <= max.value; }
 
+Status RedisZSet::LoadWithRanks(std::string_view key, Metadata* meta, int* levels) {
+  *levels = 0;
+  LoadedKey lk;
+  bool exists;
+  Status s = LoadZSet(key, &lk, meta, &exists);
+  if (!s.ok() || !exists) return s;
+  if (RankLevels(*meta) == 0 && meta->size >= kRankBuildAt) s = EnsureRankIndex(key, lk, meta);
+  *levels = RankLevels(*meta);
+  return s;
+}
+
+static std::string ScoreSuffix(const ZMember& m) { return EncodeScore(m.score) + m.member; }
+
+Status RedisZSet::SkipByRank(std::string_view key, bool rev, const RangeReader& read, int64_t offset, int64_t limit,
+                             const std::function<bool(const ZMember&)>& past_end, std::vector<ZMember>* out,
+                             bool* used) {
+  *used = false;
+  std::vector<ZMember> firsts;
+  Status s = read(rev, 1, &firsts);
+  if (!s.ok() || firsts.empty()) {
+    *used = true;  // an empty range (or an error): nothing to walk either
+    return s;
+  }
+  const ZMember& first = firsts[0];
+  Metadata meta;
+  int levels;
+  s = LoadWithRanks(key, &meta, &levels);
+  *used = s.ok() && levels > 0;
+  if (!*used) return s;
+  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+  uint64_t rank;
+  s = index.CountBelow(ScoreSuffix(first), &rank);
+  if (!s.ok()) return s;
+  const auto skip = static_cast<uint64_t>(offset);
+  if (rev ? skip > rank : rank + skip >= meta.size) return Status::OK();  // past the set's end
+  std::string from;
+  s = index.Select(rev ? rank - skip : rank + skip, &from);
+  if (!s.ok()) return s;
+  return WalkFrom(key, rev, &from, [&](const ZMember& m) {
+    if (past_end(m) || (limit >= 0 && static_cast<int64_t>(out->size()) >= limit)) return false;
+    out->push_back(m);
+    return limit < 0 || static_cast<int64_t>(out->size()) < limit;
+  });
+}
+
+Status RedisZSet::CountBetween(std::string_view key, const ZMember& first, const ZMember& last, uint64_t* n,
+                               bool* used) {
+  Metadata meta;
+  int levels;
+  Status s = LoadWithRanks(key, &meta, &levels);
+  *used = s.ok() && levels > 0;
+  if (!*used) return s;
+  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+  uint64_t low, high;
+  s = index.CountBelow(ScoreSuffix(first), &low);
+  if (s.ok()) s = index.CountBelow(ScoreSuffix(last), &high);
+  if (s.ok()) *n = high >= low ? high - low + 1 : 0;
+  return s;
+}
+
+Status RedisZSet::CountRange(std::string_view key, const RangeReader& read, uint64_t* n) {
+  std::vector<ZMember> ms, last;
+  Status s = read(false, kRankBuildOffset + 1, &ms);
+  *n = ms.size();
+  if (!s.ok() || ms.size() <= static_cast<size_t>(kRankBuildOffset)) return s;
+  s = read(true, 1, &last);
+  bool used = false;
+  if (s.ok() && !last.empty()) s = CountBetween(key, ms[0], last[0], n, &used);
+  if (!s.ok() || used) return s;
+  s = read(false, -1, &ms);  // under kRankBuildAt members
+  *n = ms.size();
+  return s;
+}
+
+Status RedisZSet::CountByScore(std::string_view key, const ScoreBound& min, const ScoreBound& max, uint64_t* n) {
+  return CountRange(key, [&](bool rev, int64_t limit, std::vector<ZMember>* out) {
+    return RangeByScore(key, min, max, rev, 0, limit, out);
+  }, n);
+}
+
+Status RedisZSet::CountByLex(std::string_view key, const LexBound& min, const LexBound& max, uint64_t* n) {
+  return CountRange(key, [&](bool rev, int64_t limit, std::vector<ZMember>* out) {
+    return RangeByLex(key, min, max, rev, 0, limit, out);
+  }, n);
+}
+
 Status RedisZSet::RangeByScore(std::string_view key, const ScoreBound& min, const ScoreBound& max, bool rev,
                                int64_t offset, int64_t limit, std::vector<ZMember>* out) {
   out->clear();
+  if (offset >= kRankBuildOffset) {
+    auto read = [&](bool r, int64_t l, std::vector<ZMember>* o) { return RangeByScore(key, min, max, r, 0, l, o); };
+    bool used;
+    Status s = SkipByRank(key, rev, read, offset, limit, [&](const ZMember& m) { return rev ? !AboveMin(m.score, min) : !BelowMax(m.score, max); }, out, &used);
+    if (!s.ok() || used) return s;
+  }
   int64_t skipped = 0;
   std::optional<double> from = rev ? max.value : min.value;
   if (std::isinf(*from)) from.reset();
@@ -659,6 +751,12 @@ static bool LexBelowMax(const std::string& v, const LexBound& max) {
 Status RedisZSet::RangeByLex(std::string_view key, const LexBound& min, const LexBound& max, bool rev, int64_t offset,
                              int64_t limit, std::vector<ZMember>* out) {
   out->clear();
+  if (offset >= kRankBuildOffset) {
+    auto read = [&](bool r, int64_t l, std::vector<ZMember>* o) { return RangeByLex(key, min, max, r, 0, l, o); };
+    bool used;
+    Status s = SkipByRank(key, rev, read, offset, limit, [&](const ZMember& m) { return rev ? !LexAboveMin(m.member, min) : !LexBelowMax(m.member, max); }, out, &used);
+    if (!s.ok() || used) return s;
+  }
   int64_t skipped = 0;
   // Lex ranges assume one score for all members (as in Redis). The walk, in set
   // order, starts at the range's bound among the members of the end's score: the

@@ -82,6 +82,11 @@ class RedisZSet {
                       int64_t limit, std::vector<ZMember>* out);
   Status RangeByLex(std::string_view key, const LexBound& min, const LexBound& max, bool rev, int64_t offset,
                     int64_t limit, std::vector<ZMember>* out);
+  // ZCOUNT and ZLEXCOUNT: how many members a range holds. Past kRankBuildOffset of
+  // them, from the ranks of its first and last members when the set has (or, big
+  // enough, gets) a rank index, as Redis counts: O(log n), not O(members).
+  Status CountByScore(std::string_view key, const ScoreBound& min, const ScoreBound& max, uint64_t* n);
+  Status CountByLex(std::string_view key, const LexBound& min, const LexBound& max, uint64_t* n);
   // Rank of member (0-based), empty if absent.
   Status Rank(std::string_view key, std::string_view member, bool rev, std::optional<int64_t>* rank,
               double* score);
@@ -132,6 +137,25 @@ class RedisZSet {
   // Builds the set's rank index if it has none. The caller holds the key's
   // lock (the rank commands take it: kCmdLocksKeys).
   Status EnsureRankIndex(std::string_view key, const LoadedKey& lk, Metadata* meta);
+  // Loads key's set with its rank index, built first if the set has none and has
+  // kRankBuildAt members or more; *levels is 0 when it still has none.
+  Status LoadWithRanks(std::string_view key, Metadata* meta, int* levels);
+
+  // A range's members from its near end (rev: from its far end), up to limit (-1:
+  // all): RangeByScore or RangeByLex with the range's bounds.
+  using RangeReader = std::function<Status(bool rev, int64_t limit, std::vector<ZMember>* out)>;
+  // The count of ZCOUNT and ZLEXCOUNT (see CountByScore).
+  Status CountRange(std::string_view key, const RangeReader& read, uint64_t* n);
+  // A range read that skips offset (kRankBuildOffset or more) members from the
+  // range's first member in walk order (read(rev, 1)): the rank index finds the
+  // member offset places on (O(log n)), from which the walk goes on while
+  // !past_end, up to limit. *used is false when the set has no rank index (the
+  // caller walks instead).
+  Status SkipByRank(std::string_view key, bool rev, const RangeReader& read, int64_t offset, int64_t limit,
+                    const std::function<bool(const ZMember&)>& past_end, std::vector<ZMember>* out, bool* used);
+  // Members from first to last (score order, both in the set) through the rank
+  // index; *used as for SkipByRank.
+  Status CountBetween(std::string_view key, const ZMember& first, const ZMember& last, uint64_t* n, bool* used);
 
   Metadata NewZSet() const;
   Status PutMember(std::string_view key, Metadata* meta, Edges* edges, ZSetRankIndex* rank, std::string_view member,

@@ -393,7 +393,9 @@ class Gen:
                                     self.rnd.randint(1000, 1100), self.rnd.randint(-1100, -1000)]))
 
     def wide(self):
-        c = self.rnd.randint(0, 19)
+        c = self.rnd.randint(0, 21)
+        if c >= 20:
+            return self.wide_lex()
         # Mostly keys of their own, which other families leave alone, so that a big
         # collection lives through many of these commands (at times an ordinary key).
         own = {2: "ws", 3: "wh", 4: "wl", 16: "wl"}.get(c) or (
@@ -430,8 +432,10 @@ class Gen:
             return ["ZADD", k] + [x for m in self.some(WIDE_MEMBERS, 1, 20) for x in (self.wide_score(), m)]
         if c == 14:
             lo, hi = sorted([self.rnd.randint(-100000, 100000), self.rnd.randint(-100000, 100000)])
-            args = [self.pick(["ZRANGEBYSCORE", "ZCOUNT", "ZREMRANGEBYSCORE"]), k, str(lo), str(hi)]
-            if args[0] == "ZRANGEBYSCORE" and self.rnd.random() < 0.6:
+            lo, hi = self.pick(["", "("]) + str(lo), self.pick(["", "("]) + str(hi)
+            name = self.pick(["ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZCOUNT", "ZCOUNT", "ZREMRANGEBYSCORE"])
+            args = [name, k] + ([hi, lo] if name == "ZREVRANGEBYSCORE" else [lo, hi])
+            if name.endswith("RANGEBYSCORE") and self.rnd.random() < 0.6:
                 args += ["LIMIT", str(self.rnd.randint(0, 1200)), str(self.rnd.randint(-1, 50))]
             return args
         if c == 15:
@@ -454,6 +458,31 @@ class Gen:
                           ["SISMEMBER", k, self.pick(WIDE_MEMBERS)], ["HGET", k, self.pick(WIDE_MEMBERS)],
                           ["ZSCORE", k, self.pick(WIDE_MEMBERS)], ["ZCARD", k], ["SCARD", k], ["HLEN", k],
                           ["LLEN", k], ["OBJECT", "ENCODING", k]])
+
+    def wide_lex(self):
+        """Lex ranges over a big set of one score (key "wzl", which nothing else
+        writes: Redis leaves lex ranges over several scores unspecified)."""
+        k = "wzl"
+
+        def bound():
+            if self.rnd.random() < 0.2:
+                return self.pick(["-", "+"])
+            return self.pick(["[", "("]) + self.pick(WIDE_MEMBERS)[:self.rnd.randint(1, 5)]
+        c = self.rnd.randint(0, 5)
+        if c == 0:
+            return ["ZADD", k] + [x for m in self.rnd.sample(WIDE_MEMBERS, self.rnd.choice([50, 700, 1500]))
+                                  for x in ("0", m)]
+        if c == 1:
+            return ["ZREM", k] + self.some(WIDE_MEMBERS, 1, 30)
+        if c == 2:
+            return ["ZLEXCOUNT", k, bound(), bound()]
+        if c == 3:
+            return ["ZREMRANGEBYLEX", k, bound(), bound()] if self.rnd.random() < 0.2 else ["ZCARD", k]
+        name = self.pick(["ZRANGEBYLEX", "ZREVRANGEBYLEX"])
+        args = [name, k, bound(), bound()]
+        if self.rnd.random() < 0.7:
+            args += ["LIMIT", str(self.rnd.randint(0, 1600)), str(self.rnd.randint(-1, 20))]
+        return args
 
     # --- EVAL of a few scripts: replies converted from Lua, errors from inside
     def script(self):

@@ -209,7 +209,8 @@ def test_draining_and_refilling_at_both_ends(diff):
 
 
 def test_ranks_of_big_sets_through_the_rank_index(diff):
-    """Sets past 1024 members answer ZRANK, ZREVRANK and ranges by rank from a
+    """Sets past 1024 members answer ZRANK, ZREVRANK, ranges by rank, ZCOUNT and
+    score ranges with LIMIT offsets past 256 from a
     tree of counts (types/zset_rank.h) that every write keeps: single and bulk
     ZADD, score moves, ZREM, pops, rank and score range removals, ZRANGESTORE
     and ZUNIONSTORE results, RENAME/COPY; the set shrinks below 256 (the index is
@@ -235,6 +236,15 @@ def test_ranks_of_big_sets_through_the_rank_index(diff):
             m = member()
             diff("ZRANK", key, m)
             diff("ZREVRANK", key, m)
+            # Counts and offsets past 256 members come from ranks too.
+            lo, hi = sorted(rng.sample(range(-320, 320), 2))
+            lo, hi = rng.choice(["(", ""]) + str(lo), rng.choice(["(", ""]) + str(hi)
+            diff("ZCOUNT", key, lo, hi)
+            diff("ZCOUNT", key, "-inf", rng.choice(["+inf", hi]))
+            offset = str(rng.choice([256, 300, 1000, 2500, card - 1, card]))
+            diff("ZRANGEBYSCORE", key, lo, "+inf", "LIMIT", offset, str(rng.choice([1, 5, -1])), "WITHSCORES")
+            diff("ZREVRANGEBYSCORE", key, hi, "-inf", "LIMIT", offset, "3")
+            diff("ZRANGE", key, hi, lo, "BYSCORE", "REV", "LIMIT", offset, "2")
 
     for i in range(0, 3000, 500):
         args = []
@@ -293,6 +303,24 @@ def test_ranks_of_big_sets_through_the_rank_index(diff):
     diff("ZRANGE", "big", "0", "-1", "WITHSCORES")
     for key in ("big", "copy", "u", "big2"):
         diff("ZRANGE", key, "0", "-1", "WITHSCORES")
+
+
+def test_lex_counts_and_offsets_of_a_big_set_through_the_rank_index(diff):
+    """ZLEXCOUNT past 256 members and lex ranges with LIMIT offsets past 256 of a
+    set of one score come from ranks: Redis' replies for every bound form."""
+    import random
+    rng = random.Random(65)
+    for i in range(0, 3000, 500):
+        diff("ZADD", "lex", *[x for j in range(i, i + 500) for x in ("0", f"w{j:05}")])
+    bounds = ["-", "+", "[w00000", "(w00000", "[w01500", "(w01500", "[w02999", "(w02999", "[w1", "(w", "[x", "[a"]
+    for _ in range(60):
+        lo, hi = rng.choice(bounds), rng.choice(bounds)
+        diff("ZLEXCOUNT", "lex", lo, hi)
+        offset = str(rng.choice([256, 257, 1000, 2999, 3000]))
+        diff("ZRANGEBYLEX", "lex", lo, hi, "LIMIT", offset, str(rng.choice([1, 4, -1])))
+        diff("ZREVRANGEBYLEX", "lex", hi, lo, "LIMIT", offset, "3")
+        diff("ZRANGE", "lex", lo, hi, "BYLEX", "LIMIT", offset, "2")
+        diff("ZREM", "lex", f"w{rng.randrange(3000):05}")
 
 
 def test_lex_ranges_from_every_kind_of_bound(diff):

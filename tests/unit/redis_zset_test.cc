@@ -250,4 +250,45 @@ TEST_F(RedisZSetTest, RandomPicksOfABigSetSelectRanks) {
   EXPECT_EQ(out.back().member, "m0");
 }
 
+// ZCOUNT and ZLEXCOUNT past kRankBuildOffset members, and range reads that skip
+// as many, go through the rank index (built by the first of them) instead of
+// walking the members they count or skip.
+TEST_F(RedisZSetTest, CountsAndOffsetsOfBigRangesUseRanks) {
+  Write([&](RedisZSet& z) {
+    std::vector<ZMember> ms;
+    for (int i = 0; i < 20000; i++) ms.push_back({"m" + std::to_string(100000 + i), static_cast<double>(i)});
+    int64_t n;
+    std::optional<double> incr;
+    ASSERT_TRUE(z.Add("z", ms, {}, &n, &incr).ok());
+  });
+  uint64_t n = 0;
+  ScoreBound min{10, true}, max{19000, false};
+  Write([&](RedisZSet& z) { ASSERT_TRUE(z.CountByScore("z", min, max, &n).ok()); });
+  EXPECT_EQ(n, 18990u);
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  auto steps = [] {
+    return rocksdb::get_perf_context()->next_on_memtable_count + rocksdb::get_perf_context()->prev_on_memtable_count;
+  };
+  rocksdb::get_perf_context()->Reset();
+  Read([&](RedisZSet& z) { ASSERT_TRUE(z.CountByScore("z", min, max, &n).ok()); });
+  EXPECT_EQ(n, 18990u);
+  EXPECT_LE(steps(), 1500u);  // the first 257 members, then two ranks; not 18990
+  std::vector<ZMember> out;
+  for (bool rev : {false, true}) {
+    rocksdb::get_perf_context()->Reset();
+    Read([&](RedisZSet& z) { ASSERT_TRUE(z.RangeByScore("z", min, max, rev, 15000, 2, &out).ok()); });
+    EXPECT_LE(steps(), 1000u);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].score, rev ? 19000 - 15000 : 11 + 15000);
+  }
+  LexBound lo{"m100000", false}, hi;
+  hi.pos_inf = true;
+  rocksdb::get_perf_context()->Reset();
+  Read([&](RedisZSet& z) { ASSERT_TRUE(z.RangeByLex("z", lo, hi, false, 12345, 1, &out).ok()); });
+  EXPECT_LE(steps(), 1000u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].member, "m112345");
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+}
+
 }  // namespace
