@@ -1,156 +1,13 @@
 #include "types/redis_bitmap.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 #include "types/redis_string.h"
+#include "types/string_editor.h"
 
 namespace kvrocks {
 
 namespace {
-
-// A writable byte view of one string key. A small value is edited whole and
-// stored inline; once the value exceeds one fragment it is converted to
-// fragments and only the fragments touched are read and written.
-class BitmapWriter {
- public:
-  BitmapWriter(Database* db, std::string_view key) : db_(db), str_(db), key_(key) {}
-
-  // Loads the key; WRONGTYPE if it holds a live non-string.
-  Status Open() {
-    Status s = db_->Load(key_, &lk_);
-    if (!s.ok()) return s;
-    if (!lk_.live) return Status::OK();
-    if (lk_.type != RedisType::kString) return Status::RedisError(kWrongTypeError);
-    Metadata meta;
-    s = meta.Decode(lk_.raw);
-    if (!s.ok()) return s;
-    if (meta.fragmented) {
-      fragmented_ = true;
-      version_ = meta.version;
-      size_ = meta.size;
-      return Status::OK();
-    }
-    s = str_.ReadRange(key_, lk_.raw, 0, UINT64_MAX, &whole_);
-    size_ = whole_.size();
-    // A big value (SET by a client, say) becomes fragments once, so that this
-    // and later bit writes touch single fragments.
-    if (s.ok() && size_ > kStringFragmentBytes) Split(true);
-    return s;
-  }
-
-  uint64_t size() const { return size_; }
-  bool exists() const { return lk_.live; }
-
-  // Makes the string at least n bytes long (zero padded).
-  void Grow(uint64_t n) {
-    if (n <= size_) return;
-    grown_ = true;
-    if (!fragmented_ && n > kStringFragmentBytes) Split(false);  // never materialize a big sparse value
-    size_ = n;
-    if (!fragmented_) whole_.resize(n, '\0');
-  }
-
-  // Copies bytes [offset, offset+n) into buf (offset+n <= size()).
-  Status Read(uint64_t offset, size_t n, uint8_t* buf) {
-    if (!fragmented_) {
-      std::copy_n(whole_.data() + offset, n, reinterpret_cast<char*>(buf));
-      return Status::OK();
-    }
-    for (size_t i = 0; i < n; i++) {
-      std::string* frag;
-      Status s = Fragment((offset + i) / kStringFragmentBytes, &frag);
-      if (!s.ok()) return s;
-      buf[i] = static_cast<uint8_t>((*frag)[(offset + i) % kStringFragmentBytes]);
-    }
-    return Status::OK();
-  }
-
-  Status Write(uint64_t offset, size_t n, const uint8_t* buf) {
-    changed_ = true;
-    if (!fragmented_) {
-      std::copy_n(reinterpret_cast<const char*>(buf), n, whole_.data() + offset);
-      return Status::OK();
-    }
-    for (size_t i = 0; i < n; i++) {
-      std::string* frag;
-      Status s = Fragment((offset + i) / kStringFragmentBytes, &frag);
-      if (!s.ok()) return s;
-      (*frag)[(offset + i) % kStringFragmentBytes] = static_cast<char>(buf[i]);
-      dirty_.insert(static_cast<uint32_t>((offset + i) / kStringFragmentBytes));
-    }
-    return Status::OK();
-  }
-
-  // Writes the changes (if the string changed or grew) into the context. A
-  // write that changes nothing is no write for clients, but Redis has unshared
-  // the value all the same: it reports "raw" from then on.
-  void Commit() {
-    if (!changed_ && !grown_) {
-      if (lk_.live && !fragmented_) str_.MarkRaw(&lk_);
-      return;
-    }
-    uint64_t expire = lk_.live ? lk_.expire_ms : 0;
-    if (!fragmented_) {
-      if (whole_.size() <= kStringFragmentBytes) {
-        str_.WriteValue(key_, &lk_, whole_, expire, kRawEncodingFlag);
-      } else {
-        str_.WriteFragments(key_, &lk_, whole_, expire);
-      }
-      return;
-    }
-    for (auto& [index, bytes] : frags_) {
-      if (dirty_.count(index) == 0) continue;
-      std::string k = EncodeFragmentKey(db_->id(), key_, version_, index);
-      size_t used = bytes.find_last_not_of('\0');
-      if (used == std::string::npos) {
-        db_->ctx()->Delete(ColumnFamily::kSubkey, k);
-      } else {
-        db_->ctx()->Put(ColumnFamily::kSubkey, k, std::string_view(bytes).substr(0, used + 1));
-      }
-    }
-    db_->Store(key_, &lk_, EncodeStringRef(version_, size_, expire, true), expire);
-  }
-
- private:
-  // Moves the value into fragments. relayout: the value as it is (Open), which
-  // no client sees as a write; otherwise the string is growing (Grow), and
-  // Commit stores the metadata again with the final size.
-  void Split(bool relayout) {
-    version_ = str_.WriteFragments(key_, &lk_, whole_, lk_.live ? lk_.expire_ms : 0, relayout && lk_.live);
-    fragmented_ = true;
-    whole_.clear();
-    whole_.shrink_to_fit();
-  }
-
-  Status Fragment(uint64_t index, std::string** frag) {
-    auto it = frags_.find(static_cast<uint32_t>(index));
-    if (it == frags_.end()) {
-      std::string bytes;
-      Status s = db_->ctx()->Get(ColumnFamily::kSubkey,
-                                 EncodeFragmentKey(db_->id(), key_, version_, static_cast<uint32_t>(index)), &bytes);
-      if (!s.ok() && !s.IsNotFound()) return s;
-      bytes.resize(kStringFragmentBytes, '\0');
-      it = frags_.emplace(static_cast<uint32_t>(index), std::move(bytes)).first;
-    }
-    *frag = &it->second;
-    return Status::OK();
-  }
-
-  Database* db_;
-  RedisString str_;
-  std::string key_;
-  LoadedKey lk_;
-  bool fragmented_ = false;
-  bool changed_ = false;
-  bool grown_ = false;
-  uint64_t version_ = 0;
-  uint64_t size_ = 0;
-  std::string whole_;                    // the value when not fragmented
-  std::map<uint32_t, std::string> frags_;  // fragments read so far, full length
-  std::set<uint32_t> dirty_;
-};
 
 // Bits [offset, offset+bits) of buf (bit 0 = most significant bit of buf[0]).
 uint64_t GetBits(const uint8_t* buf, uint64_t offset, int bits) {
@@ -227,7 +84,7 @@ Status RedisBitmap::GetBit(std::string_view key, uint64_t offset, int* bit) {
 }
 
 Status RedisBitmap::SetBit(std::string_view key, uint64_t offset, int bit, int* old) {
-  BitmapWriter w(db_, key);
+  StringEditor w(db_, key);
   Status s = w.Open();
   if (!s.ok()) return s;
   uint64_t at = offset >> 3;
@@ -399,7 +256,7 @@ Status RedisBitmap::BitField(std::string_view key, const std::vector<BitfieldOp>
     }
     return Status::OK();
   }
-  BitmapWriter w(db_, key);
+  StringEditor w(db_, key);
   Status s = w.Open();
   if (!s.ok()) return s;
   // Redis' dirty count: every write of a new or longer string, else every write that changes bits.

@@ -6,6 +6,7 @@
 #include "common/encoding.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
+#include "types/string_editor.h"
 
 namespace kvrocks {
 
@@ -240,40 +241,42 @@ Status RedisString::GetDel(std::string_view key, std::string* value) {
 static Status TooBig() { return Status::RedisError("ERR string exceeds maximum allowed size (proto-max-bulk-len)"); }
 
 Status RedisString::Append(std::string_view key, std::string_view value, int64_t max_len, size_t* new_len) {
-  LoadedKey lk;
-  std::string cur;
-  Status s = LoadString(key, &lk, &cur);
+  StringEditor e(db_, key, kEditInPlaceAt);
+  Status s = e.Open();
   if (!s.ok()) return s;
-  if (lk.live && static_cast<int64_t>(cur.size() + value.size()) > max_len) return TooBig();
-  bool existed = lk.live;
-  cur.append(value);
-  *new_len = cur.size();
-  // Redis keeps a new key's argument as given (int/embstr) but unshares an existing one (raw).
-  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, existed ? kRawEncodingFlag : 0);
+  if (!e.exists()) {
+    *new_len = value.size();
+    // Redis keeps a new key's argument as given (int/embstr); an existing one is unshared (raw).
+    WriteValue(key, e.loaded(), value, 0);
+    return Status::OK();
+  }
+  if (static_cast<int64_t>(e.size() + value.size()) > max_len) return TooBig();
+  const uint64_t at = e.size();
+  e.Grow(at + value.size());
+  s = e.Write(at, value.size(), reinterpret_cast<const uint8_t*>(value.data()));
+  if (!s.ok()) return s;
+  e.Touch();  // APPEND of nothing is a write too
+  *new_len = at + value.size();
+  e.Commit();
   return Status::OK();
 }
 
 Status RedisString::SetRange(std::string_view key, int64_t offset, std::string_view value, int64_t max_len,
                              size_t* new_len) {
-  LoadedKey lk;
-  std::string cur;
-  Status s = LoadString(key, &lk, &cur);
+  StringEditor e(db_, key, kEditInPlaceAt);
+  Status s = e.Open();
   if (!s.ok()) return s;
-  if (!lk.live && value.empty()) {
-    *new_len = 0;
-    return Status::OK();
-  }
   // As Redis: writing nothing answers the length before the size is checked.
   if (value.empty()) {
-    *new_len = cur.size();
+    *new_len = e.size();
     return Status::OK();
   }
   if (offset > max_len - static_cast<int64_t>(value.size())) return TooBig();
-  size_t end = static_cast<size_t>(offset) + value.size();
-  if (cur.size() < end) cur.resize(end, '\0');
-  cur.replace(static_cast<size_t>(offset), value.size(), value);
-  *new_len = cur.size();
-  WriteValue(key, &lk, cur, lk.live ? lk.expire_ms : 0, kRawEncodingFlag);
+  e.Grow(static_cast<uint64_t>(offset) + value.size());
+  s = e.Write(static_cast<uint64_t>(offset), value.size(), reinterpret_cast<const uint8_t*>(value.data()));
+  if (!s.ok()) return s;
+  *new_len = e.size();
+  e.Commit();
   return Status::OK();
 }
 

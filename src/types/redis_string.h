@@ -1,6 +1,7 @@
 // The string type: the value lives inline in the key's metadata entry, or out
 // of line as one subkey when large (RocksDB blob files), or, for bitmaps written
-// bit by bit, as fixed-size fragments of which only the non-zero ones exist.
+// bit by bit and big strings edited by APPEND or SETRANGE (StringEditor), as
+// fixed-size fragments of which only the non-zero ones exist.
 #pragma once
 
 #include <functional>
@@ -38,7 +39,8 @@ class RedisString {
   Status GetEx(std::string_view key, ExpireChange change, uint64_t expire_ms, std::string* value);
   Status GetDel(std::string_view key, std::string* value);
 
-  // APPEND / SETRANGE; max_len is proto-max-bulk-len.
+  // APPEND / SETRANGE; max_len is proto-max-bulk-len. Past kEditInPlaceAt bytes
+  // they write only the fragments they touch (string_editor.h).
   Status Append(std::string_view key, std::string_view value, int64_t max_len, size_t* new_len);
   Status SetRange(std::string_view key, int64_t offset, std::string_view value, int64_t max_len, size_t* new_len);
 

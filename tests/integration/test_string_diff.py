@@ -367,3 +367,43 @@ def test_pipelined_gets(diff):
     _pipelined(diff, [["MULTI"], ["GET", "big"], ["GET", "h"], ["SET", "m", "1"], ["GET", "m"], ["EXEC"]])
     # Many GETs in one pipeline, over more keys than one run covers.
     _pipelined(diff, [["GET", "k%d" % (i % 50)] if i % 7 else ["SET", "k%d" % (i % 50), str(i)] for i in range(3000)])
+
+
+def test_appends_and_setranges_of_big_strings_edit_in_place(diff):
+    """Past 64 KiB APPEND and SETRANGE write only the fragments they touch
+    (types/string_editor.h); whatever the layout, every read must be Redis'."""
+    for i in range(100):
+        diff("APPEND", "log", (b"%03d" % i) * 333 + b"\x00\xff")
+    diff("STRLEN", "log")
+    diff("GETRANGE", "log", 65530, 65545)
+    diff("GETRANGE", "log", -5, -1)
+    diff("OBJECT", "ENCODING", "log")
+    diff("EXPIRE", "log", 1000)
+    diff("APPEND", "log", b"")
+    diff("APPEND", "log", b"z" * 3000)
+    diff.approx("TTL", "log")
+    diff("SETRANGE", "log", 1000, b"middle")
+    diff("SETRANGE", "log", 99990, b"across the end" * 5)
+    diff("SETRANGE", "log", 5, b"")
+    diff("GET", "log")
+    diff("DUMP", "log")
+    diff("BITCOUNT", "log")
+    diff("SETBIT", "log", 8, 1)
+    diff("APPEND", "log", b"after a bit")
+    diff("GET", "log")
+    diff("SET", "big", b"x" * 70000)
+    diff("APPEND", "big", b"y")
+    diff("SETRANGE", "big", 69990, b"Z" * 20)
+    diff("GET", "big")
+    diff("SETRANGE", "sparse", 3000000, b"end")
+    diff("STRLEN", "sparse")
+    diff("GETRANGE", "sparse", 2999990, -1)
+    diff("APPEND", "sparse", b"!")
+    diff("GET", "sparse")
+    diff("INCR", "log")
+    diff("COPY", "log", "log2")
+    diff("GET", "log2")
+    diff("SET", "log", "small")
+    diff("APPEND", "log", "er")
+    diff("GET", "log")
+    diff("OBJECT", "ENCODING", "log")

@@ -6,6 +6,8 @@
 
 #include "temp_storage.h"
 
+#include <rocksdb/perf_context.h>
+
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -335,4 +337,40 @@ TEST_F(StringTypeTest, BigValuesShareTheBlockCache) {
   cfg_.rocksdb_block_cache_size = 16 << 20;  // CONFIG SET rocksdb.block-cache-size
   ASSERT_TRUE(storage_->ApplyOption("rocksdb.block-cache-size").ok());
   EXPECT_EQ(cache->GetCapacity(), static_cast<size_t>(16 << 20));
+}
+
+// APPEND and SETRANGE of a string past kEditInPlaceAt touch only the fragments
+// they write: building a value by APPENDs is linear, not quadratic, and the
+// value reads back whole.
+TEST_F(StringTypeTest, AppendAndSetRangeOfABigStringEditInPlace) {
+  std::string model;
+  for (int i = 0; i < 300; i++) {
+    std::string chunk(1000, static_cast<char>('a' + i % 26));
+    model += chunk;
+    Run([&](Database&, RedisString& s) {
+      size_t len;
+      ASSERT_TRUE(s.Append("log", chunk, 512 << 20, &len).ok());
+      EXPECT_EQ(len, model.size());
+    });
+  }
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  Run([&](Database&, RedisString& s) {
+    size_t len;
+    ASSERT_TRUE(s.Append("log", "tail", 512 << 20, &len).ok());
+    ASSERT_TRUE(s.SetRange("log", 150000, "mid", 512 << 20, &len).ok());
+  });
+  const auto& perf = *rocksdb::get_perf_context();
+  uint64_t reads = perf.get_from_memtable_count + perf.next_on_memtable_count + perf.seek_on_memtable_count;
+  uint64_t bytes = perf.get_read_bytes + perf.blob_read_byte + perf.iter_read_bytes;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  EXPECT_LE(reads, 20u) << "a few fragments and the metadata, not the 293 fragments of the value";
+  EXPECT_LE(bytes, 20000u) << "a few fragments, not the 300 KB value";
+  model += "tail";
+  model.replace(150000, 3, "mid");
+  Run([&](Database&, RedisString& s) {
+    std::string v;
+    ASSERT_TRUE(s.Get("log", &v).ok());
+    EXPECT_TRUE(v == model) << v.size() << " bytes against " << model.size();
+  });
 }
