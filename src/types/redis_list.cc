@@ -271,17 +271,41 @@ Status RedisList::Insert(std::string_view key, bool before, std::string_view piv
     *len = 0;
     return Status::OK();
   }
-  std::vector<std::string> all;
-  s = Range(key, 0, -1, &all);
+  // The pivot's position, read from the head up to it, as Redis searches.
+  int64_t pos = -1;
+  s = Find(key, pivot, false, 0, [&pos](int64_t at) {
+    pos = at;
+    return false;
+  });
   if (!s.ok()) return s;
-  for (size_t i = 0; i < all.size(); i++) {
-    if (all[i] != pivot) continue;
-    all.insert(all.begin() + static_cast<long>(before ? i : i + 1), std::string(elem));
-    Rewrite(key, &lk, &lm, all);
-    *len = static_cast<int64_t>(all.size());
+  if (pos < 0) {
+    *len = -1;
     return Status::OK();
   }
-  *len = -1;
+  // The elements on the shorter side of the new one move one index outwards.
+  const auto size = static_cast<int64_t>(lm.meta.size);
+  const int64_t at = before ? pos : pos + 1;  // the new element's position
+  const bool shift_head = at < size - at;
+  std::vector<std::string> moved;
+  if (shift_head ? at > 0 : at < size) {  // (Range reads -1 as the last element)
+    s = shift_head ? Range(key, 0, at - 1, &moved) : Range(key, at, size - 1, &moved);
+    if (!s.ok()) return s;
+  }
+  if (shift_head) {
+    for (size_t i = 0; i < moved.size(); i++) {
+      db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head - 1 + i), moved[i]);
+    }
+    lm.head--;
+  } else {
+    for (size_t i = moved.size(); i-- > 0;) {
+      db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head + static_cast<uint64_t>(at) + 1 + i), moved[i]);
+    }
+    lm.tail++;
+  }
+  db_->ctx()->Put(ColumnFamily::kSubkey, ElemKey(key, lm, lm.head + static_cast<uint64_t>(at)), elem);
+  lm.meta.size++;
+  StoreMeta(key, &lk, lm);
+  *len = static_cast<int64_t>(lm.meta.size);
   return Status::OK();
 }
 

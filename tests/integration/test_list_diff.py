@@ -275,6 +275,32 @@ def test_big_list_operations_are_local(fresh_server):
     assert srv.client().lrange("big", 0, 2) == [b"100", b"101", b"102"]
 
 
+def test_linsert_moves_the_shorter_side(diff):
+    """LINSERT shifts the elements on the shorter side of the new one by one index
+    (head or tail moves), in place: every position, both directions, both ends,
+    lists built from either end, and the list read back as Redis has it."""
+    import random
+    rng = random.Random(65)
+    diff("RPUSH", "l", *range(300))
+    diff("LPUSH", "l", *range(-1, -300, -1))
+    for step in range(200):
+        card = int(diff.kv.call("LLEN", "l")[1:-2])
+        pivot = diff.kv.call("LINDEX", "l", rng.choice([0, 1, card // 2, card - 1, rng.randrange(card)]))
+        pivot = pivot.split(b"\r\n")[1]
+        diff("LINSERT", "l", rng.choice(["BEFORE", "AFTER"]), pivot, f"n{step}")
+        if step % 20 == 0:
+            diff("LRANGE", "l", 0, -1)
+            diff(rng.choice(["LPOP", "RPOP"]), "l", 3)
+    diff("LRANGE", "l", 0, -1)
+    diff("LINDEX", "l", 123)
+    diff("LPOS", "l", "n100")
+    diff("DUMP", "l")
+    diff("RPUSH", "l", "end")
+    diff("LPUSH", "l", "start")
+    diff("LRANGE", "l", 0, 5)
+    diff("LRANGE", "l", -5, -1)
+
+
 def test_blpop_wakes_on_push(kvrocks_server):
     c = kvrocks_server.client()
     c.delete("q", "q2")
