@@ -715,7 +715,8 @@ Status RedisZSet::RangeByScore(std::string_view key, const ScoreBound& min, cons
   if (offset >= kRankBuildOffset) {
     auto read = [&](bool r, int64_t l, std::vector<ZMember>* o) { return RangeByScore(key, min, max, r, 0, l, o); };
     bool used;
-    Status s = SkipByRank(key, rev, read, offset, limit, [&](const ZMember& m) { return rev ? !AboveMin(m.score, min) : !BelowMax(m.score, max); }, out, &used);
+    auto past_end = [&](const ZMember& m) { return rev ? !AboveMin(m.score, min) : !BelowMax(m.score, max); };
+    Status s = SkipByRank(key, rev, read, offset, limit, past_end, out, &used);
     if (!s.ok() || used) return s;
   }
   int64_t skipped = 0;
@@ -754,7 +755,8 @@ Status RedisZSet::RangeByLex(std::string_view key, const LexBound& min, const Le
   if (offset >= kRankBuildOffset) {
     auto read = [&](bool r, int64_t l, std::vector<ZMember>* o) { return RangeByLex(key, min, max, r, 0, l, o); };
     bool used;
-    Status s = SkipByRank(key, rev, read, offset, limit, [&](const ZMember& m) { return rev ? !LexAboveMin(m.member, min) : !LexBelowMax(m.member, max); }, out, &used);
+    auto past_end = [&](const ZMember& m) { return rev ? !LexAboveMin(m.member, min) : !LexBelowMax(m.member, max); };
+    Status s = SkipByRank(key, rev, read, offset, limit, past_end, out, &used);
     if (!s.ok() || used) return s;
   }
   int64_t skipped = 0;
