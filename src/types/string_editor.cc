@@ -20,11 +20,11 @@ Status StringEditor::Open() {
   }
   s = str_.ReadRange(key_, lk_.raw, 0, UINT64_MAX, &whole_);
   size_ = whole_.size();
-  if (s.ok() && size_ > split_at_) Split(true);
   return s;
 }
 
 void StringEditor::Grow(uint64_t n) {
+  SplitIfBig();
   if (n <= size_) return;
   grown_ = true;
   if (!fragmented_ && n > split_at_) Split(false);  // never materialize a big sparse value
@@ -47,6 +47,7 @@ Status StringEditor::Read(uint64_t offset, size_t n, uint8_t* buf) {
 }
 
 Status StringEditor::Write(uint64_t offset, size_t n, const uint8_t* buf) {
+  SplitIfBig();
   changed_ = true;
   if (!fragmented_) {
     std::copy_n(reinterpret_cast<const char*>(buf), n, whole_.data() + offset);
@@ -91,6 +92,10 @@ void StringEditor::Commit(uint8_t encoding_flag) {
     }
   }
   db_->Store(key_, &lk_, EncodeStringRef(version_, size_, expire, true), expire);
+}
+
+void StringEditor::SplitIfBig() {
+  if (!fragmented_ && size_ > split_at_) Split(true);
 }
 
 void StringEditor::Split(bool relayout) {

@@ -28,8 +28,9 @@ class StringEditor {
       : db_(db), str_(db), key_(key), split_at_(split_at) {}
 
   // Loads the key; WRONGTYPE if it holds a live non-string. A value over
-  // split_at that is stored whole (SET by a client, say) becomes fragments now,
-  // O(n) once, so that this and later edits touch single fragments.
+  // split_at that is stored whole (SET by a client, say) becomes fragments at
+  // the first Grow or Write, O(n) once, so that this and later edits touch
+  // single fragments; a command that writes nothing leaves it as it is.
   Status Open();
 
   uint64_t size() const { return size_; }
@@ -58,6 +59,8 @@ class StringEditor {
   // no client sees as a write; otherwise the string is growing (Grow), and
   // Commit stores the metadata again with the final size.
   void Split(bool relayout);
+  // Split(true) of a value over split_at still stored whole (Open).
+  void SplitIfBig();
   Status Fragment(uint64_t index, std::string** frag);
 
   Database* db_;
