@@ -1,7 +1,5 @@
 // Hash commands.
-#include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "commands/helpers.h"
 #include "commands/scan_cursor.h"
@@ -149,52 +147,37 @@ void HRandField(CommandCall& call) {
     return ReplyError(call, "ERR value is out of range");
   }
   Database db = CurrentDb(call);
-  std::vector<std::pair<std::string, std::string>> fvs;
-  Status s = HashOf(&db).GetAll(a[1], &fvs);
-  if (!s.ok()) return ReplyStatusError(call, s);
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  if (!with_count) {
-    if (fvs.empty()) return reply::Null(call.out, call.resp);
-    return reply::Bulk(call.out, fvs[rng() % fvs.size()].first);
-  }
-  std::vector<size_t> picked;
-  if (count >= 0) {
-    // Distinct fields, as Redis picks them: all of them in the hash's order when
-    // count >= size; else a random subset, in the hash's order from a listpack
-    // when count is under a third of the size (lpRandomPairsUnique), in no
-    // particular order otherwise (a dictionary's).
-    std::vector<size_t> all(fvs.size());
-    for (size_t i = 0; i < all.size(); i++) all[i] = i;
-    if (static_cast<uint64_t>(count) < fvs.size()) {
-      std::shuffle(all.begin(), all.end(), rng);
-      all.resize(static_cast<size_t>(count));
-      LoadedKey lk;
-      Metadata meta;
-      bool listpack = db.Load(a[1], &lk).ok() && meta.Decode(lk.raw).ok() &&
-                      std::string_view(RedisHash::Encoding(meta)) == "listpack";
-      if (listpack && static_cast<uint64_t>(count) * 3 <= fvs.size()) std::sort(all.begin(), all.end());
-    }
-    picked = std::move(all);
-  } else if (!fvs.empty()) {
+  // A negative count: |count| independent picks, repetitions allowed.
+  const auto n = static_cast<uint64_t>(count < 0 ? -count : count);
+  bool refused = false;
+  auto fits = [&](const RedisHash::FieldValues& sample) {
     uint64_t len = 0;
-    for (const auto& [f, v] : fvs) len += f.size() + (with_values ? v.size() + 8 : 0);
-    if (!RepeatedPicksFit(call, static_cast<uint64_t>(-count), len / fvs.size())) return;
-    picked.reserve(static_cast<size_t>(-count));
-    for (int64_t i = 0; i < -count; i++) picked.push_back(rng() % fvs.size());
+    for (const auto& [f, v] : sample) len += f.size() + (with_values ? v.size() + 8 : 0);
+    refused = !RepeatedPicksFit(call, n, len / sample.size());
+    return !refused;
+  };
+  RedisHash::FieldValues picked;
+  Status s = HashOf(&db).RandomFields(a[1], with_count ? n : 1, count < 0, &picked,
+                                      count < 0 ? std::function<bool(const RedisHash::FieldValues&)>(fits) : nullptr);
+  if (refused) return;
+  if (!s.ok()) return ReplyStatusError(call, s);
+  if (!with_count) {
+    if (picked.empty()) return reply::Null(call.out, call.resp);
+    return reply::Bulk(call.out, picked[0].first);
   }
   if (with_values && call.resp == 3) {
     reply::ArrayHeader(call.out, picked.size());
-    for (size_t i : picked) {
+    for (const auto& [field, value] : picked) {
       reply::ArrayHeader(call.out, 2);
-      reply::Bulk(call.out, fvs[i].first);
-      reply::Bulk(call.out, fvs[i].second);
+      reply::Bulk(call.out, field);
+      reply::Bulk(call.out, value);
     }
     return;
   }
   reply::ArrayHeader(call.out, picked.size() * (with_values ? 2 : 1));
-  for (size_t i : picked) {
-    reply::Bulk(call.out, fvs[i].first);
-    if (with_values) reply::Bulk(call.out, fvs[i].second);
+  for (const auto& [field, value] : picked) {
+    reply::Bulk(call.out, field);
+    if (with_values) reply::Bulk(call.out, value);
   }
 }
 
@@ -247,7 +230,7 @@ void RegisterHashCommands(CommandTable* t) {
   t->Add({"hgetall", 2, kCmdReadOnly | kCmdSlow, 1, 1, 1, HGetAll, "hash", "Returns all fields and values in a hash.", "2.0.0"});
   t->Add({"hincrby", 4, w, 1, 1, 1, HIncrBy, "hash", "Increments the integer value of a field in a hash by a number.", "2.0.0"});
   t->Add({"hincrbyfloat", 4, w, 1, 1, 1, HIncrByFloat, "hash", "Increments the floating point value of a field by a number.", "2.6.0"});
-  t->Add({"hrandfield", -2, kCmdReadOnly | kCmdSlow, 1, 1, 1, HRandField, "hash", "Returns one or more random fields from a hash.", "6.2.0"});
+  t->Add({"hrandfield", -2, kCmdReadOnly | kCmdSlow | kCmdLocksKeys, 1, 1, 1, HRandField, "hash", "Returns one or more random fields from a hash.", "6.2.0"});
   t->Add({"hscan", -3, kCmdReadOnly | kCmdSlow, 1, 1, 1, HScan, "hash", "Iterates over fields and values of a hash.", "2.8.0"});
 }
 

@@ -194,7 +194,7 @@ rocksdb::ColumnFamilyOptions Storage::CFOptions(ColumnFamily c) {
       // concurrent MSET, multi-key reads, the RDB snapshot served by SYNC) would
       // then see writes that committed after it began (bench/RESULTS.md, session
       // 46). Storage::Open refuses options that disable snapshots. A walk that
-      // still meets many versions gets the set's records compacted (zset_rank.cc).
+      // still meets many versions gets the set's records compacted (rank_index.cc).
       o.write_buffer_size = 256 << 10;
       o.max_write_buffer_number = 4;
       o.level0_file_num_compaction_trigger = 2;

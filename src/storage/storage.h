@@ -31,7 +31,7 @@ enum class ColumnFamily : int {
   kPropagate,
   kState,   // replication state, counters, the database map
   kExpire,  // expiry index for the active-expire cycle
-  kZSetRank,  // big sorted sets' counts for ranks (types/zset_rank.h)
+  kZSetRank,  // big sorted sets' counts for ranks (types/rank_index.h)
   kCount,
 };
 

@@ -14,7 +14,7 @@
 // kMinInterval, so a workload that keeps deleting cannot turn them into a
 // stream of flushes; a range already queued is not queued again. The sorted
 // sets' rank index asks for its records the same way when its walks step over
-// many overwritten versions of them (zset_rank.cc).
+// many overwritten versions of them (rank_index.cc).
 #pragma once
 
 #include <rocksdb/db.h>

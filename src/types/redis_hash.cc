@@ -3,11 +3,14 @@
 #include <algorithm>
 
 #include <cmath>
+#include <random>
+#include <set>
 #include <unordered_set>
 
 #include "common/encoding.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
+#include "types/rank_index.h"
 
 namespace kvrocks {
 
@@ -19,6 +22,9 @@ static constexpr uint8_t kFieldTtlFlag = 2;
 // carries its field's insertion number, varint (after the expiry, if any), and
 // the payload goes on with the next number to give, next_seq(8, BE).
 static constexpr uint8_t kOrderedFlag = 4;
+// payload[0] bits 4-7: the levels of the hash's rank index over its fields
+// (RankIndex::LevelsOf), built when HRANDFIELD picks from a hash of
+// RankIndex::kBuildAt fields; writes keep it from then on.
 
 static uint8_t Flags(const Metadata& meta) {
   return meta.payload.empty() ? 0 : static_cast<uint8_t>(meta.payload[0]);
@@ -131,6 +137,7 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
     return s;
   }
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  auto rank = RankIndex::ForWrite(db_->ctx(), prefix, meta, fvs.size(), ColumnFamily::kSubkey);
   bool changed = false;
   std::string sub, old;
   const uint64_t now = ExpiryNowMs();
@@ -147,15 +154,23 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
     if (!live && IsOrdered(meta)) seq = TakeSeq(&meta);  // a new field goes last
     // Setting a field clears its TTL, as in Redis.
     db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, 0, seq));
+    if (!stored && rank != nullptr && !(s = rank->Insert(field)).ok()) return s;
     if (std::max(field.size(), value.size()) > EncodingLimits::HashValue()) meta.payload[0] |= kHashtableFlag;
     changed = true;
   }
   if (meta.size > EncodingLimits::HashEntries()) meta.payload[0] |= kHashtableFlag;
   if (changed) {
     if (!(s = KeepOrderIfListpack(key, &meta)).ok()) return s;  // a hash that became a hashtable
-    db_->StoreCollection(key, &lk, meta);
+    return Store(key, &lk, &meta, rank.get());
   }
   return Status::OK();
+}
+
+Status RedisHash::Store(std::string_view key, LoadedKey* lk, Metadata* meta, RankIndex* rank) {
+  Status s = RankIndex::Finish(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), meta, rank,
+                               ColumnFamily::kSubkey);
+  if (s.ok()) db_->StoreCollection(key, lk, *meta);
+  return s;
 }
 
 Status RedisHash::Get(std::string_view key, std::string_view field, std::string* value) {
@@ -202,6 +217,7 @@ Status RedisHash::Delete(std::string_view key, const std::vector<std::string_vie
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  auto rank = RankIndex::ForWrite(db_->ctx(), prefix, meta, fields.size(), ColumnFamily::kSubkey);
   std::string sub, value;
   int64_t removed = 0;
   for (std::string_view field : fields) {
@@ -211,11 +227,11 @@ Status RedisHash::Delete(std::string_view key, const std::vector<std::string_vie
     if (!s.ok()) return s;
     if (Unwrap(meta, &value, ExpiryNowMs())) (*deleted)++;  // an expired field goes too, uncounted
     db_->ctx()->Delete(ColumnFamily::kSubkey, sub);
+    if (rank != nullptr && !(s = rank->Remove(field)).ok()) return s;
     meta.size--;
     removed++;
   }
-  if (removed > 0) db_->StoreCollection(key, &lk, meta);
-  return Status::OK();
+  return removed > 0 ? Store(key, &lk, &meta, rank.get()) : Status::OK();
 }
 
 Status RedisHash::Size(std::string_view key, uint64_t* size) {
@@ -282,6 +298,122 @@ Status RedisHash::GetAll(std::string_view key, std::vector<std::pair<std::string
   return Scan(key, "", SIZE_MAX, "*", fvs, &next);
 }
 
+static std::mt19937_64& Rng() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  return rng;
+}
+
+Status RedisHash::RandomFields(std::string_view key, uint64_t count, bool repeat, FieldValues* out,
+                               const std::function<bool(const FieldValues& sample)>& fits) {
+  out->clear();
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  Status s = LoadHash(key, &lk, &meta, &exists);
+  if (!s.ok() || !exists || meta.size == 0 || count == 0) return s;
+  if (meta.size >= RankIndex::kBuildAt && (repeat || count <= meta.size / 3)) {
+    bool whole = false;
+    s = RandomFieldsByRank(key, lk, &meta, count, repeat, out, fits, &whole);
+    if (!s.ok() || !whole) return s;
+    out->clear();
+  }
+  return RandomFieldsOfAll(key, count, repeat, out, fits);
+}
+
+Status RedisHash::RandomFieldsOfAll(std::string_view key, uint64_t count, bool repeat, FieldValues* out,
+                                    const std::function<bool(const FieldValues& sample)>& fits) {
+  FieldValues all;
+  Status s = GetAll(key, &all);
+  if (!s.ok() || all.empty()) return s;
+  auto& rng = Rng();
+  if (repeat) {
+    if (fits && !fits(all)) return Status::Aborted();
+    out->reserve(count);
+    for (uint64_t i = 0; i < count; i++) out->push_back(all[rng() % all.size()]);
+    return Status::OK();
+  }
+  if (count >= all.size()) {
+    *out = std::move(all);
+    return Status::OK();
+  }
+  std::vector<size_t> picked(all.size());
+  for (size_t i = 0; i < picked.size(); i++) picked[i] = i;
+  std::shuffle(picked.begin(), picked.end(), rng);
+  picked.resize(count);
+  LoadedKey lk;
+  Metadata meta;
+  bool exists;
+  s = LoadHash(key, &lk, &meta, &exists);
+  if (!s.ok()) return s;
+  if (!IsHashtable(meta) && count * 3 <= all.size()) std::sort(picked.begin(), picked.end());
+  out->reserve(count);
+  for (size_t i : picked) out->push_back(std::move(all[i]));
+  return Status::OK();
+}
+
+Status RedisHash::RandomFieldsByRank(std::string_view key, const LoadedKey& lk, Metadata* meta, uint64_t count,
+                                     bool repeat, FieldValues* out,
+                                     const std::function<bool(const FieldValues& sample)>& fits, bool* whole) {
+  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
+  if (RankIndex::LevelsOf(*meta) == 0) {
+    Status s = RankIndex::Ensure(db_->ctx(), prefix, meta, ColumnFamily::kSubkey);
+    if (!s.ok()) return s;
+    // Not a modification of the hash: no WATCH, keyspace event or dirty count.
+    db_->ctx()->Put(ColumnFamily::kMetadata, lk.meta_key, meta->Encode());
+  }
+  RankIndex index(db_->ctx(), prefix, RankIndex::LevelsOf(*meta), ColumnFamily::kSubkey);
+  // Ranks count stored fields, expired ones too (until expiry deletes them):
+  // a pick of one is drawn again, which keeps the picks uniform over the live
+  // fields; past this many such draws the hash is read whole instead.
+  uint64_t redraws = 64 + count;
+  const uint64_t now = ExpiryNowMs();
+  std::vector<uint64_t> seqs;  // of an ordered (listpack) hash's picks
+  std::string field, value;
+  auto pick = [&](uint64_t rank) -> Status {
+    Status st = index.Select(rank, &field, &value);
+    if (!st.ok()) return st;
+    uint64_t seq;
+    if (!Unwrap(*meta, &value, now, nullptr, &seq)) {
+      *whole = redraws-- == 0;
+      return Status::OK();
+    }
+    out->emplace_back(field, value);
+    seqs.push_back(seq);
+    return Status::OK();
+  };
+  auto& rng = Rng();
+  Status s;
+  if (repeat) {
+    // The reply's size is judged from the first picks.
+    const uint64_t sample = std::min<uint64_t>(count, 16);
+    bool judged = !fits;
+    while (s.ok() && !*whole && out->size() < count) {
+      if (!judged && out->size() == sample) {
+        if (!fits(*out)) return Status::Aborted();
+        judged = true;
+      }
+      s = pick(rng() % meta->size);
+    }
+    if (s.ok() && !*whole && !judged && !fits(*out)) return Status::Aborted();
+    return s;
+  }
+  std::set<uint64_t> ranks;  // distinct picks of at most a third: few draws repeat one
+  while (s.ok() && !*whole && out->size() < count) {
+    uint64_t rank = rng() % meta->size;
+    if (ranks.insert(rank).second) s = pick(rank);
+  }
+  if (s.ok() && !*whole && IsOrdered(*meta)) {
+    std::vector<size_t> order(out->size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a] < seqs[b]; });
+    FieldValues sorted;
+    sorted.reserve(order.size());
+    for (size_t i : order) sorted.push_back(std::move((*out)[i]));
+    *out = std::move(sorted);
+  }
+  return s;
+}
+
 Status RedisHash::UpdateField(std::string_view key, std::string_view field,
                               const std::function<Status(const std::string* old, std::string* value)>& fn) {
   LoadedKey lk;
@@ -308,13 +440,17 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   if (!live && IsOrdered(meta)) seq = TakeSeq(&meta);
   // HINCRBY keeps a field's TTL.
   db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire, seq));
-  if (!stored) meta.size++;
+  auto rank = RankIndex::ForWrite(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), meta, 1,
+                                  ColumnFamily::kSubkey);
+  if (!stored) {
+    meta.size++;
+    if (rank != nullptr && !(s = rank->Insert(field)).ok()) return s;
+  }
   if (std::max(field.size(), value.size()) > EncodingLimits::HashValue() || meta.size > EncodingLimits::HashEntries()) {
     meta.payload[0] |= kHashtableFlag;
     if (!(s = KeepOrderIfListpack(key, &meta)).ok()) return s;
   }
-  db_->StoreCollection(key, &lk, meta);
-  return Status::OK();
+  return Store(key, &lk, &meta, rank.get());
 }
 
 Status RedisHash::IncrBy(std::string_view key, std::string_view field, int64_t delta, int64_t* result) {
@@ -371,6 +507,9 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
   if (!s.ok() || !exists) return s;
   if (!(s = EnableFieldTtls(key, &meta)).ok()) return s;
   const uint64_t now = ExpiryNowMs();
+  auto rank = RankIndex::ForWrite(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), meta, fields.size(),
+                                  ColumnFamily::kSubkey);
+  Status removal;  // the first failure to uncount a deleted field
   bool changed = false, indexed = false;
   auto set_ttl = [&](size_t i, const std::string& sub, std::string& value, uint64_t cur, uint64_t seq) {
     // A field without a TTL counts as never expiring for GT/LT.
@@ -384,6 +523,7 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
     changed = true;
     if (expire_ms <= now) {
       db_->ctx()->Delete(ColumnFamily::kSubkey, sub);
+      if (rank != nullptr && removal.ok()) removal = rank->Remove(fields[i]);
       meta.size--;
       (*results)[i] = 2;
       return;
@@ -392,14 +532,13 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
     (*results)[i] = 1;
     indexed = true;
   };
-  if (!(s = ForLiveFields(key, meta, fields, set_ttl)).ok()) return s;
+  if (!(s = ForLiveFields(key, meta, fields, set_ttl)).ok() || !(s = removal).ok()) return s;
   if (indexed) {
     // The active-expire cycle visits the key then (see Server::ExpireCycle).
     db_->ctx()->Put(ColumnFamily::kExpire, EncodeExpireKey(db_->id(), expire_ms, key), "");
     db_->ctx()->NoteExpire(db_->id(), expire_ms);
   }
-  if (changed) db_->StoreCollection(key, &lk, meta);
-  return Status::OK();
+  return changed ? Store(key, &lk, &meta, rank.get()) : Status::OK();
 }
 
 Status RedisHash::FieldExpireTimes(std::string_view key, const std::vector<std::string_view>& fields,
@@ -457,11 +596,14 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
     }
     if (!it->status().ok()) return Status::IOError(it->status().ToString());
   }
-  for (const auto& k : doomed) db_->ctx()->Delete(ColumnFamily::kSubkey, k);
+  auto rank = RankIndex::ForWrite(db_->ctx(), bounds.prefix(), meta, doomed.size(), ColumnFamily::kSubkey);
+  for (const auto& k : doomed) {
+    db_->ctx()->Delete(ColumnFamily::kSubkey, k);
+    if (rank != nullptr && !(s = rank->Remove(std::string_view(k).substr(bounds.prefix().size()))).ok()) return s;
+  }
   meta.size -= doomed.size();
   *deleted = static_cast<int64_t>(doomed.size());
-  if (!doomed.empty()) db_->StoreCollection(key, &lk, meta);
-  return Status::OK();
+  return doomed.empty() ? Status::OK() : Store(key, &lk, &meta, rank.get());
 }
 
 }  // namespace kvrocks

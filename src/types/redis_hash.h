@@ -16,6 +16,8 @@
 
 namespace kvrocks {
 
+class RankIndex;
+
 class RedisHash {
  public:
   explicit RedisHash(Database* db) : db_(db) {}
@@ -39,6 +41,19 @@ class RedisHash {
   // *next is the last field examined, or "" when the hash is exhausted.
   Status Scan(std::string_view key, const std::string& after, size_t count, std::string_view pattern,
               std::vector<std::pair<std::string, std::string>>* fvs, std::string* next);
+  using FieldValues = std::vector<std::pair<std::string, std::string>>;
+  // HRANDFIELD's picks: `count` fields with their values, distinct unless
+  // `repeat` (then independent picks). Distinct picks of the whole hash (count
+  // at least its size) come in GetAll's order, fewer in no particular order
+  // except a listpack's picks of at most a third of it, which keep its order
+  // (Redis' lpRandomPairsUnique). A hash of RankIndex::kBuildAt fields or more
+  // picks random ranks through its rank index (built by the first pick; the
+  // caller holds the key's lock): O(log n) a pick, for repeated picks and for
+  // distinct picks of at most a third of it; otherwise, as Redis copies the
+  // hash there, it is read whole. fits(sample): whether `count` picks like the
+  // sample's fit in a reply; if not, Aborted and nothing picked.
+  Status RandomFields(std::string_view key, uint64_t count, bool repeat, FieldValues* out,
+                      const std::function<bool(const FieldValues& sample)>& fits = nullptr);
   // "listpack" or "hashtable" (OBJECT ENCODING).
   static const char* Encoding(const Metadata& meta);
 
@@ -60,6 +75,16 @@ class RedisHash {
   Status DeleteExpiredFields(std::string_view key, int64_t* deleted);
 
  private:
+  // RandomFields from the whole hash, and through the rank index (*whole: too
+  // many expired fields were picked, nothing is; read it whole instead).
+  Status RandomFieldsOfAll(std::string_view key, uint64_t count, bool repeat, FieldValues* out,
+                           const std::function<bool(const FieldValues& sample)>& fits);
+  Status RandomFieldsByRank(std::string_view key, const LoadedKey& lk, Metadata* meta, uint64_t count, bool repeat,
+                            FieldValues* out, const std::function<bool(const FieldValues& sample)>& fits,
+                            bool* whole);
+  // Stores meta after a write, with its rank index kept member by member in
+  // `rank` (RankIndex::ForWrite), or built, rebuilt or dropped.
+  Status Store(std::string_view key, LoadedKey* lk, Metadata* meta, RankIndex* rank);
   // Loads key's hash metadata; *exists=false if absent. WRONGTYPE for other types.
   Status LoadHash(std::string_view key, LoadedKey* lk, Metadata* meta, bool* exists);
   // Metadata for a new hash, a listpack (keeping insertion order) or a hashtable.

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "common/encoding.h"
-#include "types/zset_rank.h"
+#include "types/rank_index.h"
 
 namespace kvrocks {
 
@@ -16,25 +16,14 @@ static constexpr uint8_t kSkiplistFlag = 1;  // payload[0]: reported as skiplist
 // (Redis compares the two equal); the member's own record keeps the sign that
 // Redis replies with, and walks read it from there for zero scores.
 static constexpr uint8_t kNegativeZeroFlag = 2;
-// payload[0] bits 4-7: the number of levels of the set's rank index (0: none).
-static constexpr int kRankLevelsShift = 4;
-// A set of this many members gets a rank index when a rank is asked of it
-// (ZRANK, ZREVRANK, a range by rank starting kRankBuildOffset or more members
-// from its end); writes keep it from then on, and drop it below kRankDropAt
-// members, where a walk from an end is as cheap. Sets whose ranks nobody asks
-// for never pay for one (it roughly halves ZADD's throughput, docs/encoding.md).
-static constexpr uint64_t kRankBuildAt = 1024;
+// payload[0] bits 4-7: the number of levels of the set's rank index
+// (RankIndex::LevelsOf). A range by rank starting this many members from the
+// set's end (and ZCOUNT past as many) uses the index, built for sets of
+// RankIndex::kBuildAt members.
 static constexpr int64_t kRankBuildOffset = 256;
-static constexpr uint64_t kRankDropAt = 256;
+static constexpr uint64_t kRankBuildAt = RankIndex::kBuildAt;
 
-static int RankLevels(const Metadata& meta) {
-  return meta.payload.empty() ? 0 : static_cast<uint8_t>(meta.payload[0]) >> kRankLevelsShift;
-}
-
-static void SetRankLevels(Metadata* meta, int levels) {
-  auto flags = static_cast<uint8_t>(meta->payload[0]) & ((1 << kRankLevelsShift) - 1);
-  meta->payload[0] = static_cast<char>(flags | (levels << kRankLevelsShift));
-}
+static int RankLevels(const Metadata& meta) { return RankIndex::LevelsOf(meta); }
 
 std::string EncodeScore(double score) {
   if (score == 0) score = 0;  // -0 and 0 are equal scores
@@ -155,41 +144,27 @@ static Status EdgeLost(const rocksdb::Iterator& it) {
   return it.status().ok() ? Status::Corruption("sorted set members missing") : Status::IOError(it.status().ToString());
 }
 
-std::unique_ptr<ZSetRankIndex> RedisZSet::RankForWrite(std::string_view key, const Metadata& meta, size_t changes) {
-  int levels = RankLevels(meta);
-  // A write that changes many members rebuilds the index once, at the end.
-  if (levels == 0 || changes > std::max<uint64_t>(64, meta.size / 8)) return nullptr;
-  return std::make_unique<ZSetRankIndex>(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+std::unique_ptr<RankIndex> RedisZSet::RankForWrite(std::string_view key, const Metadata& meta, size_t changes) {
+  return RankIndex::ForWrite(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), meta, changes,
+                             ColumnFamily::kZSetScore);
 }
 
-Status RedisZSet::FinishRank(std::string_view key, Metadata* meta, ZSetRankIndex* incremental) {
-  // An emptied set's records go with its version (the compaction filter).
-  if (meta->size == 0) return Status::OK();
-  int levels = incremental != nullptr ? incremental->levels() : RankLevels(*meta);
-  bool wanted = meta->size >= (levels > 0 ? kRankDropAt : kRankBuildAt);
-  if (incremental != nullptr && wanted && !incremental->broken()) {
-    SetRankLevels(meta, levels);
-    return Status::OK();
-  }
-  if (levels == 0) return Status::OK();  // built on a read that needs it (EnsureRankIndex)
-  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), levels);
-  Status s = wanted ? index.Build() : index.Drop();
-  SetRankLevels(meta, index.levels());
-  return s;
+Status RedisZSet::FinishRank(std::string_view key, Metadata* meta, RankIndex* incremental) {
+  return RankIndex::Finish(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), meta, incremental,
+                           ColumnFamily::kZSetScore);
 }
 
 Status RedisZSet::EnsureRankIndex(std::string_view key, const LoadedKey& lk, Metadata* meta) {
   if (RankLevels(*meta) > 0) return Status::OK();
-  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), 0);
-  Status s = index.Build();
+  Status s = RankIndex::Ensure(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), meta,
+                               ColumnFamily::kZSetScore);
   if (!s.ok()) return s;
-  SetRankLevels(meta, index.levels());
   // Not a modification of the set: no WATCH, keyspace event or dirty count.
   db_->ctx()->Put(ColumnFamily::kMetadata, lk.meta_key, meta->Encode());
   return Status::OK();
 }
 
-Status RedisZSet::StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e, ZSetRankIndex* rank) {
+Status RedisZSet::StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e, RankIndex* rank) {
   Status s = RefindEdges(key, *meta, e);
   if (!s.ok()) return s;
   s = FinishRank(key, meta, rank);
@@ -260,7 +235,7 @@ Status RedisZSet::LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, 
   return db_->LoadCollection(key, RedisType::kZSet, lk, meta, exists);
 }
 
-Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, ZSetRankIndex* rank,
+Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, RankIndex* rank,
                             std::string_view member, double score, const std::optional<double>& old) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
   const bool was_empty = !old && meta->size == 0;
@@ -294,7 +269,7 @@ Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, 
   return old ? rank->Move(old_suffix, suffix) : rank->Insert(suffix);
 }
 
-Status RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, ZSetRankIndex* rank,
+Status RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, RankIndex* rank,
                                std::string_view member, double score) {
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
   std::string suffix = EncodeScore(score) + std::string(member);
@@ -533,7 +508,7 @@ Status RedisZSet::RandomMembers(std::string_view key, uint64_t count, bool repea
   s = EnsureRankIndex(key, lk, &meta);
   if (!s.ok()) return s;
   std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
-  ZSetRankIndex index(db_->ctx(), prefix, RankLevels(meta));
+  RankIndex index(db_->ctx(), prefix, RankLevels(meta));
   bool negative_zeros = static_cast<uint8_t>(meta.payload[0]) & kNegativeZeroFlag;
   std::string suffix, raw;
   auto pick = [&](uint64_t rank) -> Status {
@@ -604,7 +579,7 @@ Status RedisZSet::RangeByRank(std::string_view key, int64_t start, int64_t stop,
     // an end, walking there is as cheap).
     std::string first;
     uint64_t forward = rev ? n - 1 - start : start;
-    s = ZSetRankIndex(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), RankLevels(meta))
+    s = RankIndex(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), RankLevels(meta))
             .Select(forward, &first);
     if (!s.ok()) return s;
     int64_t want = stop - start + 1;
@@ -652,7 +627,7 @@ Status RedisZSet::SkipByRank(std::string_view key, bool rev, const RangeReader& 
   s = LoadWithRanks(key, &meta, &levels);
   *used = s.ok() && levels > 0;
   if (!*used) return s;
-  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+  RankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
   uint64_t rank;
   s = index.CountBelow(ScoreSuffix(first), &rank);
   if (!s.ok()) return s;
@@ -675,7 +650,7 @@ Status RedisZSet::CountBetween(std::string_view key, const ZMember& first, const
   Status s = LoadWithRanks(key, &meta, &levels);
   *used = s.ok() && levels > 0;
   if (!*used) return s;
-  ZSetRankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+  RankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
   uint64_t low, high;
   s = index.CountBelow(ScoreSuffix(first), &low);
   if (s.ok()) s = index.CountBelow(ScoreSuffix(last), &high);
@@ -810,7 +785,7 @@ Status RedisZSet::Rank(std::string_view key, std::string_view member, bool rev, 
   }
   if (RankLevels(meta) > 0) {
     uint64_t below;
-    s = ZSetRankIndex(db_->ctx(), prefix, RankLevels(meta)).CountBelow(EncodeScore(*score) + std::string(member), &below);
+    s = RankIndex(db_->ctx(), prefix, RankLevels(meta)).CountBelow(EncodeScore(*score) + std::string(member), &below);
     if (!s.ok()) return s;
     *rank = static_cast<int64_t>(rev ? meta.size - 1 - below : below);
     return Status::OK();

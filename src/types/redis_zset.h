@@ -1,7 +1,7 @@
 // The sorted set type. Each member has two entries of the same version:
 //   subkey CF:     prefix(version) | member                   -> score (8 bytes, IEEE bits)
 //   zset_score CF: prefix(version) | order-preserving score(8) | member -> ""
-//   zset_rank CF:  counts for ranks, once a rank is asked of a big set (zset_rank.h)
+//   zset_rank CF:  counts for ranks, once a rank is asked of a big set (rank_index.h)
 // Point operations (ZADD, ZREM, ZSCORE, ZINCRBY) are O(1) RocksDB operations
 // (plus O(log n) for the rank index, when the set has one); ranges by score or lex
 // seek the score index and read what they return; ranges by rank and ZRANK go
@@ -22,7 +22,7 @@
 
 namespace kvrocks {
 
-class ZSetRankIndex;
+class RankIndex;
 
 // Order-preserving encoding of a double (for the score index). -0 sorts as 0.
 std::string EncodeScore(double score);
@@ -129,11 +129,11 @@ class RedisZSet {
   // *from), or from an end if from is null.
   Status WalkFrom(std::string_view key, bool rev, const std::string* from,
                   const std::function<bool(const ZMember&)>& fn);
-  Status StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e, ZSetRankIndex* rank);
+  Status StoreZSet(std::string_view key, LoadedKey* lk, Metadata* meta, Edges* e, RankIndex* rank);
   // The set's rank index, for a write of `changes` members to keep member by
   // member; null when there is none or the write is better off rebuilding it.
-  std::unique_ptr<ZSetRankIndex> RankForWrite(std::string_view key, const Metadata& meta, size_t changes);
-  Status FinishRank(std::string_view key, Metadata* meta, ZSetRankIndex* incremental);
+  std::unique_ptr<RankIndex> RankForWrite(std::string_view key, const Metadata& meta, size_t changes);
+  Status FinishRank(std::string_view key, Metadata* meta, RankIndex* incremental);
   // Builds the set's rank index if it has none. The caller holds the key's
   // lock (the rank commands take it: kCmdLocksKeys).
   Status EnsureRankIndex(std::string_view key, const LoadedKey& lk, Metadata* meta);
@@ -158,9 +158,9 @@ class RedisZSet {
   Status CountBetween(std::string_view key, const ZMember& first, const ZMember& last, uint64_t* n, bool* used);
 
   Metadata NewZSet() const;
-  Status PutMember(std::string_view key, Metadata* meta, Edges* edges, ZSetRankIndex* rank, std::string_view member,
+  Status PutMember(std::string_view key, Metadata* meta, Edges* edges, RankIndex* rank, std::string_view member,
                    double score, const std::optional<double>& old);
-  Status DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, ZSetRankIndex* rank,
+  Status DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, RankIndex* rank,
                       std::string_view member, double score);
 
   Database* db_;

@@ -457,7 +457,10 @@ class Gen:
         return self.pick([["HDEL", k] + self.some(WIDE_MEMBERS, 1, 30), ["SREM", k] + members,
                           ["SISMEMBER", k, self.pick(WIDE_MEMBERS)], ["HGET", k, self.pick(WIDE_MEMBERS)],
                           ["ZSCORE", k, self.pick(WIDE_MEMBERS)], ["ZCARD", k], ["SCARD", k], ["HLEN", k],
-                          ["LLEN", k], ["OBJECT", "ENCODING", k]])
+                          ["LLEN", k], ["OBJECT", "ENCODING", k],
+                          # Builds and reads a big hash's rank index (compared by size).
+                          ["HRANDFIELD", k, self.pick(["5", "-5", "200", "-300"])]
+                          + (["WITHVALUES"] if self.rnd.random() < 0.3 else [])])
 
     def wide_lex(self):
         """Lex ranges over a big set of one score (key "wzl", which nothing else
@@ -1080,6 +1083,10 @@ def normalize(args, reply, in_exec=False):
         return _without_times(reply)
     if isinstance(reply, list) and name in INTSET_ORDERED and _redis_intset(reply):
         return reply
+    if isinstance(reply, list) and name == "HRANDFIELD" and args[2] != "10000":
+        # Some random fields: only how many, and whether they are distinct, match.
+        names = [p[0] for p in reply] if reply and isinstance(reply[0], list) else reply[::2 if len(args) > 3 else 1]
+        return ("picks", len(reply), len(set(names)) == len(names) or args[2].startswith("-"))
     if isinstance(reply, list) and name in PICK_ALL:
         with_pairs = len(args) > 3
         return _sorted_pairs(reply) if with_pairs else sorted(reply, key=repr)

@@ -211,7 +211,7 @@ def test_draining_and_refilling_at_both_ends(diff):
 def test_ranks_of_big_sets_through_the_rank_index(diff):
     """Sets past 1024 members answer ZRANK, ZREVRANK, ranges by rank, ZCOUNT and
     score ranges with LIMIT offsets past 256 from a
-    tree of counts (types/zset_rank.h) that every write keeps: single and bulk
+    tree of counts (types/rank_index.h) that every write keeps: single and bulk
     ZADD, score moves, ZREM, pops, rank and score range removals, ZRANGESTORE
     and ZUNIONSTORE results, RENAME/COPY; the set shrinks below 256 (the index is
     dropped) and grows back. Every reply must be Redis'."""

@@ -2,11 +2,13 @@
 // Redis' listpack does, through every write that keeps, moves or drops a field;
 // a hash that becomes a hashtable stops paying for it.
 #include <gtest/gtest.h>
+#include <rocksdb/perf_context.h>
 
 #include "temp_storage.h"
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "storage/key_encoding.h"
+#include "types/rank_index.h"
 #include "types/redis_hash.h"
 
 using namespace kvrocks;
@@ -60,6 +63,22 @@ class RedisHashTest : public TempStorageTest {
     auto it = ctx.NewIterator(ColumnFamily::kSubkey, bounds.options());
     for (it->SeekToFirst(); it->Valid(); it->Next()) values.push_back(it->value().ToString());
     return values;
+  }
+  // The stored field names of key in key order, the levels of its rank index and its version.
+  std::vector<std::string> StoredFields(Context* ctx, std::string_view key, int* levels, uint64_t* version) {
+    Database db(ctx, 0);
+    LoadedKey lk;
+    Metadata meta;
+    std::vector<std::string> fields;
+    EXPECT_TRUE(db.Load(key, &lk).ok() && meta.Decode(lk.raw).ok());
+    *levels = RankIndex::LevelsOf(meta);
+    *version = meta.version;
+    SubkeyBounds bounds(0, key, meta.version);
+    auto it = ctx->NewIterator(ColumnFamily::kSubkey, bounds.options());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      fields.push_back(it->key().ToString().substr(bounds.prefix().size()));
+    }
+    return fields;
   }
 };
 
@@ -195,6 +214,136 @@ TEST_F(RedisHashTest, OlderListpackHashGetsNumbered) {
     EXPECT_EQ(n, 1);
   });
   EXPECT_EQ(All("old"), (FieldValues{{"b", "2"}, {"y", "4"}, {"a", "3"}}));
+}
+
+// HRANDFIELD of a big hash picks random ranks through a rank index over its
+// fields (built by the first pick): a few seeks a pick, not a read of the hash.
+TEST_F(RedisHashTest, RandomPicksOfABigHashSelectRanks) {
+  FieldValues fvs;
+  for (int i = 0; i < 20000; i++) fvs.emplace_back("f" + std::to_string(i), "v" + std::to_string(i));
+  std::vector<std::pair<std::string_view, std::string_view>> views(fvs.begin(), fvs.end());
+  Write([&](RedisHash& h) {
+    int64_t n;
+    ASSERT_TRUE(h.Set("h", views, false, &n).ok());
+  });
+  FieldValues out;
+  Write([&](RedisHash& h) { ASSERT_TRUE(h.RandomFields("h", 1, false, &out).ok()); });
+  ASSERT_EQ(out.size(), 1u);
+  auto steps = [] {
+    return rocksdb::get_perf_context()->next_on_memtable_count + rocksdb::get_perf_context()->prev_on_memtable_count;
+  };
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  Write([&](RedisHash& h) { ASSERT_TRUE(h.RandomFields("h", 50, false, &out).ok()); });
+  uint64_t distinct_steps = steps();
+  rocksdb::get_perf_context()->Reset();
+  FieldValues repeated;
+  Write([&](RedisHash& h) { ASSERT_TRUE(h.RandomFields("h", 50, true, &repeated).ok()); });
+  uint64_t repeated_steps = steps();
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  // About 60 a pick (blocks of the index, fields within one); a read of the hash takes 20000.
+  EXPECT_LE(distinct_steps, 50u * 150);
+  EXPECT_LE(repeated_steps, 50u * 150);
+  ASSERT_EQ(out.size(), 50u);
+  ASSERT_EQ(repeated.size(), 50u);
+  std::set<std::string> distinct;
+  for (const auto& [f, v] : out) {
+    distinct.insert(f);
+    EXPECT_EQ("v" + f.substr(1), v);
+  }
+  EXPECT_EQ(distinct.size(), 50u);
+  for (const auto& [f, v] : repeated) EXPECT_EQ("v" + f.substr(1), v);
+  Write([&](RedisHash& h) { ASSERT_TRUE(h.RandomFields("h", 30000, false, &out).ok()); });
+  EXPECT_EQ(out, All("h"));  // the whole hash, in its order
+}
+
+// Every write that adds or removes a field keeps the index exact: HSET, HSETNX,
+// HINCRBY of new fields, HDEL, HEXPIRE in the past, expiry of due fields; a
+// hash shrunk below RankIndex::kDropAt loses it, and the next pick builds it again.
+TEST_F(RedisHashTest, RankIndexFollowsEveryWrite) {
+  std::mt19937_64 rng(29);
+  auto name = [&](uint64_t i) { return "field:" + std::to_string(i); };
+  Write([&](RedisHash& h) {
+    FieldValues fvs;
+    for (int i = 0; i < 1500; i++) fvs.emplace_back(name(i), "1");
+    std::vector<std::pair<std::string_view, std::string_view>> views(fvs.begin(), fvs.end());
+    int64_t n;
+    ASSERT_TRUE(h.Set("h", views, false, &n).ok());
+  });
+  FieldValues out;
+  auto check = [&](int round) {
+    Context ctx(storage_.get());
+    int levels;
+    uint64_t version;
+    std::vector<std::string> fields = StoredFields(&ctx, "h", &levels, &version);
+    if (levels == 0) return;
+    RankIndex index(&ctx, EncodeSubkeyPrefix(0, "h", version), levels, ColumnFamily::kSubkey);
+    for (uint64_t r = 0; r < fields.size(); r += 1 + rng() % 7) {
+      std::string found, value;
+      ASSERT_TRUE(index.Select(r, &found, &value).ok()) << "round " << round;
+      ASSERT_EQ(found, fields[r]) << "round " << round << " rank " << r;
+      uint64_t below = 0;
+      ASSERT_TRUE(index.CountBelow(fields[r], &below).ok());
+      ASSERT_EQ(below, r) << "round " << round;
+    }
+  };
+  bool dropped = false;
+  for (int round = 0; round < 300; round++) {
+    if (round % 25 == 0) Write([&](RedisHash& h) { ASSERT_TRUE(h.RandomFields("h", 3, false, &out).ok()); });
+    int op = static_cast<int>(rng() % 6);
+    Write([&](RedisHash& h) {
+      int64_t n;
+      std::vector<std::string> names;
+      for (int i = 0; i < 1 + static_cast<int>(rng() % 90); i++) names.push_back(name(rng() % 3000));
+      std::vector<std::string_view> views(names.begin(), names.end());
+      std::vector<int64_t> results;
+      if (op <= 1) {
+        std::vector<std::pair<std::string_view, std::string_view>> fvs;
+        for (const auto& f : names) fvs.emplace_back(f, "2");
+        ASSERT_TRUE(h.Set("h", fvs, op == 1, &n).ok());
+      } else if (op == 2) {
+        ASSERT_TRUE(h.IncrBy("h", names[0], 1, &n).ok());
+      } else if (op == 3) {
+        ASSERT_TRUE(h.Delete("h", views, &n).ok());
+      } else if (op == 4) {
+        ASSERT_TRUE(h.ExpireFields("h", views, 1, RedisHash::ExpireCond::kAlways, &results).ok());
+      } else {
+        ASSERT_TRUE(h.ExpireFields("h", views, NowMs() + 1000000, RedisHash::ExpireCond::kAlways, &results).ok());
+        ExpiryTimeAt later(NowMs() + 2000000);
+        ASSERT_TRUE(h.DeleteExpiredFields("h", &n).ok());
+      }
+    });
+    check(round);
+    if (round == 200) {
+      // Down to at most 200 fields: the index goes (a pick of a small hash reads it whole).
+      Write([&](RedisHash& h) {
+        std::vector<std::string> names;
+        for (int i = 200; i < 3000; i++) names.push_back(name(i));
+        std::vector<std::string_view> views(names.begin(), names.end());
+        int64_t n;
+        ASSERT_TRUE(h.Delete("h", views, &n).ok());
+      });
+      Context ctx(storage_.get());
+      int levels;
+      uint64_t version;
+      EXPECT_LT(StoredFields(&ctx, "h", &levels, &version).size(), RankIndex::kDropAt);
+      EXPECT_EQ(levels, 0);
+      dropped = true;
+      Write([&](RedisHash& h) {
+        FieldValues fvs;
+        for (int i = 0; i < 3000; i++) fvs.emplace_back(name(i), "3");
+        std::vector<std::pair<std::string_view, std::string_view>> views(fvs.begin(), fvs.end());
+        int64_t n;
+        ASSERT_TRUE(h.Set("h", views, false, &n).ok());
+      });
+    }
+  }
+  EXPECT_TRUE(dropped);
+  Context ctx(storage_.get());
+  int levels;
+  uint64_t version;
+  StoredFields(&ctx, "h", &levels, &version);
+  EXPECT_GT(levels, 0);
 }
 
 TEST(Varint, RoundTrips) {

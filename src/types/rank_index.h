@@ -1,15 +1,19 @@
-// Order statistics for big sorted sets: ZRANK, ZREVRANK and ranges by rank in
-// O(log n) RocksDB work instead of a walk from an end of the score index.
+// Order statistics over one collection version's keys in a column family, for
+// big sorted sets (over the score index: ZRANK, ZREVRANK, ranges by rank,
+// ZRANDMEMBER) and big hashes (over the fields: HRANDFIELD) in O(log n) RocksDB
+// work instead of a walk from an end.
 //
-// The index is a tree of counts over the score index (column family
-// zset_rank, one version's records under its subkey prefix):
+// The index is a tree of counts over the members' keys (column family
+// zset_rank, named for its first user; one version's records under its subkey
+// prefix, which is also the prefix of the members' keys):
 //
 //   prefix | level(1) | boundary, bytes inverted  ->  count (8 bytes, big-endian)
 //
 // Inverted: each level's keys sort from the greatest boundary down (LevelKey),
-// so that every lookup a write makes is a forward seek (zset_rank.cc).
+// so that every lookup a write makes is a forward seek (rank_index.cc).
 //
-// `boundary` is a score-index suffix (order-preserving score(8) member); the
+// `boundary` is a member key's suffix (after the prefix: a sorted set's
+// order-preserving score(8) member, a hash's field); the
 // first record of every level has the empty boundary. A level-1 record counts
 // the members in [boundary, next level-1 boundary); a level-k record (k > 1)
 // counts the members of its children: the level-(k-1) records from its
@@ -22,9 +26,9 @@
 // level above still uses), so no walk crosses more than 2F records per level
 // and 2F members at the bottom, whatever the set's history.
 //
-// The caller (RedisZSet) holds the key's lock, keeps the number of levels in
-// the set's metadata and calls Insert/Remove after it wrote or deleted the
-// member's score-index entry in the same context.
+// The caller (RedisZSet, RedisHash) holds the key's lock, keeps the number of
+// levels in the collection's metadata and calls Insert/Remove after it wrote a
+// new member key or deleted one in the same context.
 #pragma once
 
 #include <cstdint>
@@ -36,32 +40,58 @@
 
 #include "common/status.h"
 #include "storage/context.h"
+#include "storage/key_encoding.h"
 
 namespace kvrocks {
 
-class ZSetRankIndex {
+class RankIndex {
  public:
   static constexpr uint32_t kFanout = 64;
+  // A collection of kBuildAt members gets an index when a read needs one (a
+  // rank, a random member); writes keep it from then on, and drop it below
+  // kDropAt members, where a walk is as cheap. Collections nobody asks that of
+  // never pay for one (it roughly halves ZADD's throughput, docs/encoding.md).
+  static constexpr uint64_t kBuildAt = 1024;
+  static constexpr uint64_t kDropAt = 256;
 
-  // prefix: the set version's subkey prefix. levels: 0 when the set has no index.
-  ZSetRankIndex(Context* ctx, std::string prefix, int levels, uint32_t fanout = kFanout);
-  ZSetRankIndex(const ZSetRankIndex&) = delete;  // iterators' bounds point into it
-  ZSetRankIndex& operator=(const ZSetRankIndex&) = delete;
+  // The number of levels of a collection's index as its metadata records it
+  // (bits 4-7 of payload[0], below them the type's own flags); 0: no index.
+  static int LevelsOf(const Metadata& meta);
+  static void SetLevels(Metadata* meta, int levels);
+
+  // The policy above for a collection version with this prefix and metadata.
+  // ForWrite: the index a write of `changes` members keeps member by member
+  // (null when there is none, or when the write changes so many members that
+  // Finish rebuilds it once). Finish, after the write (meta's size updated):
+  // records the incremental index's levels in meta, or builds, rebuilds or drops
+  // it. Ensure: builds the index if meta records none. The caller stores meta.
+  static std::unique_ptr<RankIndex> ForWrite(Context* ctx, std::string prefix, const Metadata& meta, size_t changes,
+                                             ColumnFamily members);
+  static Status Finish(Context* ctx, std::string prefix, Metadata* meta, RankIndex* incremental,
+                       ColumnFamily members);
+  static Status Ensure(Context* ctx, std::string prefix, Metadata* meta, ColumnFamily members);
+
+  // prefix: the collection version's subkey prefix. levels: 0 when it has no
+  // index. members: the column family of the keys counted.
+  RankIndex(Context* ctx, std::string prefix, int levels, ColumnFamily members = ColumnFamily::kZSetScore,
+            uint32_t fanout = kFanout);
+  RankIndex(const RankIndex&) = delete;  // iterators' bounds point into it
+  RankIndex& operator=(const RankIndex&) = delete;
 
   int levels() const { return levels_; }
 
-  // Counts a member whose score-index suffix was just written.
+  // Counts a member whose key suffix was just written.
   Status Insert(std::string_view suffix);
-  // Uncounts a member whose score-index suffix was just deleted.
+  // Uncounts a member whose key suffix was just deleted.
   Status Remove(std::string_view suffix);
-  // Recounts a member whose score-index suffix changed from `from` to `to`
+  // Recounts a member whose key suffix changed from `from` to `to`
   // (both entries already written): Remove(from) then Insert(to), or nothing
   // when both lie in one level-1 block.
   Status Move(std::string_view from, std::string_view to);
   // Whether an Insert, Remove or Move found the index inconsistent (a bug, reported
   // in the log): the writer then rebuilds it instead of failing the write.
   bool broken() const { return broken_; }
-  // Replaces the index with one built from the score index as the context sees it.
+  // Replaces the index with one built from the member keys as the context sees them.
   Status Build();
   // Deletes every record of the index (levels() becomes 0).
   Status Drop();
@@ -74,9 +104,9 @@ class ZSetRankIndex {
 
   // *rank: how many members sort before suffix (the member's 0-based rank).
   Status CountBelow(std::string_view suffix, uint64_t* rank);
-  // *suffix: the score-index suffix of the member of 0-based rank `rank`
-  // (which must be below the set's size).
-  Status Select(uint64_t rank, std::string* suffix);
+  // *suffix: the key suffix of the member of 0-based rank `rank` (which must
+  // be below the collection's size); *value, if given, the value of its key.
+  Status Select(uint64_t rank, std::string* suffix, std::string* value = nullptr);
 
  private:
   struct Record {
@@ -116,7 +146,7 @@ class ZSetRankIndex {
   // upper end), in boundary order.
   Status Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out);
   // The suffix of the member `skip` places after the first at or past block_start.
-  Status MemberAfter(const std::string& block_start, uint64_t skip, std::string* found);
+  Status MemberAfter(const std::string& block_start, uint64_t skip, std::string* found, std::string* value);
   // How many members lie in [block_start, stop).
   Status CountMembers(const std::string& block_start, std::string_view stop, uint64_t* n);
 
@@ -125,6 +155,7 @@ class ZSetRankIndex {
   std::string upper_;  // the first key past the prefix
   rocksdb::Slice lower_slice_, upper_slice_;
   int levels_;
+  ColumnFamily members_;
   uint32_t fanout_;
   bool broken_ = false;
 };

@@ -1,4 +1,4 @@
-#include "types/zset_rank.h"
+#include "types/rank_index.h"
 
 #include <algorithm>
 #include <utility>
@@ -17,7 +17,7 @@ namespace {
 
 Status IteratorError(const rocksdb::Iterator& it, const char* what) {
   if (!it.status().ok()) return Status::IOError(it.status().ToString());
-  return Status::Corruption(std::string("sorted set rank index: ") + what);
+  return Status::Corruption(std::string("rank index: ") + what);
 }
 
 // Rank records are overwritten by every write to their set, and a walk across
@@ -59,8 +59,51 @@ class WalkWatch {
 
 }  // namespace
 
-ZSetRankIndex::ZSetRankIndex(Context* ctx, std::string prefix, int levels, uint32_t fanout)
-    : ctx_(ctx), prefix_(std::move(prefix)), levels_(levels), fanout_(fanout) {
+static constexpr int kLevelsShift = 4;
+
+int RankIndex::LevelsOf(const Metadata& meta) {
+  return meta.payload.empty() ? 0 : static_cast<uint8_t>(meta.payload[0]) >> kLevelsShift;
+}
+
+void RankIndex::SetLevels(Metadata* meta, int levels) {
+  auto flags = static_cast<uint8_t>(meta->payload[0]) & ((1 << kLevelsShift) - 1);
+  meta->payload[0] = static_cast<char>(flags | (levels << kLevelsShift));
+}
+
+std::unique_ptr<RankIndex> RankIndex::ForWrite(Context* ctx, std::string prefix, const Metadata& meta,
+                                               size_t changes, ColumnFamily members) {
+  int levels = LevelsOf(meta);
+  if (levels == 0 || changes > std::max<uint64_t>(64, meta.size / 8)) return nullptr;
+  return std::make_unique<RankIndex>(ctx, std::move(prefix), levels, members);
+}
+
+Status RankIndex::Finish(Context* ctx, std::string prefix, Metadata* meta, RankIndex* incremental,
+                         ColumnFamily members) {
+  // An emptied collection's records go with its version (the compaction filter).
+  if (meta->size == 0) return Status::OK();
+  int levels = incremental != nullptr ? incremental->levels() : LevelsOf(*meta);
+  bool wanted = meta->size >= (levels > 0 ? kDropAt : kBuildAt);
+  if (incremental != nullptr && wanted && !incremental->broken()) {
+    SetLevels(meta, levels);
+    return Status::OK();
+  }
+  if (levels == 0) return Status::OK();  // built on a read that needs it (Ensure)
+  RankIndex index(ctx, std::move(prefix), levels, members);
+  Status s = wanted ? index.Build() : index.Drop();
+  SetLevels(meta, index.levels());
+  return s;
+}
+
+Status RankIndex::Ensure(Context* ctx, std::string prefix, Metadata* meta, ColumnFamily members) {
+  if (LevelsOf(*meta) > 0) return Status::OK();
+  RankIndex index(ctx, std::move(prefix), 0, members);
+  Status s = index.Build();
+  if (s.ok()) SetLevels(meta, index.levels());
+  return s;
+}
+
+RankIndex::RankIndex(Context* ctx, std::string prefix, int levels, ColumnFamily members, uint32_t fanout)
+    : ctx_(ctx), prefix_(std::move(prefix)), levels_(levels), members_(members), fanout_(fanout) {
   upper_ = PrefixSuccessor(prefix_);
   lower_slice_ = prefix_;
   upper_slice_ = upper_;
@@ -69,7 +112,7 @@ ZSetRankIndex::ZSetRankIndex(Context* ctx, std::string prefix, int levels, uint3
 // A boundary's key inside its level: the bytes complemented, 0xff (from 0x00)
 // escaped as 0xff 0x00, and 0xff 0xff at the end, so that keys sort in the
 // reverse order of their boundaries ("" last).
-void ZSetRankIndex::AppendInverted(std::string* out, std::string_view boundary) {
+void RankIndex::AppendInverted(std::string* out, std::string_view boundary) {
   for (char c : boundary) {
     out->push_back(static_cast<char>(~c));
     if (c == 0) out->push_back('\0');
@@ -77,7 +120,7 @@ void ZSetRankIndex::AppendInverted(std::string* out, std::string_view boundary) 
   out->append("\xff\xff", 2);
 }
 
-std::string ZSetRankIndex::LevelKey(int level, std::string_view boundary) const {
+std::string RankIndex::LevelKey(int level, std::string_view boundary) const {
   std::string k;
   k.reserve(prefix_.size() + 3 + boundary.size());
   k.append(prefix_);
@@ -86,14 +129,14 @@ std::string ZSetRankIndex::LevelKey(int level, std::string_view boundary) const 
   return k;
 }
 
-std::unique_ptr<rocksdb::Iterator> ZSetRankIndex::NewIterator(ColumnFamily cf) {
+std::unique_ptr<rocksdb::Iterator> RankIndex::NewIterator(ColumnFamily cf) {
   rocksdb::ReadOptions ro;
   ro.iterate_lower_bound = &lower_slice_;
   ro.iterate_upper_bound = &upper_slice_;
   return ctx_->NewIterator(cf, ro);
 }
 
-bool ZSetRankIndex::ParseKey(std::string_view key, int* level, std::string* boundary) {
+bool RankIndex::ParseKey(std::string_view key, int* level, std::string* boundary) {
   if (key.size() < 3) return false;
   *level = static_cast<uint8_t>(key[0]);
   boundary->clear();
@@ -115,7 +158,7 @@ static bool ReadRecord(const rocksdb::Iterator& it, size_t prefix_size, int leve
   if (!it.Valid() || it.value().size() != 8) return false;
   int found;
   std::string_view k(it.key().data(), it.key().size());
-  if (!ZSetRankIndex::ParseKey(k.substr(prefix_size), &found, boundary) || found != level) return false;
+  if (!RankIndex::ParseKey(k.substr(prefix_size), &found, boundary) || found != level) return false;
   *count = DecodeBE64(it.value().data());
   return true;
 }
@@ -125,7 +168,7 @@ static bool ReadRecord(const rocksdb::Iterator& it, size_t prefix_size, int leve
 // forward seek, which stops at a record's newest version. (Counts change with
 // every write and an LSM keeps each overwrite until a flush; a SeekForPrev
 // steps back over all of them, a walk in boundary order would too.)
-Status ZSetRankIndex::Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out) {
+Status RankIndex::Containing(rocksdb::Iterator* it, int level, std::string_view suffix, Record* out) {
   it->Seek(LevelKey(level, suffix));
   if (!ReadRecord(*it, prefix_.size(), level, &out->boundary, &out->count)) {
     return IteratorError(*it, "no record contains a member");
@@ -133,13 +176,13 @@ Status ZSetRankIndex::Containing(rocksdb::Iterator* it, int level, std::string_v
   return Status::OK();
 }
 
-void ZSetRankIndex::PutRecord(int level, const std::string& boundary, uint64_t count) {
+void RankIndex::PutRecord(int level, const std::string& boundary, uint64_t count) {
   std::string v;
   PutBE64(&v, count);
   ctx_->Put(ColumnFamily::kZSetRank, LevelKey(level, boundary), v);
 }
 
-void ZSetRankIndex::DeleteRecord(int level, const std::string& boundary) {
+void RankIndex::DeleteRecord(int level, const std::string& boundary) {
   ctx_->Delete(ColumnFamily::kZSetRank, LevelKey(level, boundary));
 }
 
@@ -152,22 +195,22 @@ static Status NoteBroken(const Status& s, bool* broken) {
   return Status::OK();
 }
 
-Status ZSetRankIndex::Insert(std::string_view suffix) {
+Status RankIndex::Insert(std::string_view suffix) {
   if (levels_ == 0 || broken_) return Status::OK();
   return NoteBroken(Add(suffix), &broken_);
 }
 
-Status ZSetRankIndex::Remove(std::string_view suffix) {
+Status RankIndex::Remove(std::string_view suffix) {
   if (levels_ == 0 || broken_) return Status::OK();
   return NoteBroken(Subtract(suffix), &broken_);
 }
 
-Status ZSetRankIndex::Move(std::string_view from, std::string_view to) {
+Status RankIndex::Move(std::string_view from, std::string_view to) {
   if (levels_ == 0 || broken_) return Status::OK();
   return NoteBroken(Relocate(from, to), &broken_);
 }
 
-Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
+Status RankIndex::Relocate(std::string_view from, std::string_view to) {
   // Both paths bottom up through one iterator, only as far as the lowest level
   // where they meet (a record containing both members): every count above it stays
   // as it is. The greater member is sought first in each level (its key sorts
@@ -205,7 +248,7 @@ Status ZSetRankIndex::Relocate(std::string_view from, std::string_view to) {
   return SplitIfFull(1, new_path[1]);
 }
 
-Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path) {
+Status RankIndex::PathTo(std::string_view suffix, std::vector<Record>* path) {
   auto it = NewIterator(ColumnFamily::kZSetRank);
   path->assign(levels_ + 2, Record{});
   for (int k = 1; k <= levels_; k++) {
@@ -215,7 +258,7 @@ Status ZSetRankIndex::PathTo(std::string_view suffix, std::vector<Record>* path)
   return Status::OK();
 }
 
-Status ZSetRankIndex::Add(std::string_view suffix) {
+Status RankIndex::Add(std::string_view suffix) {
   std::vector<Record> path;
   Status s = PathTo(suffix, &path);
   if (!s.ok()) return s;
@@ -223,16 +266,16 @@ Status ZSetRankIndex::Add(std::string_view suffix) {
   return SplitIfFull(1, path[1]);
 }
 
-Status ZSetRankIndex::Subtract(std::string_view suffix) {
+Status RankIndex::Subtract(std::string_view suffix) {
   std::vector<Record> path;
   Status s = PathTo(suffix, &path);
   return s.ok() ? SubtractPath(&path, levels_) : s;
 }
 
-Status ZSetRankIndex::SubtractPath(std::vector<Record>* records, int top) {
+Status RankIndex::SubtractPath(std::vector<Record>* records, int top) {
   std::vector<Record>& path = *records;
   for (int k = 1; k <= top; k++) {
-    if (path[k].count == 0) return Status::Corruption("sorted set rank index: count below zero");
+    if (path[k].count == 0) return Status::Corruption("rank index: count below zero");
   }
   // Top down, so that a record emptied above no longer keeps its boundary below.
   // An emptied record's group is empty: the records below with its boundary
@@ -258,13 +301,13 @@ Status ZSetRankIndex::SubtractPath(std::vector<Record>* records, int top) {
   return Status::OK();
 }
 
-Status ZSetRankIndex::SplitIfFull(int level, const Record& r) {
+Status RankIndex::SplitIfFull(int level, const Record& r) {
   const uint64_t full = 2ULL * fanout_;
   std::string cut;
   uint64_t first = 0;  // members staying in r
   if (level == 1) {
     if (r.count <= full) return Status::OK();
-    Status s = MemberAfter(r.boundary, fanout_, &cut);
+    Status s = MemberAfter(r.boundary, fanout_, &cut, nullptr);
     if (!s.ok()) return s;
     first = fanout_;
   } else {
@@ -297,7 +340,7 @@ Status ZSetRankIndex::SplitIfFull(int level, const Record& r) {
   return SplitIfFull(level + 1, parent);
 }
 
-Status ZSetRankIndex::Children(int level, const std::string& boundary, std::vector<Record>* out) {
+Status RankIndex::Children(int level, const std::string& boundary, std::vector<Record>* out) {
   // The group ends at the next greater boundary of `level`, found from the top
   // down. (The record before this one in key order has that boundary too; a
   // backward step would find it, but the family was once updated in place,
@@ -313,11 +356,11 @@ Status ZSetRankIndex::Children(int level, const std::string& boundary, std::vect
       },
       &start, &end, &bounded);
   if (!s.ok()) return s;
-  if (start != boundary) return Status::Corruption("sorted set rank index: no record at a boundary");
+  if (start != boundary) return Status::Corruption("rank index: no record at a boundary");
   return Group(level - 1, boundary, bounded ? &end : nullptr, out);
 }
 
-Status ZSetRankIndex::Descend(int level, const std::function<size_t(const std::vector<Record>&)>& choose,
+Status RankIndex::Descend(int level, const std::function<size_t(const std::vector<Record>&)>& choose,
                               std::string* start, std::string* end, bool* bounded) {
   start->clear();
   *bounded = false;
@@ -326,7 +369,7 @@ Status ZSetRankIndex::Descend(int level, const std::function<size_t(const std::v
     Status s = Group(k, *start, *bounded ? end : nullptr, &group);
     if (!s.ok()) return s;
     size_t i = choose(group);
-    if (i >= group.size()) return Status::Corruption("sorted set rank index: no record to descend to");
+    if (i >= group.size()) return Status::Corruption("rank index: no record to descend to");
     if (i + 1 < group.size()) {
       *end = group[i + 1].boundary;
       *bounded = true;
@@ -336,7 +379,7 @@ Status ZSetRankIndex::Descend(int level, const std::function<size_t(const std::v
   return Status::OK();
 }
 
-Status ZSetRankIndex::Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out) {
+Status RankIndex::Group(int level, const std::string& start, const std::string* end, std::vector<Record>* out) {
   out->clear();
   auto it = NewIterator(ColumnFamily::kZSetRank);
   WalkWatch watch(ctx_, prefix_, upper_);
@@ -353,28 +396,30 @@ Status ZSetRankIndex::Group(int level, const std::string& start, const std::stri
   return Status::OK();
 }
 
-Status ZSetRankIndex::MemberAfter(const std::string& block_start, uint64_t skip, std::string* found) {
-  auto it = NewIterator(ColumnFamily::kZSetScore);
+Status RankIndex::MemberAfter(const std::string& block_start, uint64_t skip, std::string* found,
+                              std::string* value) {
+  auto it = NewIterator(members_);
   uint64_t i = 0;
   for (it->Seek(prefix_ + block_start); it->Valid(); it->Next(), i++) {
     if (i == skip) {
       found->assign(it->key().data() + prefix_.size(), it->key().size() - prefix_.size());
+      if (value != nullptr) value->assign(it->value().data(), it->value().size());
       return Status::OK();
     }
   }
   return IteratorError(*it, "fewer members than counted");
 }
 
-Status ZSetRankIndex::CountMembers(const std::string& block_start, std::string_view stop, uint64_t* n) {
+Status RankIndex::CountMembers(const std::string& block_start, std::string_view stop, uint64_t* n) {
   *n = 0;
-  auto it = NewIterator(ColumnFamily::kZSetScore);
+  auto it = NewIterator(members_);
   std::string end = prefix_ + std::string(stop);
   for (it->Seek(prefix_ + block_start); it->Valid() && it->key().compare(end) < 0; it->Next()) (*n)++;
   if (!it->status().ok()) return IteratorError(*it, "");
   return Status::OK();
 }
 
-Status ZSetRankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
+Status RankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
   *rank = 0;
   std::string start;  // the group of each level: the boundary of the record containing suffix above
   {
@@ -408,14 +453,14 @@ Status ZSetRankIndex::CountBelow(std::string_view suffix, uint64_t* rank) {
   return s;
 }
 
-Status ZSetRankIndex::Select(uint64_t rank, std::string* suffix) {
+Status RankIndex::Select(uint64_t rank, std::string* suffix, std::string* value) {
   // The top level whole: its total is the set's size, which the index is not given.
   std::vector<Record> top;
   Status s = Group(levels_, "", nullptr, &top);
   if (!s.ok()) return s;
   size_t i = 0;
   for (; i < top.size() && rank >= top[i].count; i++) rank -= top[i].count;
-  if (i == top.size()) return Status::Corruption("sorted set rank index: no record to descend to");
+  if (i == top.size()) return Status::Corruption("rank index: no record to descend to");
   // Below it, keys rather than boundaries: the chosen record's key, and the key
   // of the next greater boundary of its level (empty: none). A boundary's key
   // one level down differs only in the level byte.
@@ -461,12 +506,12 @@ Status ZSetRankIndex::Select(uint64_t rank, std::string* suffix) {
   int level;
   std::string block;
   if (!ParseKey(std::string_view(chosen).substr(prefix_.size()), &level, &block)) {
-    return Status::Corruption("sorted set rank index: a malformed record key");
+    return Status::Corruption("rank index: a malformed record key");
   }
-  return MemberAfter(block, rank, suffix);
+  return MemberAfter(block, rank, suffix, value);
 }
 
-Status ZSetRankIndex::Drop() {
+Status RankIndex::Drop() {
   std::vector<std::string> keys;
   {
     auto it = NewIterator(ColumnFamily::kZSetRank);
@@ -478,13 +523,13 @@ Status ZSetRankIndex::Drop() {
   return Status::OK();
 }
 
-Status ZSetRankIndex::Build() {
+Status RankIndex::Build() {
   Status s = Drop();
   if (!s.ok()) return s;
   // Level 1: blocks of F members, half full, so that inserts find room.
   std::vector<Record> level;
   {
-    auto it = NewIterator(ColumnFamily::kZSetScore);
+    auto it = NewIterator(members_);
     uint64_t i = 0;
     for (it->Seek(prefix_); it->Valid(); it->Next(), i++) {
       if (i % fanout_ == 0) {

@@ -16,7 +16,7 @@
 #include "common/encoding.h"
 #include "storage/key_encoding.h"
 #include "types/redis_zset.h"
-#include "types/zset_rank.h"
+#include "types/rank_index.h"
 
 using namespace kvrocks;
 
@@ -29,7 +29,7 @@ class ZSetRankTest : public TempStorageTest {
 
   // The set's metadata: without it the records would be orphans, which the
   // compaction filter drops (and rank walks over overwritten records ask for
-  // a compaction of them, zset_rank.cc).
+  // a compaction of them, rank_index.cc).
   void SetUp() override {
     TempStorageTest::SetUp();
     Metadata meta;
@@ -60,7 +60,7 @@ class ZSetRankTest : public TempStorageTest {
       int level;
       std::string boundary;
       std::string_view k(it->key().data(), it->key().size());
-      EXPECT_TRUE(ZSetRankIndex::ParseKey(k.substr(prefix_.size()), &level, &boundary));
+      EXPECT_TRUE(RankIndex::ParseKey(k.substr(prefix_.size()), &level, &boundary));
       out[level].emplace_back(boundary, DecodeBE64(it->value().data()));
     }
     // Keys sort from the greatest boundary down.
@@ -71,7 +71,7 @@ class ZSetRankTest : public TempStorageTest {
     return out;
   }
 
-  // The tree's rules (zset_rank.h) against the members it counts.
+  // The tree's rules (rank_index.h) against the members it counts.
   void CheckShape(const std::set<std::string>& members, int levels) {
     auto records = Records();
     if (levels == 0) {
@@ -118,7 +118,7 @@ class ZSetRankTest : public TempStorageTest {
     std::vector<std::string> sorted(members.begin(), members.end());
     WithDb(
         [&](Database& db) {
-          ZSetRankIndex index(db.ctx(), prefix_, levels, kFanout);
+          RankIndex index(db.ctx(), prefix_, levels, ColumnFamily::kZSetScore, kFanout);
           for (int probe = 0; probe < 20; probe++) {
             uint64_t r = rng() % sorted.size(), below = 0;
             std::string found;
@@ -144,14 +144,14 @@ TEST(ZSetRankKeys, InvertedBoundariesSortBackwardsAndParse) {
   }
   for (const auto& a : boundaries) {
     std::string ka(1, '\3'), back;
-    ZSetRankIndex::AppendInverted(&ka, a);
+    RankIndex::AppendInverted(&ka, a);
     int level = 0;
-    ASSERT_TRUE(ZSetRankIndex::ParseKey(ka, &level, &back));
+    ASSERT_TRUE(RankIndex::ParseKey(ka, &level, &back));
     EXPECT_EQ(level, 3);
     EXPECT_EQ(back, a);
     for (const auto& b : boundaries) {
       std::string kb(1, '\3');
-      ZSetRankIndex::AppendInverted(&kb, b);
+      RankIndex::AppendInverted(&kb, b);
       EXPECT_EQ(a < b, ka > kb) << "boundaries of " << a.size() << " and " << b.size() << " bytes";
     }
   }
@@ -164,7 +164,7 @@ TEST_F(ZSetRankTest, CountsStayExactThroughRandomWrites) {
   for (uint32_t i = 0; i < 200; i++) members.insert(Suffix(i * 7));
   WithDb([&](Database& db) {
     for (const auto& m : members) db.ctx()->Put(ColumnFamily::kZSetScore, prefix_ + m, "");
-    ZSetRankIndex index(db.ctx(), prefix_, 0, kFanout);
+    RankIndex index(db.ctx(), prefix_, 0, ColumnFamily::kZSetScore, kFanout);
     ASSERT_TRUE(index.Build().ok());
     levels = index.levels();
   });
@@ -172,7 +172,7 @@ TEST_F(ZSetRankTest, CountsStayExactThroughRandomWrites) {
   CheckShape(members, levels);
   for (int round = 0; round < 60; round++) {
     WithDb([&](Database& db) {
-      ZSetRankIndex index(db.ctx(), prefix_, levels, kFanout);
+      RankIndex index(db.ctx(), prefix_, levels, ColumnFamily::kZSetScore, kFanout);
       // Phases: growth, shrinking, then both; one batch holds many operations.
       int grow = round < 20 ? 80 : round < 40 ? 15 : 50;
       for (int op = 0; op < 60; op++) {
@@ -209,14 +209,14 @@ TEST_F(ZSetRankTest, CountsStayExactThroughRandomWrites) {
   }
   // A rebuild gives the same answers; a drop leaves nothing.
   WithDb([&](Database& db) {
-    ZSetRankIndex index(db.ctx(), prefix_, levels, kFanout);
+    RankIndex index(db.ctx(), prefix_, levels, ColumnFamily::kZSetScore, kFanout);
     ASSERT_TRUE(index.Build().ok());
     levels = index.levels();
   });
   CheckShape(members, levels);
   CheckAnswers(members, levels, rng);
   WithDb([&](Database& db) {
-    ZSetRankIndex index(db.ctx(), prefix_, levels, kFanout);
+    RankIndex index(db.ctx(), prefix_, levels, ColumnFamily::kZSetScore, kFanout);
     ASSERT_TRUE(index.Drop().ok());
     EXPECT_EQ(index.levels(), 0);
   });
