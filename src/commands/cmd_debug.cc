@@ -609,10 +609,10 @@ void Memory(CommandCall& call) {
   if (meta.Decode(lk.raw).ok() && meta.version != 0 && lk.type == RedisType::kString) {
     // A value stored out of line: its length is in the metadata (estimates of
     // memtable ranges are far off for one big entry).
-    bytes += meta.size + EncodeSubkeyPrefix(db.id(), a[2], meta.version).size();
+    bytes += meta.size + SubkeyPrefix(db.id(), a[2], meta).size();
   } else if (meta.Decode(lk.raw).ok() && meta.version != 0) {
     Storage* st = call.server->storage();
-    std::string begin = EncodeSubkeyPrefix(db.id(), a[2], meta.version), end = begin;
+    std::string begin = SubkeyPrefix(db.id(), a[2], meta), end = begin;
     end.push_back('\xff');
     rocksdb::Range range(begin, end);
     rocksdb::SizeApproximationOptions opts;

@@ -199,6 +199,7 @@ void RenameGeneric(CommandCall& call, bool nx) {
   bool renamed;
   Status s = db.Rename(call.args[1], call.args[2], nx, &renamed);
   if (s.IsNotFound()) return ReplyError(call, "ERR no such key");
+  if (s.ok() && renamed && call.args[1] != call.args[2]) s = RedisHash(&db).ScheduleFieldExpiry(call.args[2]);
   if (!s.ok()) return ReplyStatusError(call, s);
   if (nx) {
     reply::Integer(call.out, renamed ? 1 : 0);
@@ -250,6 +251,7 @@ void Copy(CommandCall& call) {
   Database dst(call.ctx, call.server->storage()->PhysicalDb(dst_db));
   bool copied;
   Status s = src.Copy(call.args[1], &dst, call.args[2], replace, Database::CopyKind::kDuplicate, &copied);
+  if (s.ok() && copied) s = RedisHash(&dst).ScheduleFieldExpiry(call.args[2]);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, copied ? 1 : 0);
 }
@@ -272,6 +274,7 @@ void Move(CommandCall& call) {
   if (copied) {
     bool deleted;
     s = src.Delete(call.args[1], &deleted);
+    if (s.ok()) s = RedisHash(&dst).ScheduleFieldExpiry(call.args[1]);
     if (!s.ok()) return ReplyStatusError(call, s);
   }
   reply::Integer(call.out, copied ? 1 : 0);

@@ -1146,6 +1146,8 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor, uint6
     uint64_t actual = 0;
     if (s.ok() && PeekMetadata(raw, &type, &actual).ok() && actual == e && actual <= now) {
       ctx.Delete(ColumnFamily::kMetadata, meta_key);
+      uint64_t moved;
+      if (HasMovedSubkeys(raw, &moved)) ctx.Delete(ColumnFamily::kState, EncodeMovedKey(moved));
       ctx.AddKeyCount(db, -1);
       ctx.ChangeExpire(db, actual, 0);
       ctx.Touch(db, k, Context::TouchKind::kExpired);

@@ -80,8 +80,17 @@ class MetadataCursor {
 class SubkeyFilter : public rocksdb::CompactionFilter {
  public:
   // keep_expired: keep the elements of expired keys whatever their age.
-  SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata, bool keep_expired)
-      : cursor_(db, metadata), keep_expired_(keep_expired) {}
+  // state: the moved records' family; moved: whether any may exist (read when
+  // needed: a RENAME sets it before its write commits, so a metadata view that
+  // shows the rename is followed by a read that sees it set).
+  SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata, rocksdb::ColumnFamilyHandle* state,
+               const std::atomic<bool>* moved, bool keep_expired)
+      : db_(db),
+        metadata_(metadata),
+        state_(state),
+        moved_(moved),
+        cursor_(db, metadata),
+        keep_expired_(keep_expired) {}
 
   bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
     return Stale(key);
@@ -113,11 +122,47 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
         return false;  // unknown: keep
       } else {
         Metadata meta;
-        cached_alive_ = meta.Decode(raw).ok() && meta.HasSubkeys() && !ExpiredLongAgo(meta);
+        cached_alive_ = meta.Decode(raw).ok() && meta.HasSubkeys() && meta.owner.empty() && !ExpiredLongAgo(meta);
         cached_version_ = meta.version;
       }
     }
-    return !cached_alive_ || cached_version_ != version;
+    if (cached_alive_ && cached_version_ == version) return false;
+    if (!moved_->load()) return true;
+    if (version != moved_version_) {
+      moved_version_ = version;
+      moved_alive_ = MovedAlive(dbid, user_key, version);
+    }
+    return !moved_alive_;
+  }
+
+  // Whether the collection of `version`, whose subkeys are named user_key, lives
+  // on under another name: its moved record names a key whose metadata has that
+  // version and owner. Both are read in one snapshot (a RENAME in between would
+  // otherwise look like a deletion); a version dead in a snapshot never lives
+  // again, as only a RENAME of a live collection names it anew.
+  bool MovedAlive(uint8_t dbid, std::string_view user_key, uint64_t version) const {
+    const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    ro.fill_cache = false;
+    std::string where, raw;
+    bool alive = true;  // unknown (a read error): keep
+    rocksdb::Status s = db_->Get(ro, state_, EncodeMovedKey(version), &where);
+    if (s.IsNotFound()) {
+      alive = false;
+    } else if (s.ok() && !where.empty() && static_cast<uint8_t>(where[0]) == dbid) {
+      s = db_->Get(ro, metadata_, EncodeMetaKey(dbid, std::string_view(where).substr(1)), &raw);
+      Metadata meta;
+      if (s.IsNotFound()) {
+        alive = false;
+      } else if (s.ok()) {
+        alive = meta.Decode(raw).ok() && meta.version == version && meta.owner == user_key && !ExpiredLongAgo(meta);
+      }
+    } else if (s.ok()) {
+      alive = false;  // malformed
+    }
+    db_->ReleaseSnapshot(snapshot);
+    return alive;
   }
 
   bool ExpiredLongAgo(const Metadata& meta) const {
@@ -126,12 +171,18 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     return now > SubkeyFilterFactory::kExpiredGraceMs && meta.Expired(now - SubkeyFilterFactory::kExpiredGraceMs);
   }
 
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* metadata_;
+  rocksdb::ColumnFamilyHandle* state_;
+  const std::atomic<bool>* moved_;
   // Filter() is const in RocksDB's interface; one filter serves one thread.
   mutable MetadataCursor cursor_;
   const bool keep_expired_;
   mutable std::string cached_key_;
   mutable bool cached_alive_ = false;
   mutable uint64_t cached_version_ = 0;
+  mutable uint64_t moved_version_ = 0;  // versions start at 1
+  mutable bool moved_alive_ = false;
 };
 
 class KeepAll : public rocksdb::CompactionFilter {
@@ -146,7 +197,7 @@ std::unique_ptr<rocksdb::CompactionFilter> SubkeyFilterFactory::CreateCompaction
     const rocksdb::CompactionFilter::Context&) {
   rocksdb::DB* db = db_.load();
   if (db == nullptr) return std::make_unique<KeepAll>();
-  return std::make_unique<SubkeyFilter>(db, metadata_.load(), keep_expired_.load());
+  return std::make_unique<SubkeyFilter>(db, metadata_.load(), state_.load(), &moved_, keep_expired_.load());
 }
 
 }  // namespace kvrocks

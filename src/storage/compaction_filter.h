@@ -1,7 +1,9 @@
 // Compaction filter of the subkey column families: drops elements whose key
 // no longer exists, was re-created (another version), or has been expired for
-// kExpiredGraceMs. This is what makes DEL of a huge collection O(1): only the
-// metadata is deleted, and compaction reclaims the elements later.
+// kExpiredGraceMs. The key is the name the subkeys embed, or, for a collection
+// renamed in O(1), the one its `moved` record names (Metadata::owner). This is
+// what makes DEL of a huge collection O(1): only the metadata is deleted, and
+// compaction reclaims the elements later.
 //
 // An expired key's elements are kept for a while, and on a replica until its
 // master deletes the key, because they can still be seen: a transaction or a
@@ -23,15 +25,21 @@ class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
   // How long a key must have been expired before its elements are dropped.
   static constexpr uint64_t kExpiredGraceMs = 60 * 1000;
 
-  // Until Attach is called (the DB is open) nothing is dropped.
-  void Attach(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata) {
+  // Until Attach is called (the DB is open) nothing is dropped. state: the
+  // family of the `moved` records (key_encoding.h, EncodeMovedKey).
+  void Attach(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata, rocksdb::ColumnFamilyHandle* state) {
     metadata_.store(metadata);
+    state_.store(state);
     db_.store(db);
   }
   void Detach() { db_.store(nullptr); }
   // Whether the elements of expired keys are kept whatever their age (a
   // replica: the master's DEL decides). Applies to compactions started after it.
   void set_keep_expired(bool keep) { keep_expired_.store(keep); }
+  // Some collection's subkeys may live under another name than its metadata's
+  // (a RENAME is about to write a moved record, or one exists): from then on a
+  // subkey whose own name holds no metadata of its version costs a moved lookup.
+  void note_moved() { moved_.store(true); }
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context& context) override;
   const char* Name() const override { return "kvrocks.SubkeyFilterFactory"; }
@@ -40,6 +48,8 @@ class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
   std::atomic<rocksdb::DB*> db_{nullptr};
   std::atomic<rocksdb::ColumnFamilyHandle*> metadata_{nullptr};
   std::atomic<bool> keep_expired_{false};
+  std::atomic<rocksdb::ColumnFamilyHandle*> state_{nullptr};
+  std::atomic<bool> moved_{false};
 };
 
 }  // namespace kvrocks

@@ -81,11 +81,17 @@ bool DecodeExpireKey(std::string_view raw, uint8_t* db, uint64_t* expire_ms, std
 std::string Metadata::Encode() const {
   std::string out;
   out.reserve(17 + payload.size() + (IsString() ? 0 : 16));
-  PutFixed8(&out, static_cast<uint8_t>(type) | (out_of_line ? kOutOfLineFlag : 0) | (fragmented ? kFragmentedFlag : 0));
+  const bool owned = !IsString() && !owner.empty();
+  PutFixed8(&out, static_cast<uint8_t>(type) | (out_of_line ? kOutOfLineFlag : 0) | (fragmented ? kFragmentedFlag : 0) |
+                      (owned ? kOwnerFlag : 0));
   PutBE64(&out, expire_ms);
   if (HasSubkeys()) {
     PutBE64(&out, version);
     PutBE64(&out, size);
+  }
+  if (owned) {
+    PutVarint64(&out, owner.size());
+    out.append(owner);
   }
   out.append(payload);
   return out;
@@ -104,8 +110,29 @@ Status Metadata::Decode(std::string_view raw) {
   if (HasSubkeys()) {
     if (!r.GetBE64(&version) || !r.GetBE64(&size)) return Status::Corruption("collection metadata too short");
   }
+  owner.clear();
+  if (!IsString() && (t & kOwnerFlag)) {
+    uint64_t n;
+    std::string_view name;
+    if (!r.GetVarint64(&n) || !r.GetBytes(n, &name)) return Status::Corruption("collection owner too short");
+    owner.assign(name);
+  }
   payload.assign(r.rest());
   return Status::OK();
+}
+
+std::string EncodeMovedKey(uint64_t version) {
+  std::string out = kMovedKeyPrefix;
+  PutBE64(&out, version);
+  return out;
+}
+
+bool HasMovedSubkeys(std::string_view raw, uint64_t* version) {
+  if (raw.size() < 17) return false;
+  auto t = static_cast<uint8_t>(raw[0]);
+  if ((t & 0x0f) == static_cast<uint8_t>(RedisType::kString) || !(t & kOwnerFlag)) return false;
+  *version = DecodeBE64(raw.data() + 9);
+  return true;
 }
 
 std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, uint8_t encoding_flag) {

@@ -5,8 +5,10 @@
 //                        string     -> payload is the raw value
 //                        big string -> (type flag 0x10) version(8) | size(8);
 //                                      the value is the subkey with an empty field
-//                        collection -> version(8) | size(8) | type extras
+//                        collection -> version(8) | size(8) | [owner_len(varint) owner] | type extras
+//                                      (owner: with type flag 0x80, the name its subkeys are under)
 //   subkey CFs    key:   db(1) | slot(2) | key_len(4, BE) | user_key | version(8) | field...
+//                        (user_key: the collection's owner name, see Metadata::owner)
 //   expire CF     key:   db(1) | expire_ms(8, BE) | user_key        value: empty
 //
 // `db` is the physical database id (SWAPDB swaps the logical->physical map).
@@ -48,6 +50,10 @@ inline constexpr uint8_t kFragmentedFlag = 0x40;
 // would share one: COPY duplicates the value (dupStringObject), so OBJECT
 // REFCOUNT of a copied integer 0..9999 is 1, not the shared objects' INT_MAX.
 inline constexpr uint8_t kUnsharedFlag = 0x40;
+// Set in the type byte of a collection whose subkeys are stored under another
+// name than its own (a RENAME moved only its metadata): the metadata then goes
+// on after size with `owner_len(varint) owner` (Metadata::owner).
+inline constexpr uint8_t kOwnerFlag = 0x80;
 inline constexpr uint64_t kStringFragmentBytes = 1024;
 
 // Redis' name of a type as TYPE reports it ("string", "hash" ...).
@@ -81,15 +87,27 @@ struct Metadata {
   uint64_t size = 0;
   // String: the value. Collections: type-specific extras after size.
   std::string payload;
+  // Collections: the key name their subkeys are stored under when it is not the
+  // key's own ("": its own). RENAME of a collection moves only the metadata; the
+  // subkeys stay under the name they were written with (docs/encoding.md, Rename).
+  std::string owner;
 
   bool IsString() const { return type == RedisType::kString; }
   // Whether the key owns subkeys of its version.
   bool HasSubkeys() const { return !IsString() || out_of_line; }
   bool Expired(uint64_t now_ms) const { return expire_ms != 0 && expire_ms <= now_ms; }
+  // The name in the subkeys of key `key` with this metadata.
+  std::string_view SubkeyName(std::string_view key) const { return owner.empty() ? key : std::string_view(owner); }
 
   std::string Encode() const;
   Status Decode(std::string_view raw);
 };
+
+// The prefix of the subkeys of key (of database db) with this metadata: its
+// current version under its owner's name (EncodeSubkeyPrefix).
+inline std::string SubkeyPrefix(uint8_t db, std::string_view key, const Metadata& meta) {
+  return EncodeSubkeyPrefix(db, meta.SubkeyName(key), meta.version);
+}
 
 // Encodes a string key's metadata value without building a Metadata.
 // encoding_flag: 0, kRawEncodingFlag or kNotIntEncodingFlag (what OBJECT ENCODING reports).
@@ -98,6 +116,15 @@ std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, uint8_
 std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented = false);
 // The subkey of fragment `index` of a fragmented string.
 std::string EncodeFragmentKey(uint8_t db, std::string_view user_key, uint64_t version, uint32_t index);
+
+// The `state` record that names where the collection of version `version`
+// lives now when its metadata moved away from its subkeys' name (RENAME):
+// `moved:version(8)` -> `db(1) user_key`. The subkey compaction filter follows it.
+inline constexpr char kMovedKeyPrefix[] = "moved:";
+std::string EncodeMovedKey(uint64_t version);
+// Whether an encoded metadata value has subkeys under another name (kOwnerFlag);
+// if so, *version is their version. Reads only the fixed header.
+bool HasMovedSubkeys(std::string_view raw, uint64_t* version);
 
 // Reads only type and expiry of an encoded metadata value.
 Status PeekMetadata(std::string_view raw, RedisType* type, uint64_t* expire_ms);

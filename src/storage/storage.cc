@@ -284,7 +284,12 @@ Status Storage::Open() {
   blob_sampling_ = blob_compression_on_ && config_->rocksdb_blob_compression_min_saving > 0;
   // A server that starts as a replica keeps expired keys' elements from its first compaction on.
   g_subkey_filter->set_keep_expired(!config_->replicaof.empty());
-  g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata));
+  g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata), cf(ColumnFamily::kState));
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kState)));
+    it->Seek(kMovedKeyPrefix);
+    if (it->Valid() && it->key().starts_with(kMovedKeyPrefix)) g_subkey_filter->note_moved();
+  }
   tombstone_compactor_ = std::make_unique<TombstoneCompactor>(db_.get());
   return LoadState();
 }
@@ -373,6 +378,8 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool without_wal) {
 }
 
 void Storage::KeepExpiredSubkeys(bool keep) { g_subkey_filter->set_keep_expired(keep); }
+
+void Storage::NoteMovedSubkeys() { g_subkey_filter->note_moved(); }
 
 Status Storage::FlushMemTables() {
   rocksdb::FlushOptions fo;
@@ -571,6 +578,16 @@ Status Storage::FlushDb(uint8_t physical_db) {
     if (!it->Valid()) continue;  // nothing to delete: no range tombstone (below)
     batch.DeleteRange(cf(c), begin, end);
     range_deleted = true;
+  }
+  {
+    // The moved records of the db's renamed collections (key_encoding.h).
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kState)));
+    for (it->Seek(kMovedKeyPrefix); it->Valid() && it->key().starts_with(kMovedKeyPrefix); it->Next()) {
+      if (!it->value().empty() && static_cast<uint8_t>(it->value()[0]) == physical_db) {
+        batch.Delete(cf(ColumnFamily::kState), it->key());
+      }
+    }
+    if (!it->status().ok()) return Status::IOError(it->status().ToString());
   }
   std::string zero;
   PutBE64(&zero, 0);

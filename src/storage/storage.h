@@ -86,6 +86,9 @@ class Storage {
 
   // A new, strictly increasing version for a new incarnation of a collection.
   uint64_t NewVersion();
+  // Called by a RENAME that writes a moved record (key_encoding.h), before it
+  // commits: the subkey compaction filter follows such records from then on.
+  void NoteMovedSubkeys();
 
   // Physical database id of a logical one (SELECT index).
   uint8_t PhysicalDb(int logical) const { return db_map_[logical].load(std::memory_order_acquire); }

@@ -58,6 +58,10 @@ Status Database::LoadCollection(std::string_view key, RedisType type, LoadedKey*
 
 void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms) {
   bool created = !lk->on_disk || !lk->live;
+  uint64_t moved, kept;
+  if (lk->on_disk && HasMovedSubkeys(lk->raw, &moved) && !(HasMovedSubkeys(encoded, &kept) && kept == moved)) {
+    ForgetMoved(moved);  // the renamed collection is replaced
+  }
   // As Redis, which deletes an expired key when a write looks it up, then creates it anew.
   if (lk->on_disk && !lk->live && ctx_->expires_on_access()) ctx_->TouchExpired(db_, key);
   ctx_->ForgetExpiredFound(db_, key);
@@ -101,9 +105,13 @@ void Database::Restamp(LoadedKey* lk, std::string_view encoded) {
   lk->raw.assign(encoded);
 }
 
+void Database::ForgetMoved(uint64_t version) { ctx_->Delete(ColumnFamily::kState, EncodeMovedKey(version)); }
+
 void Database::Remove(std::string_view key, LoadedKey* lk) {
   if (!lk->on_disk) return;
   ctx_->Delete(ColumnFamily::kMetadata, lk->meta_key);
+  uint64_t moved;
+  if (HasMovedSubkeys(lk->raw, &moved)) ForgetMoved(moved);
   if (lk->expire_ms != 0) {
     ctx_->Delete(ColumnFamily::kExpire, EncodeExpireKey(db_, lk->expire_ms, key));
     ctx_->ChangeExpire(db_, lk->expire_ms, 0);
@@ -198,6 +206,7 @@ static std::string CopiedMetadata(const LoadedKey& lk, uint64_t new_version) {
   Metadata meta;
   if (!meta.Decode(lk.raw).ok() || !meta.HasSubkeys()) return lk.raw;
   meta.version = new_version;
+  meta.owner.clear();  // the copy's subkeys are written under its own name
   return meta.Encode();
 }
 
@@ -206,7 +215,7 @@ Status Database::CopySubkeys(std::string_view src, const LoadedKey& from, Databa
   Metadata meta;
   Status s = meta.Decode(from.raw);
   if (!s.ok() || !meta.HasSubkeys()) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_, src, meta.version);
+  std::string prefix = SubkeyPrefix(db_, src, meta);
   std::string dst_prefix = EncodeSubkeyPrefix(dst_db->db_, dst, new_version);
   for (auto cf : {ColumnFamily::kSubkey, ColumnFamily::kZSetScore, ColumnFamily::kStream, ColumnFamily::kZSetRank}) {
     rocksdb::ReadOptions ro;
@@ -259,7 +268,28 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
   s = Load(dst, &to);
   if (!s.ok()) return s;
   if (nx && to.live) return Status::OK();
-  // Subkeys embed the key name, so they are copied under the new name.
+  Metadata meta;
+  if ((from.type == RedisType::kHash || from.type == RedisType::kSet || from.type == RedisType::kZSet ||
+       from.type == RedisType::kList) &&
+      meta.Decode(from.raw).ok()) {
+    // O(1), as in Redis: the metadata moves and names the subkeys' owner (their
+    // name, which they embed); a `moved` record lets the compaction filter find
+    // the metadata from the subkeys. Back under the owner's name, neither is needed.
+    std::string owner(meta.SubkeyName(src));
+    meta.owner = owner == dst ? std::string() : owner;
+    uint64_t expire = from.expire_ms;
+    Remove(src, &from);  // forgets the moved record of a collection renamed before
+    if (!meta.owner.empty()) {
+      std::string where(1, static_cast<char>(db_));
+      where.append(dst);
+      ctx_->Put(ColumnFamily::kState, EncodeMovedKey(meta.version), where);
+      ctx_->storage()->NoteMovedSubkeys();
+    }
+    Store(dst, &to, meta.Encode(), expire);
+    *renamed = true;
+    return Status::OK();
+  }
+  // Strings and streams: subkeys embed the key name, so they are copied under the new name.
   uint64_t version = ctx_->storage()->NewVersion();
   s = CopySubkeys(src, from, this, dst, version);
   if (!s.ok()) return s;

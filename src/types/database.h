@@ -119,6 +119,8 @@ class Database {
   Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, CopyKind kind,
               bool* copied);
   // RENAME / RENAMENX. NotFound if src is absent. *renamed=false if nx and dst exists.
+  // O(1) for hashes, sets, sorted sets and lists (Metadata::owner); strings and
+  // streams are copied.
   Status Rename(std::string_view src, std::string_view dst, bool nx, bool* renamed);
 
   // Keys matching pattern (KEYS).
@@ -131,6 +133,8 @@ class Database {
   Status RandomKey(std::string* key);
 
  private:
+  // Deletes the moved record of a renamed collection's version (it is removed or replaced).
+  void ForgetMoved(uint64_t version);
   // Copies every subkey of src's current version to dst (in dst_db) under new_version.
   Status CopySubkeys(std::string_view src, const LoadedKey& from, Database* dst_db, std::string_view dst,
                      uint64_t new_version);

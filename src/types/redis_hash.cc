@@ -98,7 +98,7 @@ Status RedisHash::KeepOrderIfListpack(std::string_view key, Metadata* meta) {
 }
 
 Status RedisHash::Recode(std::string_view key, Metadata* meta, uint8_t flags) {
-  SubkeyBounds bounds(db_->id(), key, meta->version);
+  SubkeyBounds bounds(db_->id(), meta->SubkeyName(key), meta->version);
   std::vector<std::pair<std::string, std::string>> stored;  // subkey, value as stored
   {
     auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
@@ -136,7 +136,7 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
   } else if (!(s = KeepOrderIfListpack(key, &meta)).ok()) {
     return s;
   }
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta);
   auto rank = RankIndex::ForWrite(db_->ctx(), prefix, meta, fvs.size(), ColumnFamily::kSubkey);
   bool changed = false;
   std::string sub, old;
@@ -167,7 +167,7 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
 }
 
 Status RedisHash::Store(std::string_view key, LoadedKey* lk, Metadata* meta, RankIndex* rank) {
-  Status s = RankIndex::Finish(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), meta, rank,
+  Status s = RankIndex::Finish(db_->ctx(), SubkeyPrefix(db_->id(), key, *meta), meta, rank,
                                ColumnFamily::kSubkey);
   if (s.ok()) db_->StoreCollection(key, lk, *meta);
   return s;
@@ -180,7 +180,7 @@ Status RedisHash::Get(std::string_view key, std::string_view field, std::string*
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok()) return s;
   if (!exists) return Status::NotFound();
-  std::string sub = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string sub = SubkeyPrefix(db_->id(), key, meta);
   sub.append(field);
   s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, value);
   if (s.ok() && !Unwrap(meta, value, ExpiryNowMs())) return Status::NotFound();
@@ -195,7 +195,7 @@ Status RedisHash::MGet(std::string_view key, const std::vector<std::string_view>
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta);
   std::string sub, value;
   for (size_t i = 0; i < fields.size(); i++) {
     sub.assign(prefix).append(fields[i]);
@@ -216,7 +216,7 @@ Status RedisHash::Delete(std::string_view key, const std::vector<std::string_vie
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta);
   auto rank = RankIndex::ForWrite(db_->ctx(), prefix, meta, fields.size(), ColumnFamily::kSubkey);
   std::string sub, value;
   int64_t removed = 0;
@@ -251,7 +251,7 @@ Status RedisHash::Scan(std::string_view key, const std::string& after, size_t co
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  SubkeyBounds bounds(db_->id(), key, meta.version);
+  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
   const std::string& prefix = bounds.prefix();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
   if (after.empty()) {
@@ -354,7 +354,7 @@ Status RedisHash::RandomFieldsOfAll(std::string_view key, uint64_t count, bool r
 Status RedisHash::RandomFieldsByRank(std::string_view key, const LoadedKey& lk, Metadata* meta, uint64_t count,
                                      bool repeat, FieldValues* out,
                                      const std::function<bool(const FieldValues& sample)>& fits, bool* whole) {
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, *meta);
   if (RankIndex::LevelsOf(*meta) == 0) {
     Status s = RankIndex::Ensure(db_->ctx(), prefix, meta, ColumnFamily::kSubkey);
     if (!s.ok()) return s;
@@ -426,7 +426,7 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   } else if (!(s = KeepOrderIfListpack(key, &meta)).ok()) {
     return s;
   }
-  std::string sub = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string sub = SubkeyPrefix(db_->id(), key, meta);
   sub.append(field);
   std::string old, value;
   s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &old);
@@ -440,7 +440,7 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   if (!live && IsOrdered(meta)) seq = TakeSeq(&meta);
   // HINCRBY keeps a field's TTL.
   db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire, seq));
-  auto rank = RankIndex::ForWrite(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), meta, 1,
+  auto rank = RankIndex::ForWrite(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), meta, 1,
                                   ColumnFamily::kSubkey);
   if (!stored) {
     meta.size++;
@@ -485,7 +485,7 @@ Status RedisHash::EnableFieldTtls(std::string_view key, Metadata* meta) {
 Status RedisHash::ForLiveFields(std::string_view key, const Metadata& meta,
                                 const std::vector<std::string_view>& fields, const FieldFn& fn) {
   const uint64_t now = ExpiryNowMs();
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), sub, value;
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta), sub, value;
   for (size_t i = 0; i < fields.size(); i++) {
     sub.assign(prefix).append(fields[i]);
     Status s = db_->ctx()->Get(ColumnFamily::kSubkey, sub, &value);
@@ -507,7 +507,7 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
   if (!s.ok() || !exists) return s;
   if (!(s = EnableFieldTtls(key, &meta)).ok()) return s;
   const uint64_t now = ExpiryNowMs();
-  auto rank = RankIndex::ForWrite(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), meta, fields.size(),
+  auto rank = RankIndex::ForWrite(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), meta, fields.size(),
                                   ColumnFamily::kSubkey);
   Status removal;  // the first failure to uncount a deleted field
   bool changed = false, indexed = false;
@@ -533,12 +533,23 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
     indexed = true;
   };
   if (!(s = ForLiveFields(key, meta, fields, set_ttl)).ok() || !(s = removal).ok()) return s;
-  if (indexed) {
-    // The active-expire cycle visits the key then (see Server::ExpireCycle).
-    db_->ctx()->Put(ColumnFamily::kExpire, EncodeExpireKey(db_->id(), expire_ms, key), "");
-    db_->ctx()->NoteExpire(db_->id(), expire_ms);
-  }
+  if (indexed) ScheduleExpiry(key, expire_ms);
   return changed ? Store(key, &lk, &meta, rank.get()) : Status::OK();
+}
+
+void RedisHash::ScheduleExpiry(std::string_view key, uint64_t expire_ms) {
+  // The active-expire cycle visits the key then (see Server::ExpireCycle).
+  db_->ctx()->Put(ColumnFamily::kExpire, EncodeExpireKey(db_->id(), expire_ms, key), "");
+  db_->ctx()->NoteExpire(db_->id(), expire_ms);
+}
+
+Status RedisHash::ScheduleFieldExpiry(std::string_view key) {
+  LoadedKey lk;
+  Metadata meta;
+  Status s = db_->Peek(key, &lk);
+  if (!s.ok() || !lk.live || lk.type != RedisType::kHash || !meta.Decode(lk.raw).ok()) return s;
+  if (HasFieldTtls(meta)) ScheduleExpiry(key, ExpiryNowMs());
+  return Status::OK();
 }
 
 Status RedisHash::FieldExpireTimes(std::string_view key, const std::vector<std::string_view>& fields,
@@ -584,18 +595,25 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists || !HasFieldTtls(meta)) return s;
-  SubkeyBounds bounds(db_->id(), key, meta.version);
+  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
   const rocksdb::ReadOptions& ro = bounds.options();
   const uint64_t now = ExpiryNowMs();
   std::vector<std::string> doomed;
+  uint64_t soonest = 0;  // of the TTLs left
   {
     auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string v = it->value().ToString();
-      if (!Unwrap(meta, &v, now)) doomed.push_back(it->key().ToString());
+      uint64_t expire;
+      if (!Unwrap(meta, &v, now, &expire)) {
+        doomed.push_back(it->key().ToString());
+      } else if (expire != 0 && (soonest == 0 || expire < soonest)) {
+        soonest = expire;
+      }
     }
     if (!it->status().ok()) return Status::IOError(it->status().ToString());
   }
+  if (soonest != 0) ScheduleExpiry(key, soonest);
   auto rank = RankIndex::ForWrite(db_->ctx(), bounds.prefix(), meta, doomed.size(), ColumnFamily::kSubkey);
   for (const auto& k : doomed) {
     db_->ctx()->Delete(ColumnFamily::kSubkey, k);

@@ -71,8 +71,14 @@ class RedisHash {
   Status PersistFields(std::string_view key, const std::vector<std::string_view>& fields,
                        std::vector<int64_t>* results);
   // Deletes the fields whose TTL has passed (the active-expire cycle); the key
-  // goes with its last field. *deleted counts them.
+  // goes with its last field. *deleted counts them. The soonest TTL left gets an
+  // entry in the expire index under the key's name, so that the cycle comes back.
   Status DeleteExpiredFields(std::string_view key, int64_t* deleted);
+  // For a hash that arrived under this name (RENAME, COPY, MOVE): its field TTLs'
+  // entries in the expire index name its old key, so an entry for now makes the
+  // cycle visit it (DeleteExpiredFields then schedules the rest). Nothing for a
+  // hash without field TTLs or another type.
+  Status ScheduleFieldExpiry(std::string_view key);
 
  private:
   // RandomFields from the whole hash, and through the rank index (*whole: too
@@ -82,6 +88,8 @@ class RedisHash {
   Status RandomFieldsByRank(std::string_view key, const LoadedKey& lk, Metadata* meta, uint64_t count, bool repeat,
                             FieldValues* out, const std::function<bool(const FieldValues& sample)>& fits,
                             bool* whole);
+  // An entry in the expire index that makes the active-expire cycle visit key at expire_ms.
+  void ScheduleExpiry(std::string_view key, uint64_t expire_ms);
   // Stores meta after a write, with its rank index kept member by member in
   // `rank` (RankIndex::ForWrite), or built, rebuilt or dropped.
   Status Store(std::string_view key, LoadedKey* lk, Metadata* meta, RankIndex* rank);

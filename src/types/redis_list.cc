@@ -63,7 +63,7 @@ void RedisList::StoreMeta(std::string_view key, LoadedKey* lk, const ListMeta& l
 }
 
 std::string RedisList::ElemKey(std::string_view key, const ListMeta& lm, uint64_t index) const {
-  std::string k = EncodeSubkeyPrefix(db_->id(), key, lm.meta.version);
+  std::string k = SubkeyPrefix(db_->id(), key, lm.meta);
   PutBE64(&k, index);
   return k;
 }

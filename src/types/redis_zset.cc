@@ -145,18 +145,18 @@ static Status EdgeLost(const rocksdb::Iterator& it) {
 }
 
 std::unique_ptr<RankIndex> RedisZSet::RankForWrite(std::string_view key, const Metadata& meta, size_t changes) {
-  return RankIndex::ForWrite(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), meta, changes,
+  return RankIndex::ForWrite(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), meta, changes,
                              ColumnFamily::kZSetScore);
 }
 
 Status RedisZSet::FinishRank(std::string_view key, Metadata* meta, RankIndex* incremental) {
-  return RankIndex::Finish(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), meta, incremental,
+  return RankIndex::Finish(db_->ctx(), SubkeyPrefix(db_->id(), key, *meta), meta, incremental,
                            ColumnFamily::kZSetScore);
 }
 
 Status RedisZSet::EnsureRankIndex(std::string_view key, const LoadedKey& lk, Metadata* meta) {
   if (RankLevels(*meta) > 0) return Status::OK();
-  Status s = RankIndex::Ensure(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta->version), meta,
+  Status s = RankIndex::Ensure(db_->ctx(), SubkeyPrefix(db_->id(), key, *meta), meta,
                                ColumnFamily::kZSetScore);
   if (!s.ok()) return s;
   // Not a modification of the set: no WATCH, keyspace event or dirty count.
@@ -178,7 +178,7 @@ Status RedisZSet::RefindEdges(std::string_view key, const Metadata& meta, Edges*
   if (meta.size == 0) return Status::OK();
   bool low = !e->known || e->low_stale > kMaxStale, high = !e->known || e->high_stale > kMaxStale;
   if (!low && !high) return Status::OK();
-  SubkeyBounds bounds(db_->id(), key, meta.version);
+  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
   const std::string& prefix = bounds.prefix();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kZSetScore, bounds.options());
   if (low) {
@@ -237,7 +237,7 @@ Status RedisZSet::LoadZSet(std::string_view key, LoadedKey* lk, Metadata* meta, 
 
 Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, RankIndex* rank,
                             std::string_view member, double score, const std::optional<double>& old) {
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta->version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, *meta);
   const bool was_empty = !old && meta->size == 0;
   std::string old_suffix;
   if (old) {
@@ -271,7 +271,7 @@ Status RedisZSet::PutMember(std::string_view key, Metadata* meta, Edges* edges, 
 
 Status RedisZSet::DeleteMember(std::string_view key, const Metadata& meta, Edges* edges, RankIndex* rank,
                                std::string_view member, double score) {
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta);
   std::string suffix = EncodeScore(score) + std::string(member);
   db_->ctx()->Delete(ColumnFamily::kSubkey, prefix + std::string(member));
   db_->ctx()->Delete(ColumnFamily::kZSetScore, prefix + suffix);
@@ -297,7 +297,7 @@ Status RedisZSet::Add(std::string_view key, const std::vector<ZMember>& members,
   }
   Edges edges = DecodeEdges(meta);
   auto rank = RankForWrite(key, meta, members.size());
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta);
   bool changed_meta = false;
   std::string raw;
   for (const auto& m : members) {
@@ -331,7 +331,7 @@ Status RedisZSet::Score(std::string_view key, std::string_view member, std::opti
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
   std::string raw;
-  s = db_->ctx()->Get(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, meta.version) + std::string(member),
+  s = db_->ctx()->Get(ColumnFamily::kSubkey, SubkeyPrefix(db_->id(), key, meta) + std::string(member),
                       &raw);
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return s;
@@ -348,7 +348,7 @@ Status RedisZSet::Remove(std::string_view key, const std::vector<std::string_vie
   if (!s.ok() || !exists) return s;
   Edges edges = DecodeEdges(meta);
   auto rank = RankForWrite(key, meta, members.size());
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), raw;
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta), raw;
   for (std::string_view m : members) {
     s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + std::string(m), &raw);
     if (s.IsNotFound()) continue;
@@ -419,7 +419,7 @@ Status RedisZSet::WalkFrom(std::string_view key, bool rev, const std::string* fr
   bool exists;
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  SubkeyBounds bounds(db_->id(), key, meta.version);
+  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
   const std::string& prefix = bounds.prefix();
   rocksdb::ReadOptions ro = bounds.options();
   // Bounded by the live edges, the iterator never visits the tombstones beyond them.
@@ -507,7 +507,7 @@ Status RedisZSet::RandomMembers(std::string_view key, uint64_t count, bool repea
   }
   s = EnsureRankIndex(key, lk, &meta);
   if (!s.ok()) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version);
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta);
   RankIndex index(db_->ctx(), prefix, RankLevels(meta));
   bool negative_zeros = static_cast<uint8_t>(meta.payload[0]) & kNegativeZeroFlag;
   std::string suffix, raw;
@@ -579,7 +579,7 @@ Status RedisZSet::RangeByRank(std::string_view key, int64_t start, int64_t stop,
     // an end, walking there is as cheap).
     std::string first;
     uint64_t forward = rev ? n - 1 - start : start;
-    s = RankIndex(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), RankLevels(meta))
+    s = RankIndex(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), RankLevels(meta))
             .Select(forward, &first);
     if (!s.ok()) return s;
     int64_t want = stop - start + 1;
@@ -627,7 +627,7 @@ Status RedisZSet::SkipByRank(std::string_view key, bool rev, const RangeReader& 
   s = LoadWithRanks(key, &meta, &levels);
   *used = s.ok() && levels > 0;
   if (!*used) return s;
-  RankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+  RankIndex index(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), levels);
   uint64_t rank;
   s = index.CountBelow(ScoreSuffix(first), &rank);
   if (!s.ok()) return s;
@@ -650,7 +650,7 @@ Status RedisZSet::CountBetween(std::string_view key, const ZMember& first, const
   Status s = LoadWithRanks(key, &meta, &levels);
   *used = s.ok() && levels > 0;
   if (!*used) return s;
-  RankIndex index(db_->ctx(), EncodeSubkeyPrefix(db_->id(), key, meta.version), levels);
+  RankIndex index(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), levels);
   uint64_t low, high;
   s = index.CountBelow(ScoreSuffix(first), &low);
   if (s.ok()) s = index.CountBelow(ScoreSuffix(last), &high);
@@ -774,7 +774,7 @@ Status RedisZSet::Rank(std::string_view key, std::string_view member, bool rev, 
   bool exists;
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  std::string prefix = EncodeSubkeyPrefix(db_->id(), key, meta.version), raw;
+  std::string prefix = SubkeyPrefix(db_->id(), key, meta), raw;
   s = db_->ctx()->Get(ColumnFamily::kSubkey, prefix + std::string(member), &raw);
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return s;

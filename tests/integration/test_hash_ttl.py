@@ -84,6 +84,25 @@ def test_fields_expire_lazily_and_actively(c):
     assert int(c.info("stats")["expired_subkeys"]) >= 3
 
 
+def test_field_expiry_follows_rename_copy_and_move(c):
+    # The expire index names a key; a hash that arrives under another name is
+    # visited again there, and each visit schedules its soonest TTL left, as
+    # Redis 7.4 keeps field expiry with the hash.
+    c.hset("h", mapping={"soon": 1, "later": 2, "keep": 3})
+    cmd(c, "HPEXPIRE", "h", 200, "FIELDS", 1, "soon")
+    cmd(c, "HPEXPIRE", "h", 700, "FIELDS", 1, "later")
+    c.rename("h", "h2")
+    c.hset("m", mapping={"go": 1, "keep": 2})
+    cmd(c, "HPEXPIRE", "m", 200, "FIELDS", 1, "go")
+    c.copy("m", "m2")
+    c.move("m", 1)
+    other = c.connection_pool.connection_kwargs
+    db1 = redis.Redis(host=other["host"], port=other["port"], db=1)
+    wait_until(lambda: c.hlen("h2") == 1 and c.hlen("m2") == 1 and db1.hlen("m") == 1, 10, "the active expiry")
+    assert c.hgetall("h2") == {b"keep": b"3"}
+    db1.flushdb()
+
+
 def test_argument_errors(c):
     c.hset("h", "a", 1)
     with pytest.raises(redis.ResponseError, match="FIELDS is missing"):

@@ -1,6 +1,8 @@
 """Differential tests: keyspace commands against Debian's redis-server 7.0."""
 import random
 
+from conftest import Differ
+
 
 def test_del_exists_type_touch(diff):
     diff.run("""
@@ -294,3 +296,85 @@ def test_pattern_with_many_stars_answers_at_once(diff):
     diff("KEYS", pattern)
     diff("SCAN", "0", "MATCH", pattern, "COUNT", "100")
     diff("KEYS", "a*" * 100)
+
+
+def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
+    # RENAME of a hash, set, sorted set or list moves its metadata, not its elements
+    # (they stay under the name they were written with): renames in a chain, back
+    # to the first name, onto existing keys and a new key under an old name, then
+    # compactions (which must keep every renamed element and drop the deleted
+    # ones) and a restart, compared with Redis at each step.
+    fresh_server.start()
+    d = Differ(fresh_server.port, redis_ref.port)
+    big = [str(i) for i in range(3000)]
+    d("HSET", "h", *[x for i in big for x in (f"f{i}", i)])
+    d("SADD", "s", *big)
+    d("SADD", "si", "1", "2", "3")
+    d("ZADD", "z", *[x for i in big for x in (i, f"m{i}")])
+    d("RPUSH", "l", *big)
+    d("ZRANK", "z", "m2000")  # a rank index, whose records stay with the elements
+    d("HRANDFIELD", "h", "0")
+    d("SET", "taken", "x")
+    script = """
+    RENAME h h2
+    RENAME h2 h3
+    HSET h fresh 1
+    RENAME s taken
+    RENAME si si2
+    RENAME si2 si
+    RENAME z z2
+    RENAMENX z2 l
+    RENAME l l2
+    RPUSH l2 tail
+    LPUSH l2 head
+    ZADD z2 5000 added
+    ZREM z2 m10
+    HDEL h3 f7
+    COPY z2 zc
+    RENAME zc zc2
+    MOVE l2 1
+    SELECT 1
+    RENAME l2 l3
+    SELECT 0
+    DEL h
+    RENAME h3 h
+    """
+    check = """
+    HLEN h
+    HGET h f2999
+    HGET h fresh
+    HEXISTS h f7
+    SCARD taken
+    SISMEMBER taken 1234
+    SMEMBERS si
+    ZCARD z2
+    ZRANK z2 m2000
+    ZRANGE z2 1000 1003 WITHSCORES
+    ZSCORE z2 added
+    ZCARD zc2
+    ZREVRANK zc2 m5
+    EXISTS h2 h3 s si2 z l l2 zc
+    SELECT 1
+    LLEN l3
+    LINDEX l3 0
+    LINDEX l3 -1
+    LRANGE l3 1500 1502
+    SELECT 0
+    DBSIZE
+    """
+    d.run(script)
+    d.run(check)
+    a, b = d.both("HGETALL", "h")  # a hashtable's order is Redis' own
+    assert sorted(a.split(b"\r\n")) == sorted(b.split(b"\r\n"))
+    d.kv.call("COMPACT")
+    d.run(check)
+    d.close()
+    fresh_server.restart()
+    d = Differ(fresh_server.port, redis_ref.port, flush=False)
+    d.run(check)
+    d.kv.call("COMPACT")
+    d.run(check)
+    d("DEL", "h", "taken", "z2")
+    d.kv.call("COMPACT")
+    d.run(check)
+    d.close()

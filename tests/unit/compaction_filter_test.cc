@@ -13,6 +13,7 @@
 #include "storage/key_encoding.h"
 #include "storage/storage.h"
 #include "temp_storage.h"
+#include "types/redis_hash.h"
 
 namespace kvrocks {
 namespace {
@@ -152,6 +153,76 @@ TEST_F(CompactionFilterTest, SparseThenDenseLookups) {
   auto version_of = [](const std::string& key) { return 100 + static_cast<uint64_t>(std::stoi(key.substr(4))); };
   for (const auto& k : live) EXPECT_TRUE(HasSubkey(k, version_of(k), "f")) << k;
   for (const auto& k : dead) EXPECT_FALSE(HasSubkey(k, version_of(k), "f")) << k;
+}
+
+// RENAME of a collection moves only its metadata: the subkeys stay under the
+// name they were written with, and the filter finds their metadata through the
+// version's moved record, across renames, a new key under the old name, a
+// rename back, and drops them once the renamed key is gone.
+TEST_F(CompactionFilterTest, FollowsRenamedCollections) {
+  auto hset = [&](const std::string& key, const std::string& field) {
+    WithDb([&](Database& db) {
+      int64_t n;
+      ASSERT_TRUE(RedisHash(&db).Set(key, {{field, "v"}}, false, &n).ok());
+    });
+  };
+  auto rename = [&](const std::string& from, const std::string& to) {
+    WithDb([&](Database& db) {
+      bool renamed;
+      ASSERT_TRUE(db.Rename(from, to, false, &renamed).ok());
+      ASSERT_TRUE(renamed);
+    });
+  };
+  auto value = [&](const std::string& key, const std::string& field) {
+    std::string v;
+    WithDb([&](Database& db) { RedisHash(&db).Get(key, field, &v); }, false);
+    return v;
+  };
+  auto version_of = [&](const std::string& key) {
+    uint64_t version = 0;
+    WithDb(
+        [&](Database& db) {
+          LoadedKey lk;
+          Metadata meta;
+          ASSERT_TRUE(db.Load(key, &lk).ok() && meta.Decode(lk.raw).ok());
+          version = meta.version;
+        },
+        false);
+    return version;
+  };
+  auto moved_records = [&] {
+    int n = 0;
+    std::unique_ptr<rocksdb::Iterator> it(
+        storage_->db()->NewIterator(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kState)));
+    for (it->Seek(kMovedKeyPrefix); it->Valid() && it->key().starts_with(kMovedKeyPrefix); it->Next()) n++;
+    return n;
+  };
+  hset("a", "f");
+  hset("b", "g");
+  const uint64_t va = version_of("a"), vb = version_of("b");
+  rename("a", "a2");
+  rename("a2", "a3");  // subkeys still under "a"
+  hset("a", "new");    // a new key under the owner's name
+  rename("b", "b2");
+  rename("b2", "b");  // back home: no moved record
+  EXPECT_EQ(moved_records(), 1);
+  ASSERT_TRUE(storage_->db()->Flush(rocksdb::FlushOptions(), storage_->cf(ColumnFamily::kSubkey)).ok());
+  CompactSubkeys();
+  EXPECT_TRUE(HasSubkey("a", va, "f"));
+  EXPECT_TRUE(HasSubkey("b", vb, "g"));
+  EXPECT_EQ(value("a3", "f"), "v");
+  EXPECT_EQ(value("a", "new"), "v");
+  EXPECT_EQ(value("b", "g"), "v");
+  // The renamed key goes: its moved record with it, its subkeys at the next compaction.
+  WithDb([&](Database& db) {
+    bool deleted;
+    ASSERT_TRUE(db.Delete("a3", &deleted).ok() && deleted);
+  });
+  EXPECT_EQ(moved_records(), 0);
+  CompactSubkeys();
+  EXPECT_FALSE(HasSubkey("a", va, "f"));
+  EXPECT_EQ(value("a", "new"), "v");
+  EXPECT_TRUE(HasSubkey("b", vb, "g"));
 }
 
 }  // namespace

@@ -346,6 +346,44 @@ TEST_F(RedisHashTest, RankIndexFollowsEveryWrite) {
   EXPECT_GT(levels, 0);
 }
 
+// RENAME of a hash is O(1): it moves the metadata only, the fields stay where
+// they were written (Metadata::owner), and every operation finds them there.
+TEST_F(RedisHashTest, RenameMovesOnlyTheMetadata) {
+  FieldValues fvs;
+  for (int i = 0; i < 5000; i++) fvs.emplace_back("f" + std::to_string(i), std::to_string(i));
+  std::vector<std::pair<std::string_view, std::string_view>> views(fvs.begin(), fvs.end());
+  Write([&](RedisHash& h) {
+    int64_t n;
+    ASSERT_TRUE(h.Set("h", views, false, &n).ok());
+  });
+  auto subkeys = [&] {
+    size_t n = 0;
+    std::unique_ptr<rocksdb::Iterator> it(
+        storage_->db()->NewIterator(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kSubkey)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) n++;
+    return n;
+  };
+  ASSERT_EQ(subkeys(), 5000u);
+  WithDb([](Database& db) {
+    bool renamed;
+    ASSERT_TRUE(db.Rename("h", "other", false, &renamed).ok() && renamed);
+  });
+  EXPECT_EQ(subkeys(), 5000u);  // not one element copied
+  FieldValues got = All("other");  // a hashtable: in field order
+  std::sort(fvs.begin(), fvs.end());
+  EXPECT_EQ(got, fvs);
+  EXPECT_TRUE(All("h").empty());
+  Write([](RedisHash& h) {
+    int64_t n;
+    ASSERT_TRUE(h.Set("other", {{"f1", "one"}, {"new", "x"}}, false, &n).ok());
+    ASSERT_TRUE(h.Delete("other", {"f2"}, &n).ok());
+  });
+  EXPECT_EQ(subkeys(), 5000u);
+  std::string v;
+  WithDb([&](Database& db) { ASSERT_TRUE(RedisHash(&db).Get("other", "f1", &v).ok()); }, false);
+  EXPECT_EQ(v, "one");
+}
+
 TEST(Varint, RoundTrips) {
   for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{127}, uint64_t{128}, uint64_t{16383}, uint64_t{16384},
                      uint64_t{1} << 35, UINT64_MAX}) {
