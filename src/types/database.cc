@@ -269,9 +269,7 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
   if (!s.ok()) return s;
   if (nx && to.live) return Status::OK();
   Metadata meta;
-  if ((from.type == RedisType::kHash || from.type == RedisType::kSet || from.type == RedisType::kZSet ||
-       from.type == RedisType::kList) &&
-      meta.Decode(from.raw).ok()) {
+  if (from.type != RedisType::kString && meta.Decode(from.raw).ok()) {
     // O(1), as in Redis: the metadata moves and names the subkeys' owner (their
     // name, which they embed); a `moved` record lets the compaction filter find
     // the metadata from the subkeys. Back under the owner's name, neither is needed.
@@ -289,7 +287,7 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
     *renamed = true;
     return Status::OK();
   }
-  // Strings and streams: subkeys embed the key name, so they are copied under the new name.
+  // Strings: an out-of-line value embeds the key name, so it is copied under the new name.
   uint64_t version = ctx_->storage()->NewVersion();
   s = CopySubkeys(src, from, this, dst, version);
   if (!s.ok()) return s;

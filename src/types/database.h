@@ -119,8 +119,7 @@ class Database {
   Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, CopyKind kind,
               bool* copied);
   // RENAME / RENAMENX. NotFound if src is absent. *renamed=false if nx and dst exists.
-  // O(1) for hashes, sets, sorted sets and lists (Metadata::owner); strings and
-  // streams are copied.
+  // O(1) for collections (Metadata::owner); strings are copied.
   Status Rename(std::string_view src, std::string_view dst, bool nx, bool* renamed);
 
   // Keys matching pattern (KEYS).

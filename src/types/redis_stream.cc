@@ -47,6 +47,7 @@ std::string EncodeMeta(const StreamMeta& m) {
 
 bool DecodeMeta(const Metadata& md, StreamMeta* m) {
   m->version = md.version;
+  m->owner = md.owner;
   m->length = md.size;
   const std::string& p = md.payload;
   if (p.size() < 104) return false;
@@ -102,8 +103,8 @@ using stream::Node;
 
 namespace stream {
 
-Keys KeysOf(Database* db, std::string_view key, uint64_t version) {
-  return Keys{EncodeSubkeyPrefix(db->id(), key, version)};
+Keys KeysOf(Database* db, std::string_view key, const StreamMeta& meta) {
+  return Keys{EncodeSubkeyPrefix(db->id(), meta.owner.empty() ? key : std::string_view(meta.owner), meta.version)};
 }
 
 Status IterStatus(const rocksdb::Iterator& it) {
@@ -191,6 +192,7 @@ void stream::StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const 
   md.type = RedisType::kStream;
   md.expire_ms = lk->live ? lk->expire_ms : 0;
   md.version = meta.version;
+  md.owner = meta.owner;
   md.size = meta.length;
   md.payload = stream::EncodeMeta(meta);
   db->Store(key, lk, md.Encode(), md.expire_ms);
@@ -206,7 +208,7 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
                          int64_t* deleted) {
   *deleted = 0;
   if (trim.strategy == StreamTrim::kNone) return Status::OK();
-  Keys keys = KeysOf(db, key, meta->version);
+  Keys keys = KeysOf(db, key, *meta);
   const bool by_len = trim.strategy == StreamTrim::kMaxLen;
   StreamID scan_from = meta->first_id;  // no live entry of the head node precedes it
   std::optional<StreamID> new_first;    // known when an exact trim stops at a kept entry
@@ -322,7 +324,7 @@ Status RedisStream::Add(std::string_view key, const AddArgs& args, const std::ve
   if (id <= meta.last_id) return Status::RedisError(kTooSmall);
 
   // Node emulation: does the entry open a new listpack node (Redis' streamAppendItem)?
-  Keys keys = KeysOf(db_, key, meta.version);
+  Keys keys = KeysOf(db_, key, meta);
   size_t totelelen = 0;
   for (const auto& v : values) totelelen += v.size();
   Node node;
@@ -411,7 +413,7 @@ Status RedisStream::Delete(std::string_view key, const std::vector<StreamID>& id
   bool exists;
   Status s = Load(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  Keys keys = KeysOf(db_, key, meta.version);
+  Keys keys = KeysOf(db_, key, meta);
   bool first_deleted = false;
   for (const auto& id : ids) {
     StreamID node_id;
@@ -481,7 +483,7 @@ Status RedisStream::Range(std::string_view key, const StreamMeta& meta, const St
                           uint64_t count, bool rev, std::vector<StreamEntry>* out) {
   out->clear();
   if (end < start || meta.length == 0) return Status::OK();
-  Keys keys = KeysOf(db_, key, meta.version);
+  Keys keys = KeysOf(db_, key, meta);
   // Nothing lives below the first entry: starting there skips trimmed entries' tombstones.
   std::string lower = keys.Entry(std::max(start, meta.first_id)), upper = keys.Entry(end);
   upper.push_back('\0');
@@ -511,7 +513,7 @@ Status RedisStream::SetId(std::string_view key, const StreamID& id, int64_t entr
   if (!exists) return Status::RedisError("ERR no such key");
   if (meta.length > 0) {
     std::optional<StreamID> top;
-    s = EdgeEntry(db_, KeysOf(db_, key, meta.version), true, &top);
+    s = EdgeEntry(db_, KeysOf(db_, key, meta), true, &top);
     if (!s.ok()) return s;
     if (top && id < *top) {
       return Status::RedisError("ERR The ID specified in XSETID is smaller than the target stream top item");

@@ -48,6 +48,7 @@ struct StreamEntry {
 // The stream's metadata (the payload after version and size).
 struct StreamMeta {
   uint64_t version = 0;
+  std::string owner;  // the name its subkeys are under when not its own (Metadata::owner)
   uint64_t length = 0;
   StreamID last_id, first_id, max_deleted;
   uint64_t entries_added = 0;

@@ -18,7 +18,7 @@ Status RedisStream::Restore(std::string_view key, const StreamDump& dump, uint64
   meta.max_deleted = dump.max_deleted;
   meta.entries_added = dump.entries_added;
   meta.groups = dump.groups.size();
-  stream::Keys keys = stream::KeysOf(db_, key, meta.version);
+  stream::Keys keys = stream::KeysOf(db_, key, meta);
   for (const auto& n : dump.nodes) {
     stream::Node node;
     node.live = n.entries.size();
@@ -63,6 +63,7 @@ Status RedisStream::Restore(std::string_view key, const StreamDump& dump, uint64
   md.type = RedisType::kStream;
   md.expire_ms = expire_ms;
   md.version = meta.version;
+  md.owner = meta.owner;
   md.size = meta.length;
   md.payload = stream::EncodeMeta(meta);
   db_->Store(key, &lk, md.Encode(), expire_ms);
@@ -86,7 +87,7 @@ Status RedisStream::Dump(std::string_view key, StreamDump* dump) {
   std::vector<StreamEntry> entries;
   s = Range(key, StreamID::Min(), StreamID::Max(), 0, false, &entries);
   if (!s.ok()) return s;
-  stream::Keys keys = stream::KeysOf(db_, key, meta.version);
+  stream::Keys keys = stream::KeysOf(db_, key, meta);
   for (auto& e : entries) {
     StreamID node_id;
     StreamEntry unused;

@@ -132,7 +132,7 @@ Status OpenGroup(RedisStream* rs, Database* db, std::string_view key, std::strin
   Status s = rs->Load(key, &g->lk, &g->meta, &exists);
   if (!s.ok()) return s;
   if (!exists) return Status::NotFound();
-  g->keys = stream::KeysOf(db, key, g->meta.version);
+  g->keys = stream::KeysOf(db, key, g->meta);
   return LoadGroup(db, g->keys, group, &g->group);
 }
 
@@ -201,7 +201,7 @@ Status DropPending(Database* db, GroupCtx* g, std::string_view group, const Stre
 Status RedisStream::GetGroup(std::string_view key, const StreamMeta& meta, std::string_view group,
                              StreamGroupInfo* info) {
   stream::Group g;
-  Status s = LoadGroup(db_, stream::KeysOf(db_, key, meta.version), group, &g);
+  Status s = LoadGroup(db_, stream::KeysOf(db_, key, meta), group, &g);
   if (!s.ok()) return s;
   info->name = std::string(group);
   info->last_id = g.last_id;
@@ -234,7 +234,7 @@ Status RedisStream::CreateGroup(std::string_view key, std::string_view group, co
     meta = StreamMeta{};
     meta.version = db_->ctx()->storage()->NewVersion();
   }
-  Keys keys = stream::KeysOf(db_, key, meta.version);
+  Keys keys = stream::KeysOf(db_, key, meta);
   stream::Group g;
   s = LoadGroup(db_, keys, group, &g);
   if (s.ok()) return Status::RedisError("BUSYGROUP Consumer Group name already exists");
@@ -466,7 +466,7 @@ Status RedisStream::PendingRange(std::string_view key, const StreamGroupInfo& gr
   bool exists;
   Status s = Load(key, &lk, &meta, &exists);
   if (!s.ok() || !exists || count == 0) return s;
-  Keys keys = stream::KeysOf(db_, key, meta.version);
+  Keys keys = stream::KeysOf(db_, key, meta);
   std::string pel = keys.PelPrefix(group.name);
   const uint64_t now = NowMs();
   return Scan(db_, pel, PelSeek(keys, group.name, group.pel_floor, start), [&](std::string_view rest,
@@ -493,7 +493,7 @@ Status RedisStream::PendingSummary(std::string_view key, const StreamGroupInfo& 
   bool exists;
   Status s = Load(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  Keys keys = stream::KeysOf(db_, key, meta.version);
+  Keys keys = stream::KeysOf(db_, key, meta);
   std::string pel = keys.PelPrefix(group.name);
   // The first pending id from the floor on, the last from the end.
   PrefixIterator it(db_, pel);
@@ -661,7 +661,7 @@ Status RedisStream::AutoClaim(std::string_view key, std::string_view group, std:
 
 Status RedisStream::Groups(std::string_view key, const StreamMeta& meta, std::vector<StreamGroupInfo>* out) {
   out->clear();
-  Keys keys = stream::KeysOf(db_, key, meta.version);
+  Keys keys = stream::KeysOf(db_, key, meta);
   std::string gp = keys.GroupPrefix();
   return Scan(db_, gp, gp, [&](std::string_view name, std::string_view value) {
     stream::Group g;
@@ -676,7 +676,7 @@ Status RedisStream::Groups(std::string_view key, const StreamMeta& meta, std::ve
 Status RedisStream::Consumers(std::string_view key, const StreamMeta& meta, std::string_view group,
                               std::vector<StreamConsumerInfo>* out) {
   out->clear();
-  Keys keys = stream::KeysOf(db_, key, meta.version);
+  Keys keys = stream::KeysOf(db_, key, meta);
   std::string cp = keys.ConsumerPrefix(group);
   return Scan(db_, cp, cp, [&](std::string_view name, std::string_view value) {
     stream::Consumer c;
@@ -688,7 +688,7 @@ Status RedisStream::Consumers(std::string_view key, const StreamMeta& meta, std:
 Status RedisStream::GroupPending(std::string_view key, const StreamMeta& meta, const StreamGroupInfo& group,
                                  const std::string* consumer, uint64_t count, std::vector<StreamPending>* out) {
   out->clear();
-  Keys keys = stream::KeysOf(db_, key, meta.version);
+  Keys keys = stream::KeysOf(db_, key, meta);
   std::string pel = keys.PelPrefix(group.name);
   return Scan(db_, pel, PelSeek(keys, group.name, group.pel_floor, StreamID{}), [&](std::string_view rest,
                                                                                     std::string_view value) {

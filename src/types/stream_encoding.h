@@ -196,7 +196,7 @@ size_t IntElementSize(int64_t v);
 // A string element (stored as an integer when it is one, as listpack does).
 size_t StringElementSize(std::string_view s);
 
-Keys KeysOf(Database* db, std::string_view key, uint64_t version);
+Keys KeysOf(Database* db, std::string_view key, const StreamMeta& meta);
 Status IterStatus(const rocksdb::Iterator& it);
 // Reads an entry (and the id of its node); NotFound if absent.
 Status ReadEntry(Database* db, const Keys& keys, const StreamID& id, StreamID* node, StreamEntry* entry);

@@ -299,7 +299,7 @@ def test_pattern_with_many_stars_answers_at_once(diff):
 
 
 def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
-    # RENAME of a hash, set, sorted set or list moves its metadata, not its elements
+    # RENAME of a hash, set, sorted set, list or stream moves its metadata, not its elements
     # (they stay under the name they were written with): renames in a chain, back
     # to the first name, onto existing keys and a new key under an old name, then
     # compactions (which must keep every renamed element and drop the deleted
@@ -315,6 +315,10 @@ def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
     d("ZRANK", "z", "m2000")  # a rank index, whose records stay with the elements
     d("HRANDFIELD", "h", "0")
     d("SET", "taken", "x")
+    for i in range(1, 301):
+        d("XADD", "x", f"{i}-1", "f", str(i))
+    d("XGROUP", "CREATE", "x", "g", "0")
+    d("XREADGROUP", "GROUP", "g", "c", "COUNT", "5", "STREAMS", "x", ">")
     script = """
     RENAME h h2
     RENAME h2 h3
@@ -338,6 +342,10 @@ def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
     SELECT 0
     DEL h
     RENAME h3 h
+    RENAME x x2
+    XADD x2 400-1 f new
+    XACK x2 g 1-1
+    RENAME x2 x3
     """
     check = """
     HLEN h
@@ -353,7 +361,12 @@ def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
     ZSCORE z2 added
     ZCARD zc2
     ZREVRANK zc2 m5
-    EXISTS h2 h3 s si2 z l l2 zc
+    EXISTS h2 h3 s si2 z l l2 zc x x2
+    XLEN x3
+    XRANGE x3 150 152
+    XREVRANGE x3 + - COUNT 2
+    XPENDING x3 g
+    XINFO GROUPS x3
     SELECT 1
     LLEN l3
     LINDEX l3 0
@@ -374,7 +387,7 @@ def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
     d.run(check)
     d.kv.call("COMPACT")
     d.run(check)
-    d("DEL", "h", "taken", "z2")
+    d("DEL", "h", "taken", "z2", "x3")
     d.kv.call("COMPACT")
     d.run(check)
     d.close()
