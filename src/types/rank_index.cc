@@ -70,14 +70,14 @@ void RankIndex::SetLevels(Metadata* meta, int levels) {
   meta->payload[0] = static_cast<char>(flags | (levels << kLevelsShift));
 }
 
-std::unique_ptr<RankIndex> RankIndex::ForWrite(Context* ctx, std::string prefix, const Metadata& meta,
+std::unique_ptr<RankIndex> RankIndex::ForWrite(Context* ctx, uint8_t db, std::string_view key, const Metadata& meta,
                                                size_t changes, ColumnFamily members) {
   int levels = LevelsOf(meta);
   if (levels == 0 || changes > std::max<uint64_t>(64, meta.size / 8)) return nullptr;
-  return std::make_unique<RankIndex>(ctx, std::move(prefix), levels, members);
+  return std::make_unique<RankIndex>(ctx, SubkeyPrefix(db, key, meta), levels, members);
 }
 
-Status RankIndex::Finish(Context* ctx, std::string prefix, Metadata* meta, RankIndex* incremental,
+Status RankIndex::Finish(Context* ctx, uint8_t db, std::string_view key, Metadata* meta, RankIndex* incremental,
                          ColumnFamily members) {
   // An emptied collection's records go with its version (the compaction filter).
   if (meta->size == 0) return Status::OK();
@@ -88,15 +88,15 @@ Status RankIndex::Finish(Context* ctx, std::string prefix, Metadata* meta, RankI
     return Status::OK();
   }
   if (levels == 0) return Status::OK();  // built on a read that needs it (Ensure)
-  RankIndex index(ctx, std::move(prefix), levels, members);
+  RankIndex index(ctx, SubkeyPrefix(db, key, *meta), levels, members);
   Status s = wanted ? index.Build() : index.Drop();
   SetLevels(meta, index.levels());
   return s;
 }
 
-Status RankIndex::Ensure(Context* ctx, std::string prefix, Metadata* meta, ColumnFamily members) {
+Status RankIndex::Ensure(Context* ctx, uint8_t db, std::string_view key, Metadata* meta, ColumnFamily members) {
   if (LevelsOf(*meta) > 0) return Status::OK();
-  RankIndex index(ctx, std::move(prefix), 0, members);
+  RankIndex index(ctx, SubkeyPrefix(db, key, *meta), 0, members);
   Status s = index.Build();
   if (s.ok()) SetLevels(meta, index.levels());
   return s;

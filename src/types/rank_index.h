@@ -59,17 +59,18 @@ class RankIndex {
   static int LevelsOf(const Metadata& meta);
   static void SetLevels(Metadata* meta, int levels);
 
-  // The policy above for a collection version with this prefix and metadata.
-  // ForWrite: the index a write of `changes` members keeps member by member
-  // (null when there is none, or when the write changes so many members that
-  // Finish rebuilds it once). Finish, after the write (meta's size updated):
-  // records the incremental index's levels in meta, or builds, rebuilds or drops
-  // it. Ensure: builds the index if meta records none. The caller stores meta.
-  static std::unique_ptr<RankIndex> ForWrite(Context* ctx, std::string prefix, const Metadata& meta, size_t changes,
-                                             ColumnFamily members);
-  static Status Finish(Context* ctx, std::string prefix, Metadata* meta, RankIndex* incremental,
+  // The policy above for key (of database db) with this metadata; the prefix is
+  // computed only when an index is read or written. ForWrite: the index a write
+  // of `changes` members keeps member by member (null when there is none, or
+  // when the write changes so many members that Finish rebuilds it once).
+  // Finish, after the write (meta's size updated): records the incremental
+  // index's levels in meta, or builds, rebuilds or drops it. Ensure: builds the
+  // index if meta records none. The caller stores meta.
+  static std::unique_ptr<RankIndex> ForWrite(Context* ctx, uint8_t db, std::string_view key, const Metadata& meta,
+                                             size_t changes, ColumnFamily members);
+  static Status Finish(Context* ctx, uint8_t db, std::string_view key, Metadata* meta, RankIndex* incremental,
                        ColumnFamily members);
-  static Status Ensure(Context* ctx, std::string prefix, Metadata* meta, ColumnFamily members);
+  static Status Ensure(Context* ctx, uint8_t db, std::string_view key, Metadata* meta, ColumnFamily members);
 
   // prefix: the collection version's subkey prefix. levels: 0 when it has no
   // index. members: the column family of the keys counted.

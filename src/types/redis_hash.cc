@@ -137,7 +137,7 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
     return s;
   }
   std::string prefix = SubkeyPrefix(db_->id(), key, meta);
-  auto rank = RankIndex::ForWrite(db_->ctx(), prefix, meta, fvs.size(), ColumnFamily::kSubkey);
+  auto rank = RankIndex::ForWrite(db_->ctx(), db_->id(), key, meta, fvs.size(), ColumnFamily::kSubkey);
   bool changed = false;
   std::string sub, old;
   const uint64_t now = ExpiryNowMs();
@@ -167,8 +167,7 @@ Status RedisHash::Set(std::string_view key, const std::vector<std::pair<std::str
 }
 
 Status RedisHash::Store(std::string_view key, LoadedKey* lk, Metadata* meta, RankIndex* rank) {
-  Status s = RankIndex::Finish(db_->ctx(), SubkeyPrefix(db_->id(), key, *meta), meta, rank,
-                               ColumnFamily::kSubkey);
+  Status s = RankIndex::Finish(db_->ctx(), db_->id(), key, meta, rank, ColumnFamily::kSubkey);
   if (s.ok()) db_->StoreCollection(key, lk, *meta);
   return s;
 }
@@ -217,7 +216,7 @@ Status RedisHash::Delete(std::string_view key, const std::vector<std::string_vie
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
   std::string prefix = SubkeyPrefix(db_->id(), key, meta);
-  auto rank = RankIndex::ForWrite(db_->ctx(), prefix, meta, fields.size(), ColumnFamily::kSubkey);
+  auto rank = RankIndex::ForWrite(db_->ctx(), db_->id(), key, meta, fields.size(), ColumnFamily::kSubkey);
   std::string sub, value;
   int64_t removed = 0;
   for (std::string_view field : fields) {
@@ -317,11 +316,11 @@ Status RedisHash::RandomFields(std::string_view key, uint64_t count, bool repeat
     if (!s.ok() || !whole) return s;
     out->clear();
   }
-  return RandomFieldsOfAll(key, count, repeat, out, fits);
+  return RandomFieldsOfAll(key, meta, count, repeat, out, fits);
 }
 
-Status RedisHash::RandomFieldsOfAll(std::string_view key, uint64_t count, bool repeat, FieldValues* out,
-                                    const std::function<bool(const FieldValues& sample)>& fits) {
+Status RedisHash::RandomFieldsOfAll(std::string_view key, const Metadata& meta, uint64_t count, bool repeat,
+                                    FieldValues* out, const std::function<bool(const FieldValues& sample)>& fits) {
   FieldValues all;
   Status s = GetAll(key, &all);
   if (!s.ok() || all.empty()) return s;
@@ -340,11 +339,6 @@ Status RedisHash::RandomFieldsOfAll(std::string_view key, uint64_t count, bool r
   for (size_t i = 0; i < picked.size(); i++) picked[i] = i;
   std::shuffle(picked.begin(), picked.end(), rng);
   picked.resize(count);
-  LoadedKey lk;
-  Metadata meta;
-  bool exists;
-  s = LoadHash(key, &lk, &meta, &exists);
-  if (!s.ok()) return s;
   if (!IsHashtable(meta) && count * 3 <= all.size()) std::sort(picked.begin(), picked.end());
   out->reserve(count);
   for (size_t i : picked) out->push_back(std::move(all[i]));
@@ -356,7 +350,7 @@ Status RedisHash::RandomFieldsByRank(std::string_view key, const LoadedKey& lk, 
                                      const std::function<bool(const FieldValues& sample)>& fits, bool* whole) {
   std::string prefix = SubkeyPrefix(db_->id(), key, *meta);
   if (RankIndex::LevelsOf(*meta) == 0) {
-    Status s = RankIndex::Ensure(db_->ctx(), prefix, meta, ColumnFamily::kSubkey);
+    Status s = RankIndex::Ensure(db_->ctx(), db_->id(), key, meta, ColumnFamily::kSubkey);
     if (!s.ok()) return s;
     // Not a modification of the hash: no WATCH, keyspace event or dirty count.
     db_->ctx()->Put(ColumnFamily::kMetadata, lk.meta_key, meta->Encode());
@@ -440,8 +434,7 @@ Status RedisHash::UpdateField(std::string_view key, std::string_view field,
   if (!live && IsOrdered(meta)) seq = TakeSeq(&meta);
   // HINCRBY keeps a field's TTL.
   db_->ctx()->Put(ColumnFamily::kSubkey, sub, Wrap(meta, value, expire, seq));
-  auto rank = RankIndex::ForWrite(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), meta, 1,
-                                  ColumnFamily::kSubkey);
+  auto rank = RankIndex::ForWrite(db_->ctx(), db_->id(), key, meta, 1, ColumnFamily::kSubkey);
   if (!stored) {
     meta.size++;
     if (rank != nullptr && !(s = rank->Insert(field)).ok()) return s;
@@ -507,8 +500,7 @@ Status RedisHash::ExpireFields(std::string_view key, const std::vector<std::stri
   if (!s.ok() || !exists) return s;
   if (!(s = EnableFieldTtls(key, &meta)).ok()) return s;
   const uint64_t now = ExpiryNowMs();
-  auto rank = RankIndex::ForWrite(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), meta, fields.size(),
-                                  ColumnFamily::kSubkey);
+  auto rank = RankIndex::ForWrite(db_->ctx(), db_->id(), key, meta, fields.size(), ColumnFamily::kSubkey);
   Status removal;  // the first failure to uncount a deleted field
   bool changed = false, indexed = false;
   auto set_ttl = [&](size_t i, const std::string& sub, std::string& value, uint64_t cur, uint64_t seq) {
@@ -614,7 +606,7 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
     if (!it->status().ok()) return Status::IOError(it->status().ToString());
   }
   if (soonest != 0) ScheduleExpiry(key, soonest);
-  auto rank = RankIndex::ForWrite(db_->ctx(), bounds.prefix(), meta, doomed.size(), ColumnFamily::kSubkey);
+  auto rank = RankIndex::ForWrite(db_->ctx(), db_->id(), key, meta, doomed.size(), ColumnFamily::kSubkey);
   for (const auto& k : doomed) {
     db_->ctx()->Delete(ColumnFamily::kSubkey, k);
     if (rank != nullptr && !(s = rank->Remove(std::string_view(k).substr(bounds.prefix().size()))).ok()) return s;

@@ -83,8 +83,8 @@ class RedisHash {
  private:
   // RandomFields from the whole hash, and through the rank index (*whole: too
   // many expired fields were picked, nothing is; read it whole instead).
-  Status RandomFieldsOfAll(std::string_view key, uint64_t count, bool repeat, FieldValues* out,
-                           const std::function<bool(const FieldValues& sample)>& fits);
+  Status RandomFieldsOfAll(std::string_view key, const Metadata& meta, uint64_t count, bool repeat,
+                           FieldValues* out, const std::function<bool(const FieldValues& sample)>& fits);
   Status RandomFieldsByRank(std::string_view key, const LoadedKey& lk, Metadata* meta, uint64_t count, bool repeat,
                             FieldValues* out, const std::function<bool(const FieldValues& sample)>& fits,
                             bool* whole);

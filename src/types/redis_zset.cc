@@ -145,19 +145,16 @@ static Status EdgeLost(const rocksdb::Iterator& it) {
 }
 
 std::unique_ptr<RankIndex> RedisZSet::RankForWrite(std::string_view key, const Metadata& meta, size_t changes) {
-  return RankIndex::ForWrite(db_->ctx(), SubkeyPrefix(db_->id(), key, meta), meta, changes,
-                             ColumnFamily::kZSetScore);
+  return RankIndex::ForWrite(db_->ctx(), db_->id(), key, meta, changes, ColumnFamily::kZSetScore);
 }
 
 Status RedisZSet::FinishRank(std::string_view key, Metadata* meta, RankIndex* incremental) {
-  return RankIndex::Finish(db_->ctx(), SubkeyPrefix(db_->id(), key, *meta), meta, incremental,
-                           ColumnFamily::kZSetScore);
+  return RankIndex::Finish(db_->ctx(), db_->id(), key, meta, incremental, ColumnFamily::kZSetScore);
 }
 
 Status RedisZSet::EnsureRankIndex(std::string_view key, const LoadedKey& lk, Metadata* meta) {
   if (RankLevels(*meta) > 0) return Status::OK();
-  Status s = RankIndex::Ensure(db_->ctx(), SubkeyPrefix(db_->id(), key, *meta), meta,
-                               ColumnFamily::kZSetScore);
+  Status s = RankIndex::Ensure(db_->ctx(), db_->id(), key, meta, ColumnFamily::kZSetScore);
   if (!s.ok()) return s;
   // Not a modification of the set: no WATCH, keyspace event or dirty count.
   db_->ctx()->Put(ColumnFamily::kMetadata, lk.meta_key, meta->Encode());
