@@ -7,7 +7,7 @@ that change the data are run once (their first call is what they cost). A
 command whose time grows with the collection shows here as a ratio far above the
 others (the guide: single-element operations on huge collections stay O(log n)).
 
-    python3 bench/big_collections.py [--members 300000] [--repeat 15]
+    python3 bench/big_collections.py [--members 300000] [--repeat 15] [--kvrocks path]
 """
 import argparse
 import os
@@ -40,7 +40,7 @@ WRITES = [
     ["APPEND", "str", "z" * 100], ["SETRANGE", "str", "2500000", "abc"],
     ["LINSERT", "l", "BEFORE", "e000010", "x"], ["LINSERT", "l", "BEFORE", "e299990", "x"],
     ["ZADD", "z", "5", "new"], ["HSET", "h", "nf", "1"], ["SADD", "s", "nm"],
-    ["RENAME", "h", "h2"],
+    ["RENAME", "h", "h2"], ["RENAME", "str", "str2"],
 ]
 
 
@@ -77,11 +77,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--members", type=int, default=300000)
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"), help="the binary to measure")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="kvrocks-bigcoll-")
     kv_port, ref_port = free_port(), free_port()
     procs = [
-        subprocess.Popen([os.path.join(ROOT, "build", "kvrocks"), "--conf", os.path.join(ROOT, "kvrocks.conf"),
+        subprocess.Popen([args.kvrocks, "--conf", os.path.join(ROOT, "kvrocks.conf"),
                           "--port", str(kv_port), "--dir", os.path.join(tmp, "kv"), "--bind", "127.0.0.1"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
         subprocess.Popen([REDIS_SERVER, "--port", str(ref_port), "--save", "", "--appendonly", "no",

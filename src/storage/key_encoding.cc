@@ -81,7 +81,7 @@ bool DecodeExpireKey(std::string_view raw, uint8_t* db, uint64_t* expire_ms, std
 std::string Metadata::Encode() const {
   std::string out;
   out.reserve(17 + payload.size() + (IsString() ? 0 : 16));
-  const bool owned = !IsString() && !owner.empty();
+  const bool owned = HasSubkeys() && !owner.empty();
   PutFixed8(&out, static_cast<uint8_t>(type) | (out_of_line ? kOutOfLineFlag : 0) | (fragmented ? kFragmentedFlag : 0) |
                       (owned ? kOwnerFlag : 0));
   PutBE64(&out, expire_ms);
@@ -111,10 +111,10 @@ Status Metadata::Decode(std::string_view raw) {
     if (!r.GetBE64(&version) || !r.GetBE64(&size)) return Status::Corruption("collection metadata too short");
   }
   owner.clear();
-  if (!IsString() && (t & kOwnerFlag)) {
+  if (HasSubkeys() && (t & kOwnerFlag)) {
     uint64_t n;
     std::string_view name;
-    if (!r.GetVarint64(&n) || !r.GetBytes(n, &name)) return Status::Corruption("collection owner too short");
+    if (!r.GetVarint64(&n) || !r.GetBytes(n, &name)) return Status::Corruption("subkey owner too short");
     owner.assign(name);
   }
   payload.assign(r.rest());
@@ -130,7 +130,9 @@ std::string EncodeMovedKey(uint64_t version) {
 bool HasMovedSubkeys(std::string_view raw, uint64_t* version) {
   if (raw.size() < 17) return false;
   auto t = static_cast<uint8_t>(raw[0]);
-  if ((t & 0x0f) == static_cast<uint8_t>(RedisType::kString) || !(t & kOwnerFlag)) return false;
+  if (!(t & kOwnerFlag)) return false;
+  // For an inline string the bit is kNotIntEncodingFlag.
+  if ((t & 0x0f) == static_cast<uint8_t>(RedisType::kString) && !(t & kOutOfLineFlag)) return false;
   *version = DecodeBE64(raw.data() + 9);
   return true;
 }
@@ -144,13 +146,19 @@ std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, uint8_
   return out;
 }
 
-std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented) {
+std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented,
+                            std::string_view owner) {
   std::string out;
-  out.reserve(25);
-  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | kOutOfLineFlag | (fragmented ? kFragmentedFlag : 0));
+  out.reserve(26 + owner.size());
+  PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | kOutOfLineFlag | (fragmented ? kFragmentedFlag : 0) |
+                      (owner.empty() ? 0 : kOwnerFlag));
   PutBE64(&out, expire_ms);
   PutBE64(&out, version);
   PutBE64(&out, size);
+  if (!owner.empty()) {
+    PutVarint64(&out, owner.size());
+    out.append(owner);
+  }
   return out;
 }
 

@@ -3,12 +3,12 @@
 //   metadata CF   key:   db(1) | slot(2, BE) | user_key
 //                 value: type(1) | expire_ms(8, BE, 0 = none) | payload
 //                        string     -> payload is the raw value
-//                        big string -> (type flag 0x10) version(8) | size(8);
+//                        big string -> (type flag 0x10) version(8) | size(8) | [owner_len(varint) owner];
 //                                      the value is the subkey with an empty field
 //                        collection -> version(8) | size(8) | [owner_len(varint) owner] | type extras
 //                                      (owner: with type flag 0x80, the name its subkeys are under)
 //   subkey CFs    key:   db(1) | slot(2) | key_len(4, BE) | user_key | version(8) | field...
-//                        (user_key: the collection's owner name, see Metadata::owner)
+//                        (user_key: the key's owner name, see Metadata::owner)
 //   expire CF     key:   db(1) | expire_ms(8, BE) | user_key        value: empty
 //
 // `db` is the physical database id (SWAPDB swaps the logical->physical map).
@@ -50,9 +50,10 @@ inline constexpr uint8_t kFragmentedFlag = 0x40;
 // would share one: COPY duplicates the value (dupStringObject), so OBJECT
 // REFCOUNT of a copied integer 0..9999 is 1, not the shared objects' INT_MAX.
 inline constexpr uint8_t kUnsharedFlag = 0x40;
-// Set in the type byte of a collection whose subkeys are stored under another
-// name than its own (a RENAME moved only its metadata): the metadata then goes
-// on after size with `owner_len(varint) owner` (Metadata::owner).
+// Set in the type byte of a collection or an out-of-line string whose subkeys
+// are stored under another name than its own (a RENAME moved only its
+// metadata): the metadata then goes on after size with `owner_len(varint) owner`
+// (Metadata::owner). In an inline string's type byte the bit is kNotIntEncodingFlag.
 inline constexpr uint8_t kOwnerFlag = 0x80;
 inline constexpr uint64_t kStringFragmentBytes = 1024;
 
@@ -87,8 +88,8 @@ struct Metadata {
   uint64_t size = 0;
   // String: the value. Collections: type-specific extras after size.
   std::string payload;
-  // Collections: the key name their subkeys are stored under when it is not the
-  // key's own ("": its own). RENAME of a collection moves only the metadata; the
+  // Keys with subkeys: the key name their subkeys are stored under when it is not
+  // the key's own ("": its own). RENAME of such a key moves only the metadata; the
   // subkeys stay under the name they were written with (docs/encoding.md, Rename).
   std::string owner;
 
@@ -112,13 +113,16 @@ inline std::string SubkeyPrefix(uint8_t db, std::string_view key, const Metadata
 // Encodes a string key's metadata value without building a Metadata.
 // encoding_flag: 0, kRawEncodingFlag or kNotIntEncodingFlag (what OBJECT ENCODING reports).
 std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, uint8_t encoding_flag = 0);
-// Metadata of a string stored out of line (or in fragments) under version.
-std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented = false);
+// Metadata of a string stored out of line (or in fragments) under version, its
+// subkeys named owner ("": the key's own name, Metadata::owner).
+std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented = false,
+                            std::string_view owner = {});
 // The subkey of fragment `index` of a fragmented string.
 std::string EncodeFragmentKey(uint8_t db, std::string_view user_key, uint64_t version, uint32_t index);
 
-// The `state` record that names where the collection of version `version`
-// lives now when its metadata moved away from its subkeys' name (RENAME):
+// The `state` record that names where the key (a collection or an out-of-line
+// string) of version `version` lives now when its metadata moved away from its
+// subkeys' name (RENAME):
 // `moved:version(8)` -> `db(1) user_key`. The subkey compaction filter follows it.
 inline constexpr char kMovedKeyPrefix[] = "moved:";
 std::string EncodeMovedKey(uint64_t version);

@@ -58,10 +58,7 @@ Status Database::LoadCollection(std::string_view key, RedisType type, LoadedKey*
 
 void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms) {
   bool created = !lk->on_disk || !lk->live;
-  uint64_t moved, kept;
-  if (lk->on_disk && HasMovedSubkeys(lk->raw, &moved) && !(HasMovedSubkeys(encoded, &kept) && kept == moved)) {
-    ForgetMoved(moved);  // the renamed collection is replaced
-  }
+  if (lk->on_disk) ForgetReplacedMoved(lk->raw, encoded);
   // As Redis, which deletes an expired key when a write looks it up, then creates it anew.
   if (lk->on_disk && !lk->live && ctx_->expires_on_access()) ctx_->TouchExpired(db_, key);
   ctx_->ForgetExpiredFound(db_, key);
@@ -101,11 +98,19 @@ void Database::StoreCollection(std::string_view key, LoadedKey* lk, const Metada
 }
 
 void Database::Restamp(LoadedKey* lk, std::string_view encoded) {
+  ForgetReplacedMoved(lk->raw, encoded);
   ctx_->Put(ColumnFamily::kMetadata, lk->meta_key, encoded);
   lk->raw.assign(encoded);
 }
 
 void Database::ForgetMoved(uint64_t version) { ctx_->Delete(ColumnFamily::kState, EncodeMovedKey(version)); }
+
+void Database::ForgetReplacedMoved(std::string_view old_raw, std::string_view encoded) {
+  uint64_t moved, kept;
+  if (HasMovedSubkeys(old_raw, &moved) && !(HasMovedSubkeys(encoded, &kept) && kept == moved)) {
+    ForgetMoved(moved);  // the renamed key's subkeys are no longer its
+  }
+}
 
 void Database::Remove(std::string_view key, LoadedKey* lk) {
   if (!lk->on_disk) return;
@@ -269,7 +274,7 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
   if (!s.ok()) return s;
   if (nx && to.live) return Status::OK();
   Metadata meta;
-  if (from.type != RedisType::kString && meta.Decode(from.raw).ok()) {
+  if (meta.Decode(from.raw).ok() && meta.HasSubkeys()) {
     // O(1), as in Redis: the metadata moves and names the subkeys' owner (their
     // name, which they embed); a `moved` record lets the compaction filter find
     // the metadata from the subkeys. Back under the owner's name, neither is needed.
@@ -287,11 +292,8 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
     *renamed = true;
     return Status::OK();
   }
-  // Strings: an out-of-line value embeds the key name, so it is copied under the new name.
-  uint64_t version = ctx_->storage()->NewVersion();
-  s = CopySubkeys(src, from, this, dst, version);
-  if (!s.ok()) return s;
-  std::string raw = CopiedMetadata(from, version);
+  // An inline string: the value is in the metadata.
+  std::string raw = from.raw;
   uint64_t expire = from.expire_ms;
   Remove(src, &from);
   Store(dst, &to, raw, expire);

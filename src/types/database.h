@@ -119,7 +119,7 @@ class Database {
   Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, CopyKind kind,
               bool* copied);
   // RENAME / RENAMENX. NotFound if src is absent. *renamed=false if nx and dst exists.
-  // O(1) for collections (Metadata::owner); strings are copied.
+  // O(1): the metadata moves, subkeys stay under their owner name (Metadata::owner).
   Status Rename(std::string_view src, std::string_view dst, bool nx, bool* renamed);
 
   // Keys matching pattern (KEYS).
@@ -134,6 +134,8 @@ class Database {
  private:
   // Deletes the moved record of a renamed collection's version (it is removed or replaced).
   void ForgetMoved(uint64_t version);
+  // ForgetMoved of the version old_raw's subkeys moved from, unless encoded keeps it.
+  void ForgetReplacedMoved(std::string_view old_raw, std::string_view encoded);
   // Copies every subkey of src's current version to dst (in dst_db) under new_version.
   Status CopySubkeys(std::string_view src, const LoadedKey& from, Database* dst_db, std::string_view dst,
                      uint64_t new_version);

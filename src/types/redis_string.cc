@@ -25,7 +25,7 @@ Status RedisString::ReadValue(std::string_view key, const std::string& raw, std:
   Status s = meta.Decode(raw);
   if (!s.ok()) return s;
   if (meta.fragmented) return ReadRange(key, raw, 0, meta.size, value);
-  s = db_->ctx()->Get(ColumnFamily::kSubkey, EncodeSubkeyPrefix(db_->id(), key, meta.version), value);
+  s = db_->ctx()->Get(ColumnFamily::kSubkey, SubkeyPrefix(db_->id(), key, meta), value);
   if (s.IsNotFound()) return Status::Corruption("missing value of string key");
   return s;
 }
@@ -50,8 +50,9 @@ Status RedisString::ReadChunks(std::string_view key, const std::string& raw, uin
     return Status::OK();
   }
   const uint64_t first = offset / kStringFragmentBytes, last = (end - 1) / kStringFragmentBytes;
-  std::string lower = EncodeFragmentKey(db_->id(), key, meta.version, static_cast<uint32_t>(first));
-  std::string upper = EncodeFragmentKey(db_->id(), key, meta.version, static_cast<uint32_t>(last + 1));
+  std::string lower = EncodeFragmentKey(db_->id(), meta.SubkeyName(key), meta.version, static_cast<uint32_t>(first));
+  std::string upper =
+      EncodeFragmentKey(db_->id(), meta.SubkeyName(key), meta.version, static_cast<uint32_t>(last + 1));
   rocksdb::Slice lower_slice(lower), upper_slice(upper);
   rocksdb::ReadOptions ro;
   ro.iterate_lower_bound = &lower_slice;

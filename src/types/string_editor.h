@@ -62,6 +62,8 @@ class StringEditor {
   // Split(true) of a value over split_at still stored whole (Open).
   void SplitIfBig();
   Status Fragment(uint64_t index, std::string** frag);
+  // The name in the fragments' keys (Metadata::SubkeyName).
+  std::string_view SubkeyName() const { return owner_.empty() ? std::string_view(key_) : std::string_view(owner_); }
 
   Database* db_;
   RedisString str_;
@@ -72,6 +74,7 @@ class StringEditor {
   bool changed_ = false;
   bool grown_ = false;
   uint64_t version_ = 0;
+  std::string owner_;  // fragmented: Metadata::owner of version_
   uint64_t size_ = 0;
   std::string whole_;                      // the value when not fragmented
   std::map<uint32_t, std::string> frags_;  // fragments read so far, full length

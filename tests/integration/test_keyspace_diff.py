@@ -298,6 +298,18 @@ def test_pattern_with_many_stars_answers_at_once(diff):
     diff("KEYS", "a*" * 100)
 
 
+def checked_through_compaction_and_restart(d, server, redis_ref, check):
+    """Runs check after a COMPACT of kvrocks, then after its restart; returns
+    the Differ to go on with."""
+    d.kv.call("COMPACT")
+    d.run(check)
+    d.close()
+    server.restart()
+    d = Differ(server.port, redis_ref.port, flush=False)
+    d.run(check)
+    return d
+
+
 def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
     # RENAME of a hash, set, sorted set, list or stream moves its metadata, not its elements
     # (they stay under the name they were written with): renames in a chain, back
@@ -379,15 +391,74 @@ def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
     d.run(check)
     a, b = d.both("HGETALL", "h")  # a hashtable's order is Redis' own
     assert sorted(a.split(b"\r\n")) == sorted(b.split(b"\r\n"))
-    d.kv.call("COMPACT")
-    d.run(check)
-    d.close()
-    fresh_server.restart()
-    d = Differ(fresh_server.port, redis_ref.port, flush=False)
-    d.run(check)
+    d = checked_through_compaction_and_restart(d, fresh_server, redis_ref, check)
     d.kv.call("COMPACT")
     d.run(check)
     d("DEL", "h", "taken", "z2", "x3")
     d.kv.call("COMPACT")
     d.run(check)
+    d.close()
+
+
+def test_rename_of_big_strings_moves_metadata_only(fresh_server, redis_ref):
+    # RENAME of a string stored out of line (whole, or in fragments after an edit
+    # of a big value or a far SETBIT) moves its metadata, not its value; edits
+    # after the rename, COPY, MOVE, expiry, compactions and a restart, compared
+    # with Redis at each step.
+    fresh_server.start()
+    d = Differ(fresh_server.port, redis_ref.port)
+    d("SET", "whole", "".join(chr(33 + i % 90) for i in range(9000)))
+    d("SET", "edited", "e" * 70000)
+    d("APPEND", "edited", "tail")  # past 64 KiB: kept in fragments from here on
+    d("SETBIT", "bits", "1000000", "1")  # a sparse bitmap, in fragments
+    d("SET", "taken", "small")
+    script = """
+    RENAME whole w2
+    RENAME w2 w3
+    SET whole new-small-value
+    RENAME edited taken
+    SETRANGE taken 30000 middle
+    APPEND taken end
+    RENAME bits bits2
+    SETBIT bits2 7 1
+    SETBIT bits2 1000000 0
+    SETBIT bits2 999999 1
+    RENAME bits2 bits
+    EXPIRE w3 1000
+    RENAME w3 w4
+    COPY w4 wc
+    RENAME taken t2
+    MOVE t2 1
+    """
+    check = """
+    GET w4
+    ~TTL w4
+    GET whole
+    GET wc
+    STRLEN w4
+    GETRANGE w4 8990 9000
+    EXISTS w2 w3 edited taken bits2
+    BITCOUNT bits
+    BITPOS bits 1
+    GETBIT bits 999999
+    STRLEN bits
+    OBJECT ENCODING w4
+    SELECT 1
+    STRLEN t2
+    GETRANGE t2 29998 30008
+    GETRANGE t2 -10 -1
+    GET t2
+    SELECT 0
+    DBSIZE
+    """
+    d.run(script)
+    d.run(check)
+    d = checked_through_compaction_and_restart(d, fresh_server, redis_ref, check)
+    d("APPEND", "w4", "more")
+    d("RENAME", "w4", "whole")  # onto a key of its own, and back to the owner's name
+    d.kv.call("COMPACT")
+    d.run(check.replace("w4", "whole"))
+    d("DEL", "whole", "bits")
+    d.kv.call("COMPACT")
+    d.run(check.replace("w4", "whole"))
     d.close()

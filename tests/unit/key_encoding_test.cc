@@ -94,6 +94,35 @@ TEST(KeyEncoding, StringEncodingFlagsKeepTypeAndValue) {
   }
 }
 
+TEST(KeyEncoding, OutOfLineStringsNameTheirSubkeysOwner) {
+  for (bool fragmented : {false, true}) {
+    std::string raw = EncodeStringRef(9, 5000, 123, fragmented, "old-name");
+    Metadata m;
+    ASSERT_TRUE(m.Decode(raw).ok());
+    EXPECT_TRUE(m.out_of_line);
+    EXPECT_EQ(m.fragmented, fragmented);
+    EXPECT_EQ(m.version, 9u);
+    EXPECT_EQ(m.size, 5000u);
+    EXPECT_EQ(m.expire_ms, 123u);
+    EXPECT_EQ(m.owner, "old-name");
+    EXPECT_TRUE(m.payload.empty());
+    EXPECT_EQ(m.SubkeyName("new-name"), "old-name");
+    EXPECT_EQ(m.Encode(), raw);
+    uint64_t version = 0;
+    ASSERT_TRUE(HasMovedSubkeys(raw, &version));
+    EXPECT_EQ(version, 9u);
+    EXPECT_FALSE(HasMovedSubkeys(EncodeStringRef(9, 5000, 123, fragmented), &version));
+  }
+  // In an inline string the owner bit is kNotIntEncodingFlag: no subkeys, no owner.
+  std::string raw = EncodeStringValue(std::string(40, '7'), 0, kNotIntEncodingFlag);
+  uint64_t version;
+  EXPECT_FALSE(HasMovedSubkeys(raw, &version));
+  Metadata m;
+  ASSERT_TRUE(m.Decode(raw).ok());
+  EXPECT_TRUE(m.owner.empty());
+  EXPECT_EQ(m.payload, std::string(40, '7'));
+}
+
 TEST(KeyEncoding, PrefixSuccessorBoundsEveryKeyWithThePrefix) {
   EXPECT_EQ(PrefixSuccessor("ab"), "ac");
   EXPECT_EQ(PrefixSuccessor(std::string("a\xff\xff", 3)), "b");

@@ -356,13 +356,7 @@ TEST_F(RedisHashTest, RenameMovesOnlyTheMetadata) {
     int64_t n;
     ASSERT_TRUE(h.Set("h", views, false, &n).ok());
   });
-  auto subkeys = [&] {
-    size_t n = 0;
-    std::unique_ptr<rocksdb::Iterator> it(
-        storage_->db()->NewIterator(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kSubkey)));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) n++;
-    return n;
-  };
+  auto subkeys = [&] { return CountEntries(ColumnFamily::kSubkey); };
   ASSERT_EQ(subkeys(), 5000u);
   WithDb([](Database& db) {
     bool renamed;

@@ -374,3 +374,72 @@ TEST_F(StringTypeTest, AppendAndSetRangeOfABigStringEditInPlace) {
     EXPECT_TRUE(v == model) << v.size() << " bytes against " << model.size();
   });
 }
+
+// RENAME of a string stored out of line moves its metadata, not its value (whole
+// or in fragments): reads and in-place edits after it use the old name's
+// subkeys, compactions keep them while a key holds them, and drop them after.
+TEST_F(StringTypeTest, RenameOfBigStringsMovesOnlyTheMetadata) {
+  const std::string whole(6000, 'w');
+  std::string frags(200000, 'f');
+  Run([&](Database&, RedisString& s) {
+    bool done;
+    std::optional<std::string> old;
+    ASSERT_TRUE(s.Set("whole", whole, {}, &done, &old).ok());
+    ASSERT_TRUE(s.Set("frags", frags, {}, &done, &old).ok());
+  });
+  Run([&](Database&, RedisString& s) {
+    size_t len;
+    ASSERT_TRUE(s.Append("frags", "z", 512 << 20, &len).ok());  // past kEditInPlaceAt: into fragments
+  });
+  frags += "z";
+  auto subkeys = [&] { return CountEntries(ColumnFamily::kSubkey); };
+  const size_t before = subkeys();
+  ASSERT_GT(before, 100u);
+  auto rename = [&](const char* from, const char* to) {
+    Run([&](Database& db, RedisString&) {
+      bool renamed;
+      ASSERT_TRUE(db.Rename(from, to, false, &renamed).ok() && renamed);
+    });
+  };
+  rename("whole", "w2");
+  rename("w2", "w3");
+  rename("frags", "f2");
+  EXPECT_EQ(subkeys(), before) << "not one byte of either value copied";
+  EXPECT_EQ(MovedRecords(), 2u);
+  Run([&](Database&, RedisString& s) {
+    size_t len;
+    ASSERT_TRUE(s.SetRange("f2", 100000, "mid", 512 << 20, &len).ok());
+    ASSERT_TRUE(s.Append("f2", "tail", 512 << 20, &len).ok());
+  });
+  frags.replace(100000, 3, "mid");
+  frags += "tail";
+  auto expect_values = [&] {
+    Run([&](Database&, RedisString& s) {
+      std::string v;
+      ASSERT_TRUE(s.Get("w3", &v).ok());
+      EXPECT_TRUE(v == whole);
+      ASSERT_TRUE(s.Get("f2", &v).ok());
+      EXPECT_TRUE(v == frags) << v.size();
+      EXPECT_TRUE(s.Get("whole", &v).IsNotFound());
+      EXPECT_TRUE(s.Get("frags", &v).IsNotFound());
+      std::string raw, range;
+      ASSERT_TRUE(s.LoadForRead("f2", &raw).ok());
+      ASSERT_TRUE(s.ReadRange("f2", raw, 99998, 7, &range).ok());
+      EXPECT_EQ(range, "ffmidff");
+    });
+  };
+  expect_values();
+  rocksdb::CompactRangeOptions co;
+  co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(storage_->db()->Flush(rocksdb::FlushOptions(), storage_->cf(ColumnFamily::kSubkey)).ok());
+  ASSERT_TRUE(storage_->db()->CompactRange(co, storage_->cf(ColumnFamily::kSubkey), nullptr, nullptr).ok());
+  expect_values();
+  Run([&](Database& db, RedisString&) {
+    bool deleted;
+    ASSERT_TRUE(db.Delete("w3", &deleted).ok() && deleted);
+    ASSERT_TRUE(db.Delete("f2", &deleted).ok() && deleted);
+  });
+  EXPECT_EQ(MovedRecords(), 0u);
+  ASSERT_TRUE(storage_->db()->CompactRange(co, storage_->cf(ColumnFamily::kSubkey), nullptr, nullptr).ok());
+  EXPECT_EQ(subkeys(), 0u);
+}

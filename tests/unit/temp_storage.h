@@ -12,6 +12,7 @@
 #include "common/time_util.h"
 #include "config/config.h"
 #include "storage/context.h"
+#include "storage/key_encoding.h"
 #include "storage/storage.h"
 #include "types/database.h"
 
@@ -34,6 +35,15 @@ class TempStorageTest : public ::testing::Test {
     fn(db);
     if (commit) ASSERT_TRUE(ctx.Commit().ok());
   }
+  // Entries of column family cf whose keys start with prefix ("": all).
+  size_t CountEntries(kvrocks::ColumnFamily cf, const std::string& prefix = "") {
+    size_t n = 0;
+    std::unique_ptr<rocksdb::Iterator> it(storage_->db()->NewIterator(rocksdb::ReadOptions(), storage_->cf(cf)));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) n++;
+    return n;
+  }
+  // The state family's moved records (Database::Rename).
+  size_t MovedRecords() { return CountEntries(kvrocks::ColumnFamily::kState, kvrocks::kMovedKeyPrefix); }
   void TearDown() override {
     storage_.reset();
     std::filesystem::remove_all(dir_);
