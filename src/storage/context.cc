@@ -343,8 +343,12 @@ Status Context::SettleUnread() {
       return Status::IOError(statuses[j].ToString());
     } else {
       RedisType type;
-      Status s = PeekMetadata(std::string_view(values[j].data(), values[j].size()), &type, &old_expire);
+      std::string_view old_raw(values[j].data(), values[j].size());
+      Status s = PeekMetadata(old_raw, &type, &old_expire);
       if (!s.ok()) return s;
+      uint64_t moved;
+      // A renamed key replaced: its subkeys' moved record goes with it (Database::Store).
+      if (HasMovedSubkeys(old_raw, &moved)) Delete(ColumnFamily::kState, EncodeMovedKey(moved));
       // The write replaced a key that had expired (the moment of the commit stands for the write's).
       if (expired_counter_ != nullptr && old_expire != 0 && old_expire <= now) expired_pending_++;
     }

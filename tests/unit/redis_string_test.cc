@@ -443,3 +443,30 @@ TEST_F(StringTypeTest, RenameOfBigStringsMovesOnlyTheMetadata) {
   ASSERT_TRUE(storage_->db()->CompactRange(co, storage_->cf(ColumnFamily::kSubkey), nullptr, nullptr).ok());
   EXPECT_EQ(subkeys(), 0u);
 }
+
+// A SET that replaces a renamed key without reading it (Context::PutUnread)
+// drops the key's moved record at commit, as a replacing write that reads does.
+TEST_F(StringTypeTest, UnreadReplaceOfARenamedKeyForgetsItsMovedRecord) {
+  Run([&](Database& db, RedisString& s) {
+    int64_t n;
+    ASSERT_TRUE(RedisHash(&db).Set("h", {{"f", "v"}}, false, &n).ok());
+    bool done;
+    std::optional<std::string> old;
+    ASSERT_TRUE(s.Set("big", std::string(9000, 'b'), {}, &done, &old).ok());
+  });
+  Run([&](Database& db, RedisString&) {
+    bool renamed;
+    ASSERT_TRUE(db.Rename("h", "h2", false, &renamed).ok() && renamed);
+    ASSERT_TRUE(db.Rename("big", "big2", false, &renamed).ok() && renamed);
+  });
+  ASSERT_EQ(MovedRecords(), 2u);
+  Context ctx(storage_.get());
+  ctx.set_unread_replace_ok(true);
+  Database db(&ctx, 0);
+  RedisString s(&db);
+  bool done;
+  ASSERT_TRUE(s.MSet({{"h2", "x"}, {"big2", "y"}}, false, &done).ok());
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(MovedRecords(), 0u);
+  EXPECT_EQ(storage_->KeyCount(0), 2);
+}
