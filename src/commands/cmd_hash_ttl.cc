@@ -48,7 +48,8 @@ void ExpireGeneric(CommandCall& call, int64_t unit_ms, bool absolute) {
   }
   int64_t expire = t * unit_ms;
   if (!absolute) {
-    expire += static_cast<int64_t>(NowMs());
+    // As the check whether it is past (RedisHash::ExpireFields): 0 seconds always deletes.
+    expire += static_cast<int64_t>(CommandNowMs());
     if (expire > kMaxFieldExpireMs) return ReplyError(call, "ERR invalid expire time in '" + cmd + "' command");
   }
   size_t at = 3;

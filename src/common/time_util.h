@@ -27,6 +27,15 @@ inline uint64_t ExpiryNowMs() {
   return frozen == internal::kExpiryIgnored ? 0 : frozen;
 }
 
+// The time a relative expiry counts from: the command's frozen clock where one
+// stands still (Redis 7.4's commandTimeSnapshot, which both the new time and
+// the check whether it is already past read), else the real clock (also where
+// expiry is ignored).
+inline uint64_t CommandNowMs() {
+  uint64_t frozen = internal::frozen_expiry_ms;
+  return frozen == 0 || frozen == internal::kExpiryIgnored ? NowMs() : frozen;
+}
+
 // Fixes ExpiryNowMs() for its lifetime, unless an enclosing one already did.
 class ExpiryTimeFreeze {
  public:

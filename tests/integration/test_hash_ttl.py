@@ -103,6 +103,31 @@ def test_field_expiry_follows_rename_copy_and_move(c):
     db1.flushdb()
 
 
+def test_zero_seconds_always_deletes(c):
+    # A relative time counts from the command's clock, as the check whether it is
+    # past does (Redis 7.4's commandTimeSnapshot): HEXPIRE 0 deletes the field
+    # even when the real clock ticks between the two (it answered 1 then).
+    p = c.pipeline(transaction=False)
+    for i in range(300):
+        p.hset("h", "a", i)
+        p.execute_command("HEXPIRE", "h", 0, "FIELDS", 1, "a")
+    replies = p.execute()
+    assert replies[1::2] == [[2]] * 300
+    assert c.exists("h") == 0
+    # A script's clock stands still from its start: 3 ms later, 0 seconds from it
+    # is still past.
+    script = """
+    redis.call('hset', KEYS[1], 'a', 1)
+    local t0 = redis.call('time')
+    repeat
+      local t = redis.call('time')
+    until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 3000
+    return redis.call('hexpire', KEYS[1], 0, 'FIELDS', 1, 'a')
+    """
+    assert c.eval(script, 1, "h") == [2]
+    assert c.exists("h") == 0
+
+
 def test_argument_errors(c):
     c.hset("h", "a", 1)
     with pytest.raises(redis.ResponseError, match="FIELDS is missing"):
