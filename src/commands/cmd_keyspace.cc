@@ -250,7 +250,7 @@ void Copy(CommandCall& call) {
   Database src = CurrentDb(call);
   Database dst(call.ctx, call.server->storage()->PhysicalDb(dst_db));
   bool copied;
-  Status s = src.Copy(call.args[1], &dst, call.args[2], replace, Database::CopyKind::kDuplicate, &copied);
+  Status s = src.Copy(call.args[1], &dst, call.args[2], replace, &copied);
   if (s.ok() && copied) s = RedisHash(&dst).ScheduleFieldExpiry(call.args[2]);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, copied ? 1 : 0);
@@ -268,16 +268,11 @@ void Move(CommandCall& call) {
   if (v == call.conn->db) return ReplyError(call, "ERR source and destination objects are the same");
   Database src = CurrentDb(call);
   Database dst(call.ctx, call.server->storage()->PhysicalDb(v));
-  bool copied;
-  Status s = src.Copy(call.args[1], &dst, call.args[1], false, Database::CopyKind::kMove, &copied);
+  bool moved;
+  Status s = src.Move(call.args[1], &dst, &moved);
+  if (s.ok() && moved) s = RedisHash(&dst).ScheduleFieldExpiry(call.args[1]);
   if (!s.ok()) return ReplyStatusError(call, s);
-  if (copied) {
-    bool deleted;
-    s = src.Delete(call.args[1], &deleted);
-    if (s.ok()) s = RedisHash(&dst).ScheduleFieldExpiry(call.args[1]);
-    if (!s.ok()) return ReplyStatusError(call, s);
-  }
-  reply::Integer(call.out, copied ? 1 : 0);
+  reply::Integer(call.out, moved ? 1 : 0);
 }
 
 void SwapDb(CommandCall& call) {
@@ -342,6 +337,8 @@ void FlushDb(CommandCall& call) {
   AddWatchedChanges(call, db, nullptr, &changes);
   std::vector<WaitedKey> waited = WaitedKeysBefore(call, {call.conn->db});
   const int64_t removed = call.server->storage()->KeyCount(db);
+  if (s.ok()) s = Database::CopyOutMovedSubkeys(call.ctx, db);
+  if (s.ok()) s = call.ctx->Commit();
   if (s.ok()) s = call.server->storage()->FlushDb(db);
   if (!s.ok()) return ReplyStatusError(call, s);
   call.ctx->AddDirty(removed);  // Redis counts each removed key

@@ -122,7 +122,8 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
         return false;  // unknown: keep
       } else {
         Metadata meta;
-        cached_alive_ = meta.Decode(raw).ok() && meta.HasSubkeys() && meta.owner.empty() && !ExpiredLongAgo(meta);
+        cached_alive_ = meta.Decode(raw).ok() && meta.HasSubkeys() && meta.owner.empty() && meta.owner_db < 0 &&
+                        !ExpiredLongAgo(meta);
         cached_version_ = meta.version;
       }
     }
@@ -136,10 +137,10 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
   }
 
   // Whether the collection of `version`, whose subkeys are named user_key, lives
-  // on under another name: its moved record names a key whose metadata has that
-  // version and owner. Both are read in one snapshot (a RENAME in between would
-  // otherwise look like a deletion); a version dead in a snapshot never lives
-  // again, as only a RENAME of a live collection names it anew.
+  // on under another db or name: its moved record names a key whose metadata has
+  // that version and owner. Both are read in one snapshot (a RENAME or MOVE in
+  // between would otherwise look like a deletion); a version dead in a snapshot
+  // never lives again, as only a RENAME or MOVE of a live key names it anew.
   bool MovedAlive(uint8_t dbid, std::string_view user_key, uint64_t version) const {
     const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
     rocksdb::ReadOptions ro;
@@ -150,13 +151,16 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     rocksdb::Status s = db_->Get(ro, state_, EncodeMovedKey(version), &where);
     if (s.IsNotFound()) {
       alive = false;
-    } else if (s.ok() && !where.empty() && static_cast<uint8_t>(where[0]) == dbid) {
-      s = db_->Get(ro, metadata_, EncodeMetaKey(dbid, std::string_view(where).substr(1)), &raw);
+    } else if (s.ok() && !where.empty()) {
+      const auto where_db = static_cast<uint8_t>(where[0]);
+      const std::string_view name = std::string_view(where).substr(1);
+      s = db_->Get(ro, metadata_, EncodeMetaKey(where_db, name), &raw);
       Metadata meta;
       if (s.IsNotFound()) {
         alive = false;
       } else if (s.ok()) {
-        alive = meta.Decode(raw).ok() && meta.version == version && meta.owner == user_key && !ExpiredLongAgo(meta);
+        alive = meta.Decode(raw).ok() && meta.version == version && meta.SubkeyName(name) == user_key &&
+                meta.SubkeyDb(where_db) == dbid && !ExpiredLongAgo(meta);
       }
     } else if (s.ok()) {
       alive = false;  // malformed

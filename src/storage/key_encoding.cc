@@ -82,13 +82,15 @@ std::string Metadata::Encode() const {
   std::string out;
   out.reserve(17 + payload.size() + (IsString() ? 0 : 16));
   const bool owned = HasSubkeys() && !owner.empty();
+  const bool owned_db = HasSubkeys() && owner_db >= 0;
   PutFixed8(&out, static_cast<uint8_t>(type) | (out_of_line ? kOutOfLineFlag : 0) | (fragmented ? kFragmentedFlag : 0) |
-                      (owned ? kOwnerFlag : 0));
+                      (owned ? kOwnerFlag : 0) | (owned_db ? kOwnerDbFlag : 0));
   PutBE64(&out, expire_ms);
   if (HasSubkeys()) {
     PutBE64(&out, version);
     PutBE64(&out, size);
   }
+  if (owned_db) PutFixed8(&out, static_cast<uint8_t>(owner_db));
   if (owned) {
     PutVarint64(&out, owner.size());
     out.append(owner);
@@ -111,6 +113,12 @@ Status Metadata::Decode(std::string_view raw) {
     if (!r.GetBE64(&version) || !r.GetBE64(&size)) return Status::Corruption("collection metadata too short");
   }
   owner.clear();
+  owner_db = -1;
+  if (HasSubkeys() && (t & kOwnerDbFlag)) {
+    uint8_t d;
+    if (!r.GetU8(&d)) return Status::Corruption("subkey owner db missing");
+    owner_db = d;
+  }
   if (HasSubkeys() && (t & kOwnerFlag)) {
     uint64_t n;
     std::string_view name;
@@ -130,8 +138,8 @@ std::string EncodeMovedKey(uint64_t version) {
 bool HasMovedSubkeys(std::string_view raw, uint64_t* version) {
   if (raw.size() < 17) return false;
   auto t = static_cast<uint8_t>(raw[0]);
-  if (!(t & kOwnerFlag)) return false;
-  // For an inline string the bit is kNotIntEncodingFlag.
+  if (!(t & (kOwnerFlag | kOwnerDbFlag))) return false;
+  // For an inline string the bits are kNotIntEncodingFlag and kRawEncodingFlag.
   if ((t & 0x0f) == static_cast<uint8_t>(RedisType::kString) && !(t & kOutOfLineFlag)) return false;
   *version = DecodeBE64(raw.data() + 9);
   return true;
@@ -147,14 +155,16 @@ std::string EncodeStringValue(std::string_view value, uint64_t expire_ms, uint8_
 }
 
 std::string EncodeStringRef(uint64_t version, uint64_t size, uint64_t expire_ms, bool fragmented,
-                            std::string_view owner) {
+                            std::string_view owner, int owner_db) {
+  // Metadata::Encode's layout, without building a Metadata (every big SET comes here).
   std::string out;
-  out.reserve(26 + owner.size());
+  out.reserve(27 + owner.size());
   PutFixed8(&out, static_cast<uint8_t>(RedisType::kString) | kOutOfLineFlag | (fragmented ? kFragmentedFlag : 0) |
-                      (owner.empty() ? 0 : kOwnerFlag));
+                      (owner.empty() ? 0 : kOwnerFlag) | (owner_db < 0 ? 0 : kOwnerDbFlag));
   PutBE64(&out, expire_ms);
   PutBE64(&out, version);
   PutBE64(&out, size);
+  if (owner_db >= 0) PutFixed8(&out, static_cast<uint8_t>(owner_db));
   if (!owner.empty()) {
     PutVarint64(&out, owner.size());
     out.append(owner);

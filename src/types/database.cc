@@ -211,7 +211,8 @@ static std::string CopiedMetadata(const LoadedKey& lk, uint64_t new_version) {
   Metadata meta;
   if (!meta.Decode(lk.raw).ok() || !meta.HasSubkeys()) return lk.raw;
   meta.version = new_version;
-  meta.owner.clear();  // the copy's subkeys are written under its own name
+  meta.owner.clear();  // the copy's subkeys are written under its own db and name
+  meta.owner_db = -1;
   return meta.Encode();
 }
 
@@ -238,8 +239,7 @@ Status Database::CopySubkeys(std::string_view src, const LoadedKey& from, Databa
   return Status::OK();
 }
 
-Status Database::Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, CopyKind kind,
-                      bool* copied) {
+Status Database::Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, bool* copied) {
   *copied = false;
   LoadedKey from, to;
   Status s = Load(src, &from);
@@ -252,7 +252,7 @@ Status Database::Copy(std::string_view src, Database* dst_db, std::string_view d
   if (!s.ok()) return s;
   std::string raw = CopiedMetadata(from, version);
   auto flags = static_cast<uint8_t>(raw[0]);
-  if (kind == CopyKind::kDuplicate && from.type == RedisType::kString && !(flags & kOutOfLineFlag)) {
+  if (from.type == RedisType::kString && !(flags & kOutOfLineFlag)) {
     raw[0] = static_cast<char>(flags | kUnsharedFlag);
   }
   dst_db->Store(dst, &to, raw, from.expire_ms);
@@ -273,31 +273,75 @@ Status Database::Rename(std::string_view src, std::string_view dst, bool nx, boo
   s = Load(dst, &to);
   if (!s.ok()) return s;
   if (nx && to.live) return Status::OK();
-  Metadata meta;
-  if (meta.Decode(from.raw).ok() && meta.HasSubkeys()) {
-    // O(1), as in Redis: the metadata moves and names the subkeys' owner (their
-    // name, which they embed); a `moved` record lets the compaction filter find
-    // the metadata from the subkeys. Back under the owner's name, neither is needed.
-    std::string owner(meta.SubkeyName(src));
-    meta.owner = owner == dst ? std::string() : owner;
-    uint64_t expire = from.expire_ms;
-    Remove(src, &from);  // forgets the moved record of a collection renamed before
-    if (!meta.owner.empty()) {
-      std::string where(1, static_cast<char>(db_));
-      where.append(dst);
-      ctx_->Put(ColumnFamily::kState, EncodeMovedKey(meta.version), where);
-      ctx_->storage()->NoteMovedSubkeys();
-    }
-    Store(dst, &to, meta.Encode(), expire);
-    *renamed = true;
-    return Status::OK();
-  }
-  // An inline string: the value is in the metadata.
-  std::string raw = from.raw;
-  uint64_t expire = from.expire_ms;
-  Remove(src, &from);
-  Store(dst, &to, raw, expire);
+  Transfer(src, &from, this, dst, &to);
   *renamed = true;
+  return Status::OK();
+}
+
+Status Database::Move(std::string_view key, Database* dst_db, bool* moved) {
+  *moved = false;
+  LoadedKey from, to;
+  Status s = Load(key, &from);
+  if (!s.ok() || !from.live) return s;
+  s = dst_db->Load(key, &to);
+  if (!s.ok() || to.live) return s;
+  Transfer(key, &from, dst_db, key, &to);
+  *moved = true;
+  return Status::OK();
+}
+
+void Database::Transfer(std::string_view src, LoadedKey* from, Database* dst_db, std::string_view dst,
+                        LoadedKey* to) {
+  const uint64_t expire = from->expire_ms;
+  Metadata meta;
+  if (!meta.Decode(from->raw).ok() || !meta.HasSubkeys()) {
+    // An inline string: the value is in the metadata.
+    std::string raw = from->raw;
+    Remove(src, from);
+    dst_db->Store(dst, to, raw, expire);
+    return;
+  }
+  // O(1), as in Redis: the metadata moves and names the subkeys' owner (the db
+  // and name they embed); a `moved` record lets the compaction filter find the
+  // metadata from the subkeys. Back under the owner's db and name, neither is needed.
+  std::string owner(meta.SubkeyName(src));
+  const uint8_t owner_db = meta.SubkeyDb(db_);
+  meta.owner = owner == dst ? std::string() : owner;
+  meta.owner_db = owner_db == dst_db->db_ ? -1 : owner_db;
+  Remove(src, from);  // forgets the moved record of a key renamed or moved before
+  if (!meta.owner.empty() || meta.owner_db >= 0) {
+    std::string where(1, static_cast<char>(dst_db->db_));
+    where.append(dst);
+    ctx_->Put(ColumnFamily::kState, EncodeMovedKey(meta.version), where);
+    ctx_->storage()->NoteMovedSubkeys();
+  }
+  dst_db->Store(dst, to, meta.Encode(), expire);
+}
+
+Status Database::CopyOutMovedSubkeys(Context* ctx, uint8_t db) {
+  Storage* st = ctx->storage();
+  std::vector<std::pair<uint8_t, std::string>> keys;  // (db, name) of each moved record
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        st->db()->NewIterator(rocksdb::ReadOptions(), st->cf(ColumnFamily::kState)));
+    for (it->Seek(kMovedKeyPrefix); it->Valid() && it->key().starts_with(kMovedKeyPrefix); it->Next()) {
+      rocksdb::Slice v = it->value();
+      if (!v.empty() && static_cast<uint8_t>(v[0]) != db) keys.emplace_back(v[0], std::string(v.data() + 1, v.size() - 1));
+    }
+    if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  }
+  for (const auto& [where, name] : keys) {
+    Database other(ctx, where);
+    LoadedKey lk;
+    Status s = other.Load(name, &lk);
+    if (!s.ok()) return s;
+    Metadata meta;
+    if (!lk.on_disk || !meta.Decode(lk.raw).ok() || !meta.HasSubkeys() || meta.SubkeyDb(where) != db) continue;
+    uint64_t version = st->NewVersion();
+    s = other.CopySubkeys(name, lk, &other, name, version);
+    if (!s.ok()) return s;
+    other.Restamp(&lk, CopiedMetadata(lk, version));  // no client sees a change
+  }
   return Status::OK();
 }
 

@@ -43,6 +43,9 @@ class SubkeyBounds {
     options_.iterate_lower_bound = &lower_slice_;
     options_.iterate_upper_bound = &upper_slice_;
   }
+  // The subkeys of key (of database db) with this metadata (SubkeyPrefix).
+  SubkeyBounds(uint8_t db, std::string_view key, const Metadata& meta)
+      : SubkeyBounds(meta.SubkeyDb(db), meta.SubkeyName(key), meta.version) {}
   SubkeyBounds(const SubkeyBounds&) = delete;
   SubkeyBounds& operator=(const SubkeyBounds&) = delete;
 
@@ -112,15 +115,19 @@ class Database {
   // An encoded metadata value with its expiry replaced.
   static std::string WithExpire(const std::string& raw, uint64_t expire_ms);
 
-  // Copies src (of this db) to dst in dst_db. *copied=false if src is absent or,
-  // without replace, dst exists. A duplicate (COPY) is a new object for OBJECT
-  // REFCOUNT; otherwise (MOVE) the value keeps its identity.
-  enum class CopyKind { kDuplicate, kMove };
-  Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, CopyKind kind,
-              bool* copied);
+  // COPY: copies src (of this db) to dst in dst_db, a new object (OBJECT
+  // REFCOUNT). *copied=false if src is absent or, without replace, dst exists.
+  Status Copy(std::string_view src, Database* dst_db, std::string_view dst, bool replace, bool* copied);
   // RENAME / RENAMENX. NotFound if src is absent. *renamed=false if nx and dst exists.
   // O(1): the metadata moves, subkeys stay under their owner name (Metadata::owner).
   Status Rename(std::string_view src, std::string_view dst, bool nx, bool* renamed);
+  // MOVE of key to dst_db. *moved=false if key is absent or exists in dst_db.
+  // O(1): the metadata moves, subkeys stay in their owner db (Metadata::owner_db).
+  Status Move(std::string_view key, Database* dst_db, bool* moved);
+  // Before FLUSHDB of physical database db: keys of other databases whose
+  // subkeys a MOVE left in db get a copy of them under their own db (O(their
+  // size)), so that the flush does not take them.
+  static Status CopyOutMovedSubkeys(Context* ctx, uint8_t db);
 
   // Keys matching pattern (KEYS).
   Status Keys(std::string_view pattern, std::vector<std::string>* keys);
@@ -136,6 +143,9 @@ class Database {
   void ForgetMoved(uint64_t version);
   // ForgetMoved of the version old_raw's subkeys moved from, unless encoded keeps it.
   void ForgetReplacedMoved(std::string_view old_raw, std::string_view encoded);
+  // Moves src's record (loaded as from) to dst of dst_db (loaded as to), which
+  // must differ: the metadata goes, the subkeys stay where they are.
+  void Transfer(std::string_view src, LoadedKey* from, Database* dst_db, std::string_view dst, LoadedKey* to);
   // Copies every subkey of src's current version to dst (in dst_db) under new_version.
   Status CopySubkeys(std::string_view src, const LoadedKey& from, Database* dst_db, std::string_view dst,
                      uint64_t new_version);

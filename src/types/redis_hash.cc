@@ -98,7 +98,7 @@ Status RedisHash::KeepOrderIfListpack(std::string_view key, Metadata* meta) {
 }
 
 Status RedisHash::Recode(std::string_view key, Metadata* meta, uint8_t flags) {
-  SubkeyBounds bounds(db_->id(), meta->SubkeyName(key), meta->version);
+  SubkeyBounds bounds(db_->id(), key, *meta);
   std::vector<std::pair<std::string, std::string>> stored;  // subkey, value as stored
   {
     auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
@@ -250,7 +250,7 @@ Status RedisHash::Scan(std::string_view key, const std::string& after, size_t co
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
+  SubkeyBounds bounds(db_->id(), key, meta);
   const std::string& prefix = bounds.prefix();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
   if (after.empty()) {
@@ -587,7 +587,7 @@ Status RedisHash::DeleteExpiredFields(std::string_view key, int64_t* deleted) {
   bool exists;
   Status s = LoadHash(key, &lk, &meta, &exists);
   if (!s.ok() || !exists || !HasFieldTtls(meta)) return s;
-  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
+  SubkeyBounds bounds(db_->id(), key, meta);
   const rocksdb::ReadOptions& ro = bounds.options();
   const uint64_t now = ExpiryNowMs();
   std::vector<std::string> doomed;

@@ -169,7 +169,7 @@ Status RedisSet::Scan(std::string_view key, const std::string& after, size_t cou
   bool exists;
   Status s = LoadSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
+  SubkeyBounds bounds(db_->id(), key, meta);
   const std::string& prefix = bounds.prefix();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
   if (after.empty()) {
@@ -203,7 +203,7 @@ Status RedisSet::Pop(std::string_view key, uint64_t count, std::vector<std::stri
   if (!s.ok() || !exists || count == 0) return s;
   static thread_local std::mt19937_64 rng(std::random_device{}());
   uint64_t cursor = meta.payload.size() >= 9 ? DecodeBE64(meta.payload.data() + 1) : rng();
-  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
+  SubkeyBounds bounds(db_->id(), key, meta);
   const std::string& prefix = bounds.prefix();
   const rocksdb::ReadOptions& ro = bounds.options();
   std::vector<std::string> doomed;
@@ -292,7 +292,7 @@ Status RedisSet::RandomMembers(std::string_view key, uint64_t count, bool repeat
   }
   // Bounds keep seeks from wandering over other keys' data (and this set's
   // tombstones beyond its range) when a target falls past the last member.
-  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
+  SubkeyBounds bounds(db_->id(), key, meta);
   const std::string& prefix = bounds.prefix();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kSubkey, bounds.options());
   auto next_wrapping = [&] {

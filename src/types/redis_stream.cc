@@ -48,6 +48,7 @@ std::string EncodeMeta(const StreamMeta& m) {
 bool DecodeMeta(const Metadata& md, StreamMeta* m) {
   m->version = md.version;
   m->owner = md.owner;
+  m->owner_db = md.owner_db;
   m->length = md.size;
   const std::string& p = md.payload;
   if (p.size() < 104) return false;
@@ -104,7 +105,8 @@ using stream::Node;
 namespace stream {
 
 Keys KeysOf(Database* db, std::string_view key, const StreamMeta& meta) {
-  return Keys{EncodeSubkeyPrefix(db->id(), meta.owner.empty() ? key : std::string_view(meta.owner), meta.version)};
+  const uint8_t where = meta.owner_db < 0 ? db->id() : static_cast<uint8_t>(meta.owner_db);
+  return Keys{EncodeSubkeyPrefix(where, meta.owner.empty() ? key : std::string_view(meta.owner), meta.version)};
 }
 
 Status IterStatus(const rocksdb::Iterator& it) {
@@ -193,6 +195,7 @@ void stream::StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const 
   md.expire_ms = lk->live ? lk->expire_ms : 0;
   md.version = meta.version;
   md.owner = meta.owner;
+  md.owner_db = meta.owner_db;
   md.size = meta.length;
   md.payload = stream::EncodeMeta(meta);
   db->Store(key, lk, md.Encode(), md.expire_ms);

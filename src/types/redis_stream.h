@@ -49,6 +49,7 @@ struct StreamEntry {
 struct StreamMeta {
   uint64_t version = 0;
   std::string owner;  // the name its subkeys are under when not its own (Metadata::owner)
+  int owner_db = -1;  // the db they are in when not its own (Metadata::owner_db)
   uint64_t length = 0;
   StreamID last_id, first_id, max_deleted;
   uint64_t entries_added = 0;

@@ -64,6 +64,7 @@ Status RedisStream::Restore(std::string_view key, const StreamDump& dump, uint64
   md.expire_ms = expire_ms;
   md.version = meta.version;
   md.owner = meta.owner;
+  md.owner_db = meta.owner_db;
   md.size = meta.length;
   md.payload = stream::EncodeMeta(meta);
   db_->Store(key, &lk, md.Encode(), expire_ms);

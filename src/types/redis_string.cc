@@ -50,9 +50,9 @@ Status RedisString::ReadChunks(std::string_view key, const std::string& raw, uin
     return Status::OK();
   }
   const uint64_t first = offset / kStringFragmentBytes, last = (end - 1) / kStringFragmentBytes;
-  std::string lower = EncodeFragmentKey(db_->id(), meta.SubkeyName(key), meta.version, static_cast<uint32_t>(first));
-  std::string upper =
-      EncodeFragmentKey(db_->id(), meta.SubkeyName(key), meta.version, static_cast<uint32_t>(last + 1));
+  const uint8_t db = meta.SubkeyDb(db_->id());
+  std::string lower = EncodeFragmentKey(db, meta.SubkeyName(key), meta.version, static_cast<uint32_t>(first));
+  std::string upper = EncodeFragmentKey(db, meta.SubkeyName(key), meta.version, static_cast<uint32_t>(last + 1));
   rocksdb::Slice lower_slice(lower), upper_slice(upper);
   rocksdb::ReadOptions ro;
   ro.iterate_lower_bound = &lower_slice;

@@ -175,7 +175,7 @@ Status RedisZSet::RefindEdges(std::string_view key, const Metadata& meta, Edges*
   if (meta.size == 0) return Status::OK();
   bool low = !e->known || e->low_stale > kMaxStale, high = !e->known || e->high_stale > kMaxStale;
   if (!low && !high) return Status::OK();
-  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
+  SubkeyBounds bounds(db_->id(), key, meta);
   const std::string& prefix = bounds.prefix();
   auto it = db_->ctx()->NewIterator(ColumnFamily::kZSetScore, bounds.options());
   if (low) {
@@ -416,7 +416,7 @@ Status RedisZSet::WalkFrom(std::string_view key, bool rev, const std::string* fr
   bool exists;
   Status s = LoadZSet(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
-  SubkeyBounds bounds(db_->id(), meta.SubkeyName(key), meta.version);
+  SubkeyBounds bounds(db_->id(), key, meta);
   const std::string& prefix = bounds.prefix();
   rocksdb::ReadOptions ro = bounds.options();
   // Bounded by the live edges, the iterator never visits the tombstones beyond them.

@@ -17,6 +17,7 @@ Status StringEditor::Open() {
     version_ = meta.version;
     size_ = meta.size;
     owner_ = meta.owner;
+    owner_db_ = meta.owner_db;
     return Status::OK();
   }
   s = str_.ReadRange(key_, lk_.raw, 0, UINT64_MAX, &whole_);
@@ -84,7 +85,7 @@ void StringEditor::Commit(uint8_t encoding_flag) {
   }
   for (auto& [index, bytes] : frags_) {
     if (dirty_.count(index) == 0) continue;
-    std::string k = EncodeFragmentKey(db_->id(), SubkeyName(), version_, index);
+    std::string k = EncodeFragmentKey(SubkeyDb(), SubkeyName(), version_, index);
     size_t used = bytes.find_last_not_of('\0');
     if (used == std::string::npos) {
       db_->ctx()->Delete(ColumnFamily::kSubkey, k);
@@ -92,7 +93,7 @@ void StringEditor::Commit(uint8_t encoding_flag) {
       db_->ctx()->Put(ColumnFamily::kSubkey, k, std::string_view(bytes).substr(0, used + 1));
     }
   }
-  db_->Store(key_, &lk_, EncodeStringRef(version_, size_, expire, true, owner_), expire);
+  db_->Store(key_, &lk_, EncodeStringRef(version_, size_, expire, true, owner_, owner_db_), expire);
 }
 
 void StringEditor::SplitIfBig() {
@@ -101,7 +102,8 @@ void StringEditor::SplitIfBig() {
 
 void StringEditor::Split(bool relayout) {
   version_ = str_.WriteFragments(key_, &lk_, whole_, lk_.live ? lk_.expire_ms : 0, relayout && lk_.live);
-  owner_.clear();  // a new version, under the key's own name
+  owner_.clear();  // a new version, under the key's own db and name
+  owner_db_ = -1;
   fragmented_ = true;
   whole_.clear();
   whole_.shrink_to_fit();
@@ -112,7 +114,7 @@ Status StringEditor::Fragment(uint64_t index, std::string** frag) {
   if (it == frags_.end()) {
     std::string bytes;
     Status s = db_->ctx()->Get(ColumnFamily::kSubkey,
-                               EncodeFragmentKey(db_->id(), SubkeyName(), version_, static_cast<uint32_t>(index)),
+                               EncodeFragmentKey(SubkeyDb(), SubkeyName(), version_, static_cast<uint32_t>(index)),
                                &bytes);
     if (!s.ok() && !s.IsNotFound()) return s;
     bytes.resize(kStringFragmentBytes, '\0');

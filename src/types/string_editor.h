@@ -62,8 +62,9 @@ class StringEditor {
   // Split(true) of a value over split_at still stored whole (Open).
   void SplitIfBig();
   Status Fragment(uint64_t index, std::string** frag);
-  // The name in the fragments' keys (Metadata::SubkeyName).
+  // The name and db in the fragments' keys (Metadata::SubkeyName, SubkeyDb).
   std::string_view SubkeyName() const { return owner_.empty() ? std::string_view(key_) : std::string_view(owner_); }
+  uint8_t SubkeyDb() const { return owner_db_ < 0 ? db_->id() : static_cast<uint8_t>(owner_db_); }
 
   Database* db_;
   RedisString str_;
@@ -74,7 +75,8 @@ class StringEditor {
   bool changed_ = false;
   bool grown_ = false;
   uint64_t version_ = 0;
-  std::string owner_;  // fragmented: Metadata::owner of version_
+  std::string owner_;  // fragmented: Metadata::owner and owner_db of version_
+  int owner_db_ = -1;
   uint64_t size_ = 0;
   std::string whole_;                      // the value when not fragmented
   std::map<uint32_t, std::string> frags_;  // fragments read so far, full length

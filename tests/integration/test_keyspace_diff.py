@@ -298,6 +298,17 @@ def test_pattern_with_many_stars_answers_at_once(diff):
     diff("KEYS", "a*" * 100)
 
 
+def load_collections(d, n):
+    """A hash h, set s, sorted set z (with a rank index, whose records stay with
+    the elements) and list l of n elements each, on both servers."""
+    big = [str(i) for i in range(n)]
+    d("HSET", "h", *[x for i in big for x in (f"f{i}", i)])
+    d("SADD", "s", *big)
+    d("ZADD", "z", *[x for i in big for x in (i, f"m{i}")])
+    d("RPUSH", "l", *big)
+    d("ZRANK", "z", f"m{n * 2 // 3}")
+
+
 def checked_through_compaction_and_restart(d, server, redis_ref, check):
     """Runs check after a COMPACT of kvrocks, then after its restart; returns
     the Differ to go on with."""
@@ -318,13 +329,8 @@ def test_rename_of_collections_moves_metadata_only(fresh_server, redis_ref):
     # ones) and a restart, compared with Redis at each step.
     fresh_server.start()
     d = Differ(fresh_server.port, redis_ref.port)
-    big = [str(i) for i in range(3000)]
-    d("HSET", "h", *[x for i in big for x in (f"f{i}", i)])
-    d("SADD", "s", *big)
+    load_collections(d, 3000)
     d("SADD", "si", "1", "2", "3")
-    d("ZADD", "z", *[x for i in big for x in (i, f"m{i}")])
-    d("RPUSH", "l", *big)
-    d("ZRANK", "z", "m2000")  # a rank index, whose records stay with the elements
     d("HRANDFIELD", "h", "0")
     d("SET", "taken", "x")
     for i in range(1, 301):
@@ -461,4 +467,101 @@ def test_rename_of_big_strings_moves_metadata_only(fresh_server, redis_ref):
     d("DEL", "whole", "bits")
     d.kv.call("COMPACT")
     d.run(check.replace("w4", "whole"))
+    d.close()
+
+
+def test_move_of_collections_moves_metadata_only(fresh_server, redis_ref):
+    # MOVE of a hash, set, sorted set, list, stream or big string moves its
+    # metadata to the other database, not its elements (they stay in the database
+    # they were written in): moves mixed with renames, back home, FLUSHDB of the
+    # database the elements are in (the moved keys keep them) and of the one the
+    # keys went to, SWAPDB, compactions and a restart, compared with Redis.
+    fresh_server.start()
+    d = Differ(fresh_server.port, redis_ref.port)
+    load_collections(d, 2000)
+    d("SET", "str", "".join(chr(33 + i % 90) for i in range(9000)))
+    d("SETBIT", "bits", "500000", "1")
+    for i in range(1, 201):
+        d("XADD", "x", f"{i}-1", "f", str(i))
+    d("XGROUP", "CREATE", "x", "g", "0")
+    d("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "x", ">")
+    d("HSET", "back", "a", "1", "b", "2")
+    script = """
+    MOVE h 1
+    MOVE s 1
+    MOVE z 2
+    MOVE l 1
+    MOVE str 1
+    MOVE bits 2
+    MOVE x 1
+    MOVE back 1
+    SELECT 1
+    RENAME h h1
+    HSET h1 added x
+    HDEL h1 f3
+    SADD s extra
+    RPUSH l tail
+    APPEND str more
+    XADD x 300-1 f new
+    XACK x g 1-1
+    MOVE back 0
+    MOVE l 2
+    SELECT 2
+    ZADD z 9999 late
+    ZREM z m7
+    SETBIT bits 9 1
+    RENAME l l2
+    SELECT 0
+    """
+    check = """
+    SELECT 1
+    HLEN h1
+    HGET h1 f1999
+    HGET h1 added
+    HEXISTS h1 f3
+    SCARD s
+    SISMEMBER s 1234
+    SISMEMBER s extra
+    STRLEN str
+    GETRANGE str 8995 9005
+    XLEN x
+    XRANGE x 100 102
+    XPENDING x g
+    SELECT 2
+    ZCARD z
+    ZRANK z m1500
+    ZSCORE z late
+    ZRANGE z 100 102 WITHSCORES
+    LLEN l2
+    LINDEX l2 -1
+    LRANGE l2 1000 1002
+    BITCOUNT bits
+    GETBIT bits 500000
+    SELECT 0
+    HGETALL back
+    EXISTS h s z l str bits x
+    DBSIZE
+    SELECT 1
+    DBSIZE
+    SELECT 2
+    DBSIZE
+    SELECT 0
+    """
+    d.run(script)
+    d.run(check)
+    d = checked_through_compaction_and_restart(d, fresh_server, redis_ref, check)
+    # The elements of every moved key are in database 0; its flush keeps them.
+    d("FLUSHDB")
+    d.kv.call("COMPACT")
+    d.run(check)
+    d("SWAPDB", "1", "2")
+    d("SELECT", "1")
+    d("FLUSHDB")  # what was database 2: z, l2, bits
+    d("SELECT", "0")
+    d.kv.call("COMPACT")
+    d.run(check)
+    d("SELECT", "2")
+    d("MOVE", "h1", "0")
+    d("SELECT", "0")
+    d.run(check)
     d.close()

@@ -43,6 +43,17 @@ class RedisHashTest : public TempStorageTest {
     fn(hash);
     ASSERT_TRUE(ctx.Commit().ok());
   }
+  // Writes fields f0..f<n-1> with values 0..n-1 to key; returns them.
+  FieldValues WriteNumbered(std::string_view key, int n) {
+    FieldValues fvs;
+    for (int i = 0; i < n; i++) fvs.emplace_back("f" + std::to_string(i), std::to_string(i));
+    std::vector<std::pair<std::string_view, std::string_view>> views(fvs.begin(), fvs.end());
+    Write([&](RedisHash& h) {
+      int64_t added;
+      ASSERT_TRUE(h.Set(key, views, false, &added).ok());
+    });
+    return fvs;
+  }
   std::string Encoding(std::string_view key) {
     Context ctx(storage_.get());
     Database db(&ctx, 0);
@@ -349,13 +360,7 @@ TEST_F(RedisHashTest, RankIndexFollowsEveryWrite) {
 // RENAME of a hash is O(1): it moves the metadata only, the fields stay where
 // they were written (Metadata::owner), and every operation finds them there.
 TEST_F(RedisHashTest, RenameMovesOnlyTheMetadata) {
-  FieldValues fvs;
-  for (int i = 0; i < 5000; i++) fvs.emplace_back("f" + std::to_string(i), std::to_string(i));
-  std::vector<std::pair<std::string_view, std::string_view>> views(fvs.begin(), fvs.end());
-  Write([&](RedisHash& h) {
-    int64_t n;
-    ASSERT_TRUE(h.Set("h", views, false, &n).ok());
-  });
+  FieldValues fvs = WriteNumbered("h", 5000);
   auto subkeys = [&] { return CountEntries(ColumnFamily::kSubkey); };
   ASSERT_EQ(subkeys(), 5000u);
   WithDb([](Database& db) {
@@ -376,6 +381,58 @@ TEST_F(RedisHashTest, RenameMovesOnlyTheMetadata) {
   std::string v;
   WithDb([&](Database& db) { ASSERT_TRUE(RedisHash(&db).Get("other", "f1", &v).ok()); }, false);
   EXPECT_EQ(v, "one");
+}
+
+// MOVE to another database moves the metadata; the fields stay in the first
+// database, and a FLUSHDB of that one copies them out first.
+TEST_F(RedisHashTest, MoveMovesOnlyTheMetadata) {
+  FieldValues fvs = WriteNumbered("h", 5000);
+  std::sort(fvs.begin(), fvs.end());
+  auto in_db = [&](uint8_t db, auto fn) {
+    Context ctx(storage_.get());
+    Database d(&ctx, db);
+    fn(d);
+    ASSERT_TRUE(ctx.Commit().ok());
+  };
+  auto all_in = [&](uint8_t db) {
+    FieldValues got;
+    in_db(db, [&](Database& d) { EXPECT_TRUE(RedisHash(&d).GetAll("h", &got).ok()); });
+    return got;
+  };
+  auto move = [&](uint8_t from, uint8_t to) {
+    in_db(from, [&](Database& d) {
+      Context* ctx = d.ctx();
+      Database dst(ctx, to);
+      bool moved;
+      ASSERT_TRUE(d.Move("h", &dst, &moved).ok() && moved);
+    });
+  };
+  const size_t stored = CountEntries(ColumnFamily::kSubkey);
+  move(0, 1);
+  EXPECT_EQ(CountEntries(ColumnFamily::kSubkey), stored) << "not one field copied";
+  EXPECT_EQ(MovedRecords(), 1u);
+  EXPECT_EQ(all_in(1), fvs);
+  EXPECT_TRUE(all_in(0).empty());
+  move(1, 0);  // back home: no record
+  EXPECT_EQ(MovedRecords(), 0u);
+  EXPECT_EQ(all_in(0), fvs);
+  move(0, 1);
+  in_db(1, [&](Database& d) {
+    int64_t n;
+    ASSERT_TRUE(RedisHash(&d).Set("h", {{"f1", "one"}}, false, &n).ok());
+  });
+  fvs[std::find_if(fvs.begin(), fvs.end(), [](const auto& fv) { return fv.first == "f1"; }) - fvs.begin()].second =
+      "one";
+  // FLUSHDB of database 0, as the command does it.
+  in_db(0, [&](Database& d) { ASSERT_TRUE(Database::CopyOutMovedSubkeys(d.ctx(), 0).ok()); });
+  ASSERT_TRUE(storage_->FlushDb(0).ok());
+  EXPECT_EQ(MovedRecords(), 0u);
+  EXPECT_EQ(all_in(1), fvs);
+  rocksdb::CompactRangeOptions co;
+  co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(storage_->db()->CompactRange(co, storage_->cf(ColumnFamily::kSubkey), nullptr, nullptr).ok());
+  EXPECT_EQ(all_in(1), fvs);
+  EXPECT_EQ(CountEntries(ColumnFamily::kSubkey), stored);
 }
 
 TEST(Varint, RoundTrips) {
