@@ -40,7 +40,7 @@ WRITES = [
     ["APPEND", "str", "z" * 100], ["SETRANGE", "str", "2500000", "abc"],
     ["LINSERT", "l", "BEFORE", "e000010", "x"], ["LINSERT", "l", "BEFORE", "e299990", "x"],
     ["ZADD", "z", "5", "new"], ["HSET", "h", "nf", "1"], ["SADD", "s", "nm"],
-    ["RENAME", "h", "h2"], ["RENAME", "str", "str2"],
+    ["RENAME", "h", "h2"], ["RENAME", "str", "str2"], ["MOVE", "s", "1"], ["MOVE", "str2", "1"],
 ]
 
 
