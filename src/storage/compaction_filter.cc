@@ -201,7 +201,9 @@ std::unique_ptr<rocksdb::CompactionFilter> SubkeyFilterFactory::CreateCompaction
     const rocksdb::CompactionFilter::Context&) {
   rocksdb::DB* db = db_.load();
   if (db == nullptr) return std::make_unique<KeepAll>();
-  return std::make_unique<SubkeyFilter>(db, metadata_.load(), state_.load(), &moved_, keep_expired_.load());
+  const Relaxed<bool>* active_expire = active_expire_.load();
+  const bool keep_expired = keep_expired_.load() || (active_expire != nullptr && !active_expire->get());
+  return std::make_unique<SubkeyFilter>(db, metadata_.load(), state_.load(), &moved_, keep_expired);
 }
 
 }  // namespace kvrocks

@@ -18,6 +18,8 @@
 
 #include <atomic>
 
+#include "config/config.h"
+
 namespace kvrocks {
 
 class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
@@ -32,10 +34,17 @@ class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
     state_.store(state);
     db_.store(db);
   }
-  void Detach() { db_.store(nullptr); }
+  void Detach() {
+    db_.store(nullptr);
+    active_expire_.store(nullptr);
+  }
   // Whether the elements of expired keys are kept whatever their age (a
   // replica: the master's DEL decides). Applies to compactions started after it.
   void set_keep_expired(bool keep) { keep_expired_.store(keep); }
+  // The active-expire switch (Config::active_expire): while it is off, expired
+  // keys are kept whole too, as Redis keeps them until a lookup deletes them
+  // (DEBUG DIGEST sees their values). Applies to compactions started after it changes.
+  void watch_active_expire(const Relaxed<bool>* on) { active_expire_.store(on); }
   // Some collection's subkeys may live under another name than its metadata's
   // (a RENAME is about to write a moved record, or one exists): from then on a
   // subkey whose own name holds no metadata of its version costs a moved lookup.
@@ -48,6 +57,7 @@ class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
   std::atomic<rocksdb::DB*> db_{nullptr};
   std::atomic<rocksdb::ColumnFamilyHandle*> metadata_{nullptr};
   std::atomic<bool> keep_expired_{false};
+  std::atomic<const Relaxed<bool>*> active_expire_{nullptr};
   std::atomic<rocksdb::ColumnFamilyHandle*> state_{nullptr};
   std::atomic<bool> moved_{false};
 };

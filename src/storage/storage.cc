@@ -284,6 +284,7 @@ Status Storage::Open() {
   blob_sampling_ = blob_compression_on_ && config_->rocksdb_blob_compression_min_saving > 0;
   // A server that starts as a replica keeps expired keys' elements from its first compaction on.
   g_subkey_filter->set_keep_expired(!config_->replicaof.empty());
+  g_subkey_filter->watch_active_expire(&config_->active_expire);
   g_subkey_filter->Attach(db_.get(), cf(ColumnFamily::kMetadata), cf(ColumnFamily::kState));
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kState)));

@@ -67,7 +67,8 @@ class Storage {
   Status FlushMemTables();
   // Whether compactions keep the elements of expired keys however long expired
   // (a replica, until its master's DEL), or drop them after a grace period
-  // (compaction_filter.h). Starts as the config's replicaof says.
+  // (compaction_filter.h). Starts as the config's replicaof says. They are kept
+  // too while the config's active-expire is off.
   void KeepExpiredSubkeys(bool keep);
   // Pauses (or resumes) automatic compactions while a bulk load ingests files;
   // the files are compacted after the load instead of competing with it.

@@ -125,6 +125,22 @@ TEST_F(CompactionFilterTest, AReplicaKeepsTheElementsOfExpiredKeys) {
   EXPECT_FALSE(HasSubkey("{r}expired", 10, "f"));
 }
 
+// With active expiry off (DEBUG SET-ACTIVE-EXPIRE 0) Redis keeps an expired key
+// whole until a lookup deletes it, and DEBUG DIGEST reads its value: so do compactions.
+TEST_F(CompactionFilterTest, ActiveExpiryOffKeepsTheElementsOfExpiredKeys) {
+  cfg_.active_expire = false;
+  PutMeta("{a}expired", HashMeta(10, NowMs() - SubkeyFilterFactory::kExpiredGraceMs - 1000));
+  PutSubkey("{a}expired", 10, "f");
+  PutSubkey("{a}deleted", 13, "f");
+  ASSERT_TRUE(storage_->db()->Flush(rocksdb::FlushOptions(), storage_->cf(ColumnFamily::kSubkey)).ok());
+  CompactSubkeys();
+  EXPECT_TRUE(HasSubkey("{a}expired", 10, "f"));
+  EXPECT_FALSE(HasSubkey("{a}deleted", 13, "f"));
+  cfg_.active_expire = true;
+  CompactSubkeys();
+  EXPECT_FALSE(HasSubkey("{a}expired", 10, "f"));
+}
+
 // Few keys with subkeys among many without (the lookups then Seek instead of
 // stepping), followed by a stretch where every key has subkeys (stepping pays
 // again): the verdicts stay exact through both.
