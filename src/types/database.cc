@@ -326,7 +326,8 @@ Status Database::CopyOutMovedSubkeys(Context* ctx, uint8_t db) {
         st->db()->NewIterator(rocksdb::ReadOptions(), st->cf(ColumnFamily::kState)));
     for (it->Seek(kMovedKeyPrefix); it->Valid() && it->key().starts_with(kMovedKeyPrefix); it->Next()) {
       rocksdb::Slice v = it->value();
-      if (!v.empty() && static_cast<uint8_t>(v[0]) != db) keys.emplace_back(v[0], std::string(v.data() + 1, v.size() - 1));
+      if (v.empty() || static_cast<uint8_t>(v[0]) == db) continue;  // flushed with its key
+      keys.emplace_back(v[0], std::string(v.data() + 1, v.size() - 1));
     }
     if (!it->status().ok()) return Status::IOError(it->status().ToString());
   }
