@@ -81,8 +81,8 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
  public:
   // keep_expired: keep the elements of expired keys whatever their age.
   // state: the moved records' family; moved: whether any may exist (read when
-  // needed: a RENAME sets it before its write commits, so a metadata view that
-  // shows the rename is followed by a read that sees it set).
+  // needed: a RENAME or MOVE sets it before its write commits, so a metadata view
+  // that shows the move is followed by a read that sees it set).
   SubkeyFilter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* metadata, rocksdb::ColumnFamilyHandle* state,
                const std::atomic<bool>* moved, bool keep_expired)
       : db_(db),
@@ -136,7 +136,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     return !moved_alive_;
   }
 
-  // Whether the collection of `version`, whose subkeys are named user_key, lives
+  // Whether the key of `version`, whose subkeys are named user_key in dbid, lives
   // on under another db or name: its moved record names a key whose metadata has
   // that version and owner. Both are read in one snapshot (a RENAME or MOVE in
   // between would otherwise look like a deletion); a version dead in a snapshot

@@ -45,9 +45,10 @@ class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
   // keys are kept whole too, as Redis keeps them until a lookup deletes them
   // (DEBUG DIGEST sees their values). Applies to compactions started after it changes.
   void watch_active_expire(const Relaxed<bool>* on) { active_expire_.store(on); }
-  // Some collection's subkeys may live under another name than its metadata's
-  // (a RENAME is about to write a moved record, or one exists): from then on a
-  // subkey whose own name holds no metadata of its version costs a moved lookup.
+  // Some key's subkeys may live under another db or name than its metadata's
+  // (a RENAME or MOVE is about to write a moved record, or one exists): from then
+  // on a subkey whose own db and name hold no metadata of its version costs a
+  // moved lookup.
   void note_moved() { moved_.store(true); }
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context& context) override;
