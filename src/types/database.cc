@@ -334,7 +334,9 @@ Status Database::CopyOutMovedSubkeys(Context* ctx, uint8_t db) {
   for (const auto& [where, name] : keys) {
     Database other(ctx, where);
     LoadedKey lk;
-    Status s = other.Load(name, &lk);
+    // Peek, not Load: an expired key stays stored, as Redis' FLUSHDB leaves other
+    // databases' keys alone, and its elements are copied out with the rest.
+    Status s = other.Peek(name, &lk);
     if (!s.ok()) return s;
     Metadata meta;
     if (!lk.on_disk || !meta.Decode(lk.raw).ok() || !meta.HasSubkeys() || meta.SubkeyDb(where) != db) continue;

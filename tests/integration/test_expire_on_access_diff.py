@@ -351,3 +351,31 @@ def test_expiry_time_stands_still_in_scripts_and_transactions(diff):
                                                       ["EXEC"], ["GET", "m"])])
     assert replies[0] == replies[1]
     assert replies[0][5].endswith(b"$1\r\nv\r\n:1\r\n")
+
+
+def test_flushdb_leaves_expired_keys_of_other_databases_stored(pair):
+    """FLUSHDB looks up no key of another database: an expired key there stays
+    stored (no "expired" event, no expired_keys, DBSIZE and DEBUG DIGEST as
+    before), with its elements, even when they were written in the flushed
+    database (kvrocks' MOVE leaves them there) or the key was renamed."""
+    for c, sub in pair:
+        c.call("RPUSH", "l", "a", "b", "c")
+        c.call("RENAME", "l", "renamed")  # its elements stay under the name "l"
+        c.call("PEXPIRE", "renamed", TTL_MS)
+        c.call("SELECT", "4")
+        c.call("HSET", "h", "f1", "v1", "f2", "v2")
+        c.call("MOVE", "h", "0")  # its fields stay in database 4
+        c.call("SELECT", "0")
+        c.call("PEXPIRE", "h", TTL_MS)
+        events(sub)
+    time.sleep(PASSED)
+    out = []
+    for c, sub in pair:
+        before = stats(c)
+        c.call("SELECT", "4")
+        got = [c.call("FLUSHDB"), c.call("SELECT", "0"), events(sub), c.call("DBSIZE"), c.call("DEBUG", "DIGEST")]
+        got.append({k: v - before[k] for k, v in stats(c).items()})
+        got += [c.call("HGETALL", "h"), events(sub), c.call("DBSIZE")]
+        out.append(got)
+    assert out[0] == out[1]
+    assert out[1][3] == b":2\r\n" and out[1][-1] == b":1\r\n"
