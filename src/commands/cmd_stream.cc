@@ -852,14 +852,16 @@ void XInfoStream(CommandCall& call, RedisStream* rs, const StreamMeta& meta) {
     }
   }
   const std::string& key = a[2];
+  uint64_t rax_nodes;
+  Status rs_status = rs->RaxNodes(key, meta, &rax_nodes);
+  if (!rs_status.ok()) return ReplyStatusError(call, rs_status);
   reply::MapHeader(call.out, full ? 9 : 10, call.resp);
   reply::Bulk(call.out, "length");
   reply::Integer(call.out, static_cast<int64_t>(meta.length));
   reply::Bulk(call.out, "radix-tree-keys");
   reply::Integer(call.out, static_cast<int64_t>(meta.nodes));
-  // Redis reports its radix tree's internal node count; one node per key is the closest truth.
   reply::Bulk(call.out, "radix-tree-nodes");
-  reply::Integer(call.out, static_cast<int64_t>(meta.nodes + 1));
+  reply::Integer(call.out, static_cast<int64_t>(rax_nodes));
   reply::Bulk(call.out, "last-generated-id");
   ReplyId(call, meta.last_id);
   reply::Bulk(call.out, "max-deleted-entry-id");

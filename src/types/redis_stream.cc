@@ -3,6 +3,7 @@
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "types/stream_encoding.h"
+#include "types/stream_rax.h"
 
 namespace kvrocks {
 
@@ -42,6 +43,7 @@ std::string EncodeMeta(const StreamMeta& m) {
   PutId(&out, m.tail_node);
   PutBE64(&out, m.nodes);
   PutBE64(&out, m.groups);
+  PutBE64(&out, m.rax_nodes);
   return out;
 }
 
@@ -60,6 +62,7 @@ bool DecodeMeta(const Metadata& md, StreamMeta* m) {
   m->tail_node = GetId(p.data() + 72);
   m->nodes = DecodeBE64(p.data() + 88);
   m->groups = DecodeBE64(p.data() + 96);
+  m->rax_nodes = p.size() >= 112 ? DecodeBE64(p.data() + 104) : 0;
   return true;
 }
 
@@ -180,7 +183,101 @@ Status NextNode(Database* db, const Keys& keys, const StreamID& after, StreamID*
   return Status::OK();
 }
 
+// The stream's node ids as the pending writes show them, all within [floor, ceiling]:
+// seeks start there, so they do not step over the tombstones of trimmed nodes.
+class NodeIdSet : public stream::RaxKeySet {
+ public:
+  NodeIdSet(Database* db, const Keys& keys, const StreamID& floor, const StreamID& ceiling)
+      : node_prefix_(keys.NodePrefix()), lower_(keys.NodeKey(floor)), upper_(keys.NodeKey(ceiling) + '\0') {
+    lower_slice_ = rocksdb::Slice(lower_);
+    upper_slice_ = rocksdb::Slice(upper_);
+    rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower_slice_;
+    ro.iterate_upper_bound = &upper_slice_;
+    it_ = db->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+  }
+
+  Status First(const StreamID& lo, const StreamID& hi, std::optional<StreamID>* out) override {
+    it_->Seek(Key(lo));
+    return Take(lo, hi, out);
+  }
+  Status Last(const StreamID& lo, const StreamID& hi, std::optional<StreamID>* out) override {
+    it_->SeekForPrev(Key(hi));
+    return Take(lo, hi, out);
+  }
+
+ private:
+  std::string Key(const StreamID& id) const {
+    std::string k = node_prefix_;
+    stream::PutId(&k, id);
+    return k;
+  }
+  Status Take(const StreamID& lo, const StreamID& hi, std::optional<StreamID>* out) {
+    out->reset();
+    if (!it_->Valid()) return IterStatus(*it_);
+    if (it_->key().size() != node_prefix_.size() + 16) return Status::Corruption("bad stream node key");
+    StreamID id = stream::GetId(it_->key().data() + node_prefix_.size());
+    if (lo <= id && id <= hi) *out = id;
+    return Status::OK();
+  }
+
+  std::string node_prefix_, lower_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+// The rax node count of the stream's nodes, read whole (metadata written before
+// kvrocks kept the count).
+Status CountRaxNodes(Database* db, const Keys& keys, const StreamMeta& meta, uint64_t* count) {
+  std::vector<StreamID> ids;
+  if (meta.nodes > 0) {
+    std::string node_prefix = keys.NodePrefix(), lower = keys.NodeKey(meta.head_node),
+                upper = keys.NodeKey(meta.tail_node) + '\0';
+    rocksdb::Slice lower_slice(lower), upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower_slice;
+    ro.iterate_upper_bound = &upper_slice;
+    auto it = db->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (it->key().size() != node_prefix.size() + 16) return Status::Corruption("bad stream node key");
+      ids.push_back(stream::GetId(it->key().data() + node_prefix.size()));
+    }
+    Status s = IterStatus(*it);
+    if (!s.ok()) return s;
+  }
+  *count = stream::RaxNodes(ids);
+  return Status::OK();
+}
+
+// Moves meta->rax_nodes by what node `id` adds to (added) or takes from Redis'
+// radix tree. meta (nodes, head_node, tail_node) and the pending writes must
+// show the node set without id: call it before a new node is counted and its
+// record put, or after a removed node's record is deleted and it is no longer
+// counted.
+Status MoveRaxNodes(Database* db, const Keys& keys, const StreamID& id, bool added, StreamMeta* meta) {
+  if (meta->rax_nodes == 0) {
+    Status s = CountRaxNodes(db, keys, *meta, &meta->rax_nodes);
+    if (!s.ok()) return s;
+  }
+  uint64_t delta = 1;  // into or out of an empty tree
+  if (meta->nodes > 0) {
+    NodeIdSet set(db, keys, std::min(meta->head_node, id), std::max(meta->tail_node, id));
+    Status s = stream::RaxInsertDelta(id, &set, &delta);
+    if (!s.ok()) return s;
+  }
+  meta->rax_nodes = added ? meta->rax_nodes + delta : meta->rax_nodes - delta;
+  return Status::OK();
+}
+
 }  // namespace
+
+Status RedisStream::RaxNodes(std::string_view key, const StreamMeta& meta, uint64_t* nodes) {
+  if (meta.rax_nodes != 0) {
+    *nodes = meta.rax_nodes;
+    return Status::OK();
+  }
+  return CountRaxNodes(db_, KeysOf(db_, key, meta), meta, nodes);
+}
 
 Status RedisStream::Load(std::string_view key, LoadedKey* lk, StreamMeta* meta, bool* exists) {
   Metadata md;
@@ -189,15 +286,20 @@ Status RedisStream::Load(std::string_view key, LoadedKey* lk, StreamMeta* meta, 
   return stream::DecodeMeta(md, meta) ? Status::OK() : Status::Corruption("bad stream metadata");
 }
 
-void stream::StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const StreamMeta& meta) {
+static Metadata StreamMetadata(const LoadedKey& lk, const StreamMeta& meta) {
   Metadata md;
   md.type = RedisType::kStream;
-  md.expire_ms = lk->live ? lk->expire_ms : 0;
+  md.expire_ms = lk.live ? lk.expire_ms : 0;
   md.version = meta.version;
   md.owner = meta.owner;
   md.owner_db = meta.owner_db;
   md.size = meta.length;
   md.payload = stream::EncodeMeta(meta);
+  return md;
+}
+
+void stream::StoreMeta(Database* db, std::string_view key, LoadedKey* lk, const StreamMeta& meta) {
+  Metadata md = StreamMetadata(*lk, meta);
   db->Store(key, lk, md.Encode(), md.expire_ms);
 }
 
@@ -249,6 +351,8 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
         if (!ns.ok()) return ns;
         scan_from = meta->head_node;
       }
+      Status rs_moved = MoveRaxNodes(db, keys, node_id, false, meta);
+      if (!rs_moved.ok()) return rs_moved;
       continue;
     }
     // Exact trimming inside the node: entries are deleted one by one (the node stays).
@@ -273,8 +377,8 @@ static Status TrimStream(Database* db, std::string_view key, StreamMeta* meta, c
     db->ctx()->Put(ColumnFamily::kSubkey, keys.NodeKey(node_id), node.Encode());
     break;  // there was enough to delete in this node
   }
-  if (*deleted == 0) return Status::OK();
   if (meta->nodes == 0) meta->head_node = meta->tail_node = StreamID{};
+  if (*deleted == 0) return Status::OK();  // at most nodes without live entries went
   if (meta->length == 0) {
     meta->first_id = StreamID{};
   } else if (new_first) {
@@ -345,6 +449,8 @@ Status RedisStream::Add(std::string_view key, const AddArgs& args, const std::ve
   const size_t nfields = values.size() / 2;
   bool same_fields;
   if (new_node) {
+    s = MoveRaxNodes(db_, keys, id, true, &meta);
+    if (!s.ok()) return s;
     node_id = id;
     node = Node{};
     node.bytes = stream::kListpackOverhead + stream::IntElementSize(static_cast<int64_t>(nfields)) +
@@ -403,9 +509,17 @@ Status RedisStream::Trim(std::string_view key, const StreamTrim& trim, int64_t* 
   bool exists;
   Status s = Load(key, &lk, &meta, &exists);
   if (!s.ok() || !exists) return s;
+  const uint64_t nodes = meta.nodes;
   s = TrimStream(db_, key, &meta, trim, deleted);
   if (!s.ok()) return s;
-  if (*deleted > 0) stream::StoreMeta(db_, key, &lk, meta);
+  if (*deleted > 0) {
+    stream::StoreMeta(db_, key, &lk, meta);
+  } else if (meta.nodes != nodes) {
+    // An exact MINID trim can leave a node without live entries, which a later
+    // trim removes deleting no entry: Redis signals no change then (no WATCH or
+    // tracking touch), but the node count moved.
+    db_->Restamp(&lk, StreamMetadata(lk, meta).Encode());
+  }
   return Status::OK();
 }
 
@@ -448,6 +562,8 @@ Status RedisStream::Delete(std::string_view key, const std::vector<StreamID>& id
           }
         }
       }
+      s = MoveRaxNodes(db_, keys, node_id, false, &meta);
+      if (!s.ok()) return s;
     } else {
       node.live--;
       node.deleted++;

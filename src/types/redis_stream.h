@@ -56,6 +56,9 @@ struct StreamMeta {
   StreamID head_node, tail_node;  // ids of the first and last emulated nodes (valid if nodes > 0)
   uint64_t nodes = 0;
   uint64_t groups = 0;
+  // Nodes of Redis' radix tree over the node ids (XINFO's radix-tree-nodes,
+  // types/stream_rax.h); 0 when unknown (metadata written before kvrocks kept it).
+  uint64_t rax_nodes = 1;
 };
 
 struct StreamTrim {
@@ -153,6 +156,9 @@ class RedisStream {
 
   // Loads a stream's metadata: *exists=false if absent; WRONGTYPE for other types.
   Status Load(std::string_view key, LoadedKey* lk, StreamMeta* meta, bool* exists);
+  // XINFO's radix-tree-nodes: meta.rax_nodes, or counted from the node records
+  // when the metadata predates it.
+  Status RaxNodes(std::string_view key, const StreamMeta& meta, uint64_t* nodes);
 
   struct AddArgs {
     bool nomkstream = false;

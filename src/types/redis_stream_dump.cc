@@ -3,6 +3,7 @@
 
 #include "types/redis_stream.h"
 #include "types/stream_encoding.h"
+#include "types/stream_rax.h"
 
 namespace kvrocks {
 
@@ -19,6 +20,10 @@ Status RedisStream::Restore(std::string_view key, const StreamDump& dump, uint64
   meta.entries_added = dump.entries_added;
   meta.groups = dump.groups.size();
   stream::Keys keys = stream::KeysOf(db_, key, meta);
+  std::vector<StreamID> node_ids;
+  node_ids.reserve(dump.nodes.size());
+  for (const auto& n : dump.nodes) node_ids.push_back(n.master_id);
+  meta.rax_nodes = stream::RaxNodes(node_ids);
   for (const auto& n : dump.nodes) {
     stream::Node node;
     node.live = n.entries.size();

@@ -1045,19 +1045,14 @@ def _sorted_pairs(items):
 TIME_FIELDS = {b"seen-time", b"active-time", b"idle", b"inactive", "seen-time", "active-time", "idle", "inactive"}
 
 
-# XINFO STREAM's count of Redis' radix tree nodes, which kvrocks does not reproduce
-# (docs/encoding.md, "Nodes"): it differs once a stream has several nodes ([small]).
-RAX_NODES = {b"radix-tree-nodes", "radix-tree-nodes"}
-
-
 def _is_uncompared_field(v):
-    return isinstance(v, (bytes, str)) and (v in TIME_FIELDS or v in RAX_NODES)
+    return isinstance(v, (bytes, str)) and v in TIME_FIELDS
 
 
 def _without_times(reply):
     """XINFO and XPENDING report times in milliseconds (when a consumer was seen,
     when an entry was delivered, idle times): in a pipeline the two servers run
-    a command at different milliseconds, so these are not compared (nor RAX_NODES)."""
+    a command at different milliseconds, so these are not compared."""
     if isinstance(reply, Map):
         return Map((k, "not compared" if _is_uncompared_field(k) else _without_times(v)) for k, v in reply)
     if isinstance(reply, list):

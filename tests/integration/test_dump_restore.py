@@ -48,9 +48,7 @@ def snapshot(r, keys):
             for lst in pend.values():
                 for p in lst:
                     p.pop("time_since_delivered", None)
-            info = r.xinfo_stream(k)
-            info.pop("radix-tree-nodes", None)
-            v = (r.xrange(k), groups, pend, info)
+            v = (r.xrange(k), groups, pend, r.xinfo_stream(k))
         else:
             v = None
         out[k] = (t, v, r.ttl(k))

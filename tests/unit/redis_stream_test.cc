@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "types/redis_stream.h"
+#include "types/stream_rax.h"
 
 using namespace kvrocks;
 
@@ -107,6 +108,60 @@ TEST_F(RedisStreamTest, PendingWalksSkipNoEarlierAcks) {
                      }));
   }
   EXPECT_LE(worst, 40u);  // the acks since the floor was last found (at most 32 and a batch)
+}
+
+}  // namespace
+
+namespace {
+
+// Metadata written before kvrocks kept the rax node count (payload 8 bytes
+// shorter): XINFO counts the nodes from their records, and the first write that
+// adds or removes a node counts them once and keeps the count from then on.
+TEST_F(RedisStreamTest, RaxNodeCountOfOlderMetadata) {
+  const StreamNodeLimits one_per_node{4096, 1};
+  const uint64_t ids[] = {1, 2, 3, 256, 1ull << 40};
+  for (uint64_t ms : ids) {
+    WithDb([&](Database& db) {
+      StreamID id;
+      ASSERT_TRUE(RedisStream(&db, one_per_node).Add("s", AddAt(ms), {"f", "v"}, &id).ok());
+    });
+  }
+  uint64_t kept = 0;
+  auto count_now = [&](bool* from_meta) {
+    uint64_t nodes = 0;
+    WithDb([&](Database& db) {
+      RedisStream stream(&db);
+      LoadedKey lk;
+      StreamMeta meta;
+      bool exists;
+      ASSERT_TRUE(stream.Load("s", &lk, &meta, &exists).ok() && exists);
+      *from_meta = meta.rax_nodes != 0;
+      ASSERT_TRUE(stream.RaxNodes("s", meta, &nodes).ok());
+    });
+    return nodes;
+  };
+  bool from_meta = false;
+  kept = count_now(&from_meta);
+  ASSERT_TRUE(from_meta);
+  std::vector<StreamID> node_ids;
+  for (uint64_t ms : ids) node_ids.push_back(StreamID{ms, 0});
+  EXPECT_EQ(kept, stream::RaxNodes(node_ids));
+
+  const std::string meta_key = EncodeMetaKey(0, "s");
+  std::string raw;
+  ASSERT_TRUE(storage_->db()->Get(rocksdb::ReadOptions(), storage_->cf(ColumnFamily::kMetadata), meta_key, &raw).ok());
+  raw.resize(raw.size() - 8);
+  ASSERT_TRUE(storage_->db()->Put(rocksdb::WriteOptions(), storage_->cf(ColumnFamily::kMetadata), meta_key, raw).ok());
+  EXPECT_EQ(count_now(&from_meta), kept);
+  EXPECT_FALSE(from_meta);
+
+  WithDb([&](Database& db) {
+    StreamID id;
+    ASSERT_TRUE(RedisStream(&db, one_per_node).Add("s", AddAt((1ull << 40) + 1), {"f", "v"}, &id).ok());
+  });
+  node_ids.push_back(StreamID{(1ull << 40) + 1, 0});
+  EXPECT_EQ(count_now(&from_meta), stream::RaxNodes(node_ids));
+  EXPECT_TRUE(from_meta);
 }
 
 }  // namespace
