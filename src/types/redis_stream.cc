@@ -215,6 +215,7 @@ class NodeIdSet : public stream::RaxKeySet {
   Status Take(const StreamID& lo, const StreamID& hi, std::optional<StreamID>* out) {
     out->reset();
     if (!it_->Valid()) return IterStatus(*it_);
+    if (!it_->key().starts_with(node_prefix_)) return Status::OK();  // a pending write past the bounds
     if (it_->key().size() != node_prefix_.size() + 16) return Status::Corruption("bad stream node key");
     StreamID id = stream::GetId(it_->key().data() + node_prefix_.size());
     if (lo <= id && id <= hi) *out = id;
@@ -238,7 +239,7 @@ Status CountRaxNodes(Database* db, const Keys& keys, const StreamMeta& meta, uin
     ro.iterate_lower_bound = &lower_slice;
     ro.iterate_upper_bound = &upper_slice;
     auto it = db->ctx()->NewIterator(ColumnFamily::kSubkey, ro);
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    for (it->SeekToFirst(); it->Valid() && it->key().starts_with(node_prefix); it->Next()) {
       if (it->key().size() != node_prefix.size() + 16) return Status::Corruption("bad stream node key");
       ids.push_back(stream::GetId(it->key().data() + node_prefix.size()));
     }
