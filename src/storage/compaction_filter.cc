@@ -136,11 +136,13 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     return !moved_alive_;
   }
 
-  // Whether the key of `version`, whose subkeys are named user_key in dbid, lives
-  // on under another db or name: its moved record names a key whose metadata has
-  // that version and owner. Both are read in one snapshot (a RENAME or MOVE in
-  // between would otherwise look like a deletion); a version dead in a snapshot
-  // never lives again, as only a RENAME or MOVE of a live key names it anew.
+  // Whether the key of `version`, whose subkeys are named user_key in dbid, lives:
+  // under that db and name, or under another one that its moved record names,
+  // whose metadata has that version and owner. All is read in one snapshot: the
+  // cursor's older view (or its cached verdict) may show the key away while it
+  // has come home since, its moved record deleted, and a RENAME or MOVE between
+  // separate reads would look like a deletion. A version dead in a snapshot never
+  // lives again, as only a RENAME or MOVE of a live key names it anew.
   bool MovedAlive(uint8_t dbid, std::string_view user_key, uint64_t version) const {
     const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
     rocksdb::ReadOptions ro;
@@ -148,7 +150,19 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     ro.fill_cache = false;
     std::string where, raw;
     bool alive = true;  // unknown (a read error): keep
-    rocksdb::Status s = db_->Get(ro, state_, EncodeMovedKey(version), &where);
+    rocksdb::Status s = db_->Get(ro, metadata_, EncodeMetaKey(dbid, user_key), &raw);
+    if (s.ok()) {
+      Metadata home;
+      if (home.Decode(raw).ok() && home.HasSubkeys() && home.version == version && home.owner.empty() &&
+          home.owner_db < 0) {
+        db_->ReleaseSnapshot(snapshot);
+        return !ExpiredLongAgo(home);
+      }
+    } else if (!s.IsNotFound()) {
+      db_->ReleaseSnapshot(snapshot);
+      return true;
+    }
+    s = db_->Get(ro, state_, EncodeMovedKey(version), &where);
     if (s.IsNotFound()) {
       alive = false;
     } else if (s.ok() && !where.empty()) {

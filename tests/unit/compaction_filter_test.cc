@@ -234,5 +234,50 @@ TEST_F(CompactionFilterTest, FollowsRenamedCollections) {
   EXPECT_TRUE(HasSubkey("b", vb, "g"));
 }
 
+// A filter's metadata view is taken when it starts; a key may come home (RENAME
+// back, MOVE back to the database its subkeys are in) while it runs, which
+// deletes the moved record. Its subkeys must stay: the moved lookup's own
+// snapshot finds the metadata back under their name.
+TEST_F(CompactionFilterTest, KeepsAKeyThatCameHomeDuringTheCompaction) {
+  auto rename = [&](const std::string& from, const std::string& to) {
+    WithDb([&](Database& db) {
+      bool renamed;
+      ASSERT_TRUE(db.Rename(from, to, false, &renamed).ok());
+      ASSERT_TRUE(renamed);
+    });
+  };
+  WithDb([&](Database& db) {
+    int64_t n;
+    ASSERT_TRUE(RedisHash(&db).Set("a", {{"f", "v"}}, false, &n).ok());
+    ASSERT_TRUE(RedisHash(&db).Set("b", {{"g", "v"}}, false, &n).ok());
+  });
+  uint64_t va = 0, vb = 0;
+  WithDb(
+      [&](Database& db) {
+        for (auto [key, version] : {std::pair<const char*, uint64_t*>{"a", &va}, {"b", &vb}}) {
+          LoadedKey lk;
+          Metadata meta;
+          ASSERT_TRUE(db.Load(key, &lk).ok() && meta.Decode(lk.raw).ok());
+          *version = meta.version;
+        }
+      },
+      false);
+  rename("b", "b2");
+  auto factory = storage_->db()->GetOptions(storage_->cf(ColumnFamily::kSubkey)).compaction_filter_factory;
+  ASSERT_NE(factory, nullptr);
+  rocksdb::CompactionFilter::Context context;
+  context.is_full_compaction = true;
+  context.is_manual_compaction = true;
+  context.column_family_id = storage_->cf(ColumnFamily::kSubkey)->GetID();
+  auto filter = factory->CreateCompactionFilter(context);
+  std::string new_value;
+  bool changed = false;
+  // The filter's first lookup takes its view: "b" is away as "b2".
+  EXPECT_FALSE(filter->Filter(1, EncodeSubkeyPrefix(0, "a", va) + "f", "e", &new_value, &changed));
+  rename("b2", "b");
+  EXPECT_EQ(MovedRecords(), 0u);
+  EXPECT_FALSE(filter->Filter(1, EncodeSubkeyPrefix(0, "b", vb) + "g", "e", &new_value, &changed));
+}
+
 }  // namespace
 }  // namespace kvrocks
