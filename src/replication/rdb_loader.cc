@@ -222,6 +222,7 @@ Status RdbLoader::OnAux(const std::string& key, const std::string& value) {
   if (key == "used-mem" && used_mem_sink_ != nullptr && ParseInt64(value, &n) && n >= 0) {
     used_mem_sink_->store(static_cast<uint64_t>(n));
   }
+  if (key == "repl-stream-db") stream_db_ = ParseInt64(value, &n) && n >= 0 && n < databases_ ? static_cast<int>(n) : 0;
   return Status::OK();
 }
 

@@ -62,6 +62,11 @@ class RdbLoader : public rdb::Handler {
   uint64_t expired_skipped() const { return expired_skipped_; }
   uint64_t modules_skipped() const { return modules_skipped_; }
   const std::vector<std::string>& functions() const { return functions_; }
+  // The RDB's "repl-stream-db" aux field: the database a master's command stream
+  // has selected at the snapshot, where its replica's master client starts (as
+  // Redis' readSyncBulkPayload selects it); 0 when the field is absent or names
+  // no database of ours.
+  int stream_db() const { return stream_db_; }
 
  private:
   // Writes gathered for one SST ingestion. Each key's writes to one column
@@ -113,6 +118,7 @@ class RdbLoader : public rdb::Handler {
   bool keep_expired_ = false;
   void ResumeCompactions();
   int db_ = 0;
+  int stream_db_ = 0;
   uint64_t keys_loaded_ = 0, expired_skipped_ = 0, modules_skipped_ = 0, idle_times_set_ = 0;
   AccessClock* access_clock_ = nullptr;
   std::atomic<uint64_t>* used_mem_sink_ = nullptr;

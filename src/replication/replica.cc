@@ -100,13 +100,16 @@ Status Replica::LoadState() {
   std::lock_guard<std::mutex> g(mu_);
   if (rs.IsNotFound()) {
     replid_ = RandomReplId();
-    applier_.Reset(replid_, 0);
+    applier_.Reset(replid_, 0, 0);
     return Status::OK();
   }
   if (!rs.ok()) return Status::IOError(rs.ToString());
-  if (v.size() != 48) return Status::Corruption("bad replication state");
-  replid_ = v.substr(0, 40);
-  applier_.Reset(replid_, DecodeBE64(v.data() + 40));
+  uint64_t offset;
+  int db;
+  if (!StreamApplier::DecodeState(v, &replid_, &offset, &db)) return Status::Corruption("bad replication state");
+  // A database we no longer have (databases lowered since): Redis' selectDb fails and leaves 0.
+  if (db < 0 || db >= server_->config()->databases) db = 0;
+  applier_.Reset(replid_, offset, db);
   return Status::OK();
 }
 
@@ -402,9 +405,9 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     MultiLockGuard all(server_->storage()->locks());
     // The master's function libraries replace ours, in the same write.
     functions = scripting::FunctionRegistry::BuildAll(loader.functions());
-    s = loader.Finish({{kStateKey, StreamApplier::EncodeState(replid, offset)},
-                       {scripting::FunctionRegistry::kStateKey,
-                        scripting::FunctionRegistry::SerializeLibraries(functions)}});
+    s = loader.Finish(
+        {{kStateKey, StreamApplier::EncodeState(replid, offset, loader.stream_db())},
+         {scripting::FunctionRegistry::kStateKey, scripting::FunctionRegistry::SerializeLibraries(functions)}});
     if (s.ok()) scripting::FunctionRegistry::Instance().Reset(functions);
   }
   if (!s.ok()) {
@@ -419,8 +422,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     std::lock_guard<std::mutex> g(mu_);
     replid_ = replid;
   }
-  applier_.Reset(replid, offset);
-  master_client_->db = 0;
+  applier_.Reset(replid, offset, loader.stream_db());
   return Status::OK();
 }
 
@@ -428,8 +430,10 @@ Status Replica::StreamCommands(MasterLink* link) {
   const Config* cfg = server_->config();
   state_ = kConnected;
   SetError("");
-  master_client_->db = 0;
-  applier_.Reset(replid(), applier_.offset());  // a MULTI left open by a broken link is sent again
+  // A MULTI left open by a broken link is sent again. The master client goes back to
+  // the database selected at the applied offset: a resumed stream (PSYNC) selects no
+  // database it already had selected, and Redis' cached master keeps its db too.
+  applier_.Reset(replid(), applier_.offset(), applier_.db());
   uint64_t last_ack = 0;
   ApplyPriority priority;
   Watched watched(&priority_mu_, &priority_, &priority);

@@ -22,23 +22,34 @@ constexpr size_t kMaxCommandsPerBatch = 1024;
 
 }  // namespace
 
-std::string StreamApplier::EncodeState(const std::string& replid, uint64_t offset) {
+std::string StreamApplier::EncodeState(const std::string& replid, uint64_t offset, int db) {
   std::string v = replid;
   v.resize(40, '?');
   PutBE64(&v, offset);
+  PutBE32(&v, static_cast<uint32_t>(db));
   return v;
 }
 
-void StreamApplier::Reset(const std::string& replid, uint64_t offset) {
+bool StreamApplier::DecodeState(std::string_view record, std::string* replid, uint64_t* offset, int* db) {
+  if (record.size() != 48 && record.size() != 52) return false;
+  *replid = std::string(record.substr(0, 40));
+  *offset = DecodeBE64(record.data() + 40);
+  *db = record.size() == 52 ? static_cast<int>(DecodeBE32(record.data() + 48)) : 0;
+  return true;
+}
+
+void StreamApplier::Reset(const std::string& replid, uint64_t offset, int db) {
   replid_ = replid;
   offset_ = offset;
   read_offset_ = offset;
+  db_ = db;
+  if (master_ != nullptr) master_->db = db;
   in_multi_ = false;
   multi_.clear();
 }
 
-void StreamApplier::PersistState(Context* ctx, uint64_t offset) {
-  ctx->Put(ColumnFamily::kState, state_key_, EncodeState(replid_, offset));
+void StreamApplier::PersistState(Context* ctx, Position at) {
+  ctx->Put(ColumnFamily::kState, state_key_, EncodeState(replid_, at.offset, at.db));
 }
 
 Status StreamApplier::Apply(std::string_view input, Batch* batch) {
@@ -64,8 +75,8 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   batch->more = cmds.size() == kMaxCommandsPerBatch;
 
   // Offsets advance in locals and are published only once their batch is committed.
-  uint64_t pos = read_offset_.load();  // stream offset after the last command taken
-  uint64_t safe = offset_.load();      // ... after the last one outside MULTI
+  uint64_t pos = read_offset_.load();         // stream offset after the last command taken
+  Position safe{offset_.load(), db_.load()};  // ... after the last one outside MULTI
   MultiLockGuard all(server_->storage()->locks());
   Context ctx(server_->storage());
   ctx.set_dirty_counter(&server_->stats().dirty);
@@ -79,7 +90,8 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
     TakePendingEvents();  // keyspace events of writes that were not committed
     return s;
   }
-  offset_ = safe;
+  offset_ = safe.offset;
+  db_ = safe.db;
   read_offset_ = pos;
   if (!ctx.touched().empty() || !ctx.ready_signals().empty()) {
     server_->TouchKeys(ctx);
@@ -90,7 +102,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   return Status::OK();
 }
 
-Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, uint64_t* safe,
+Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, Position* safe,
                                   Batch* batch) {
   Status s;
   for (auto& [args, size] : *cmds) {
@@ -114,19 +126,19 @@ Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds
       } else if (name == "replconf") {
         if (args.size() >= 2 && TokenEquals(args[1], "getack")) {
           batch->ack_requested = true;
-          batch->ack_offset = *safe;
+          batch->ack_offset = safe->offset;
         }
       } else if (name != "ping") {
         if (!(s = ApplyOne(ctx, args, false, *safe)).ok()) return s;
       }
     }
     *pos += size;
-    if (!in_multi_) *safe = *pos;
+    if (!in_multi_) *safe = Position{*pos, master_->db};
   }
   return Status::OK();
 }
 
-Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, uint64_t safe) {
+Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, Position safe) {
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
   std::string out;
   if (spec == nullptr) {
@@ -140,7 +152,8 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
       PersistState(ctx, safe);
       Status s = ctx->Commit();
       if (!s.ok()) return s;
-      offset_ = safe;
+      offset_ = safe.offset;
+      db_ = safe.db;
     }
     CommandCall call{server_, master_, args, ctx, &out, in_exec, 2, true};
     size_t touched_before = ctx->touched().size();

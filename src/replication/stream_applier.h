@@ -9,9 +9,13 @@
 //
 // Apply() takes the complete commands at the front of its input and commits
 // them as one RocksDB batch under every key lock, together with the
-// (replid, offset) state the batch brings the replica to. A MULTI/EXEC block
-// is applied whole within one batch; while one is open, the persisted offset
-// stays at the MULTI so that a restart replays the block from its start.
+// (replid, offset, db) state the batch brings the replica to, db being the
+// database the stream has selected at that offset: a master resuming a stream
+// (PSYNC) sends no SELECT for the database it is already in, so a replica that
+// restarts must know it (Redis keeps it in its RDB as repl-stream-db). A
+// MULTI/EXEC block is applied whole within one batch; while one is open, the
+// persisted offset stays at the MULTI so that a restart replays the block
+// from its start.
 //
 // Not thread-safe: one thread applies; the offset getters may be read by any.
 #pragma once
@@ -41,8 +45,9 @@ class StreamApplier {
   // The connection whose identity (selected db, flags) the master's commands use.
   void set_master_client(Connection* c) { master_ = c; }
 
-  // Starts a stream of replication id replid at offset: no MULTI open.
-  void Reset(const std::string& replid, uint64_t offset);
+  // Starts a stream of replication id replid at offset, where the stream has
+  // database db selected: no MULTI open, the master client in db.
+  void Reset(const std::string& replid, uint64_t offset, int db);
   // Changes the replication id without moving the offset (+CONTINUE <new id>).
   void set_replid(const std::string& replid) { replid_ = replid; }
 
@@ -61,23 +66,33 @@ class StreamApplier {
   // The stream offset applied and persisted: always at a command boundary
   // outside MULTI, as Redis' reploff (what ACKs report and PSYNC resumes from).
   uint64_t offset() const { return offset_.load(); }
+  // The database the stream has selected at offset().
+  int db() const { return db_.load(); }
   // The stream offset consumed (past commands queued in an open MULTI).
   uint64_t read_offset() const { return read_offset_.load(); }
   // Commands the replica could not apply.
   uint64_t apply_errors() const { return apply_errors_.load(); }
 
-  // The state record (replid, offset) as stored under state_key.
-  static std::string EncodeState(const std::string& replid, uint64_t offset);
+  // The state record as stored under state_key: replid(40) offset(8) db(4),
+  // integers big-endian. A record of 48 bytes (written before the db was kept)
+  // decodes with db 0.
+  static std::string EncodeState(const std::string& replid, uint64_t offset, int db);
+  static bool DecodeState(std::string_view record, std::string* replid, uint64_t* offset, int* db);
 
  private:
-  // Adds the (replid, offset) record to ctx's batch.
-  void PersistState(Context* ctx, uint64_t offset);
+  // A command boundary of the stream and the database selected there.
+  struct Position {
+    uint64_t offset;
+    int db;
+  };
+  // Adds the (replid, offset, db) record of at to ctx's batch.
+  void PersistState(Context* ctx, Position at);
   using ParsedCommand = std::pair<std::vector<std::string>, size_t>;  // arguments, bytes in the stream
   // Applies parsed commands to ctx, advancing pos (bytes taken) and safe (the
   // last boundary outside MULTI).
-  Status ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, uint64_t* safe, Batch* batch);
-  // safe: the offset persisted if the command needs what is pending committed first.
-  Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, uint64_t safe);
+  Status ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, Position* safe, Batch* batch);
+  // safe: the position persisted if the command needs what is pending committed first.
+  Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, Position safe);
 
   Server* server_;
   const char* state_key_;
@@ -85,6 +100,7 @@ class StreamApplier {
   std::string replid_;
   std::atomic<uint64_t> offset_{0};
   std::atomic<uint64_t> read_offset_{0};
+  std::atomic<int> db_{0};
   std::atomic<uint64_t> apply_errors_{0};
   bool in_multi_ = false;
   std::vector<std::vector<std::string>> multi_;  // commands queued until EXEC

@@ -1268,7 +1268,54 @@ class Compactor:
                 raise RuntimeError(f"COMPACT failed: {reply!r}")
 
 
-def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_mismatches=5, compact=None):
+class ReplicaRestarter:
+    """Stops the kvrocks replica (kill -9 and SIGTERM in turn) after about one in
+    300 of a hunter's commands (once it has synced) and starts it again on its data up to 50 commands
+    later, while the master goes on: each start must resume with PSYNC from the
+    offset it had made durable together with the data, replaying nothing twice and
+    losing nothing. Its draws are its own: the commands stay the seed's."""
+
+    def __init__(self, kv_server, seed, after_start=None):
+        self.server, self.rnd, self.after_start = kv_server, random.Random(seed + 2), after_start
+        self.down_for, self.stops = None, 0
+
+    def step(self):
+        if self.down_for is not None:
+            self.down_for -= 1
+            if self.down_for <= 0:
+                self.start()
+        elif self.rnd.random() < 1 / 300 and self.synced():
+            if self.stops % 2 == 0:
+                self.server.kill9()
+            else:
+                self.server.stop()
+            self.stops += 1
+            self.down_for = self.rnd.randint(0, 50)
+            if self.down_for == 0:
+                self.start()
+
+    def synced(self):
+        """Whether the replica has its data set from the master: stopped before that
+        (during its first full sync), it rightly asks for a full sync again."""
+        client = RawClient(self.server.port)
+        try:
+            return b"master_link_status:up" in parse(client.call("INFO", "replication"))
+        finally:
+            client.close()
+
+    def start(self):
+        self.server.start()
+        self.down_for = None
+        if self.after_start:
+            self.after_start()
+
+    def finish(self):
+        if self.down_for is not None:
+            self.start()
+
+
+def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_mismatches=5, compact=None,
+                       restarter=None):
     """Sends count random commands to a redis-server master (RawClient) whose
     replicas are kvrocks and redis-server (redis-py clients), waits until both have
     applied the whole stream, and returns the keys whose DEBUG DIGEST-VALUE or TTL
@@ -1276,11 +1323,14 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     reference: a read can change the master's encoding (SORT makes a sorted set a
     skiplist), and encodings decide details such as the sign of a zero score. With
     compact (a RawClient of the kvrocks replica), it compacts while it applies the
-    stream (Compactor) and once more before the comparison."""
+    stream (Compactor) and once more before the comparison. With restarter
+    (ReplicaRestarter), the kvrocks replica stops and starts while the stream runs,
+    and any full resync after the first sync is a mismatch too."""
     gen = Gen(seed)
     compactor = Compactor(compact, seed) if compact else None
     master.call("SELECT", "0")
     master.call("FLUSHALL")
+    full_syncs = master_stat(master, b"sync_full")
     history = []
     for _ in range(count):
         cmd = gen.command()
@@ -1295,10 +1345,14 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
         history.append(cmd)
         if compactor:
             compactor.step()
+        if restarter:
+            restarter.step()
     if gen.in_multi:
         master.call("EXEC")
     if compactor:
         compactor.finish()
+    if restarter:
+        restarter.finish()
     offset = int(parse(master.call("INFO", "replication")).split(b"master_repl_offset:")[1].split(b"\r\n")[0])
     deadline = time.time() + 30
     for replica in (kv_replica, redis_replica):
@@ -1311,10 +1365,19 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
             time.sleep(0.02)
     if compactor:
         kv_replica.execute_command("COMPACT")
+    resyncs = []
+    if master_stat(master, b"sync_full") != full_syncs:
+        resyncs = [f"seed {seed}: a full resync after {restarter.stops if restarter else 0} restarts "
+                   f"(sync_full {full_syncs} -> {master_stat(master, b'sync_full')})"]
     if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
-        return []
+        return resyncs
     mismatches = key_differences(kv_replica, redis_replica, seed, history)
-    return mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"]
+    return resyncs + (mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"])
+
+
+def master_stat(master, field):
+    """An INFO stats counter of a RawClient's server."""
+    return int(parse(master.call("INFO", "stats")).split(field + b":")[1].split(b"\r\n")[0])
 
 
 def key_differences(kv, ref, seed, history):
@@ -1384,7 +1447,8 @@ def restart_mismatches(kv_server, ref_port, seed, count, kill, pipeline=False, c
 
 if __name__ == "__main__":
     # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3] [pipeline],
-    # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it;
+    # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it
+    # ([replica kill]: kvrocks stops and starts meanwhile, see ReplicaRestarter);
     # or [restart]: kvrocks restarts after each seed (see restart_mismatches);
     # [lua] or [lua3]: each command runs inside EVAL (see run); [small]: see SMALL_ENCODINGS;
     # [compact]: kvrocks compacts its database between batches (see run); [big]: see BIG_VALUES;
@@ -1398,7 +1462,8 @@ if __name__ == "__main__":
         EXTRA_FAMILIES.extend(["wide", "wide"])
 
     if "replica" in sys.argv[4:]:
-        master = RealRedis()
+        # A backlog that keeps every restart's offset: each one resumes with PSYNC.
+        master = RealRedis(extra=["--repl-backlog-size", "256mb", "--repl-diskless-sync-delay", "0"])
         replicas = [Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}"]).start(),
                     RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])]
         try:
@@ -1406,8 +1471,13 @@ if __name__ == "__main__":
             use_small_encodings(sys.argv[4:], RawClient(master.port), *(RawClient(r.port) for r in replicas))
             for s in range(int(sys.argv[1]), int(sys.argv[2])):
                 compact = RawClient(replicas[0].port) if "compact" in sys.argv[4:] else None
-                for m in replica_mismatches(RawClient(master.port), *clients, s, int(sys.argv[3]), compact=compact):
-                    print(m)
+                restarter = None
+                if "kill" in sys.argv[4:]:
+                    restarter = ReplicaRestarter(
+                        replicas[0], s, lambda: use_small_encodings(sys.argv[4:], RawClient(replicas[0].port)))
+                for m in replica_mismatches(RawClient(master.port), *clients, s, int(sys.argv[3]), compact=compact,
+                                            restarter=restarter):
+                    print(m, flush=True)
         finally:
             for server in replicas + [master]:
                 server.cleanup()

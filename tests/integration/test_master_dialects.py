@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+import rdb_writer
 from conftest import Kvrocks, RealRedis, encode, wait_until
 
 REPLID = "a" * 40
@@ -178,4 +179,23 @@ def test_busy_master_is_asked_again_later(rdb, busy):
     finally:
         if kv:
             kv.cleanup()
+        master.close()
+
+
+@pytest.mark.parametrize("aux, db", [("2", 2), ("15", 15), ("16", 0), ("-1", 0), ("x", 0), (None, 0)])
+def test_full_sync_starts_in_the_rdbs_repl_stream_db(aux, db):
+    # Redis' replica starts its master client in the RDB's repl-stream-db aux field
+    # (readSyncBulkPayload; a database it does not have leaves it in 0), and a master
+    # whose stream goes on in that database sends no SELECT first.
+    body = rdb_writer.string("repl-stream-db") + rdb_writer.string(aux) if aux is not None else b""
+    rdb = rdb_writer.rdb(9, (b"\xfa" + body) if body else b"")
+    master = ScriptedMaster(rdb, [f"+FULLRESYNC {REPLID} 100"], encode(["SET", "k", "v"]))
+    kv = Kvrocks().start()
+    try:
+        c = kv.client()
+        c.replicaof("127.0.0.1", master.port)
+        wait_until(lambda: kv.client(db=db).get("k") == b"v", 20, f"the stream's SET in database {db}")
+        assert sum(kv.client(db=n).dbsize() for n in range(16)) == 1
+    finally:
+        kv.cleanup()
         master.close()

@@ -539,6 +539,39 @@ def test_kill9_resumes_with_psync(master):
         kv.cleanup()
 
 
+@pytest.mark.parametrize("how", ["kill9", "sigterm", "link-cut"])
+def test_resumed_stream_stays_in_the_database_it_had_selected(master, how):
+    # A master resuming a stream (PSYNC) sends no SELECT for the database its
+    # stream already has selected: the replica must still be in it, after a
+    # restart too (kvrocks reset its master client to database 0 until session 71,
+    # so the writes after a resume went to database 0).
+    kv = start_replica(master)
+    try:
+        c = master.client(db=3)
+        c.set("before", "1")
+        wait_synced(master.client(), kv)
+        full0, partial0 = master_stats(master)
+        if how == "link-cut":
+            master.client().client_kill_filter(_type="replica")
+            wait_until(lambda: master_stats(master)[1] > partial0 or master_stats(master)[0] > full0,
+                       30, "the replica to resume")
+        elif how == "kill9":
+            kv.kill9()
+        else:
+            kv.stop()
+        c.set("after", "2")
+        c.incr("counter")
+        if how != "link-cut":
+            kv.start()
+        wait_synced(master.client(), kv)
+        assert master_stats(master) == (full0, partial0 + 1), "the replica must resume with PSYNC"
+        kc = kv.client(db=3)
+        assert (kc.get("before"), kc.get("after"), kc.get("counter")) == (b"1", b"2", b"1")
+        assert kv.client(db=0).dbsize() == 0
+    finally:
+        kv.cleanup()
+
+
 @pytest.mark.parametrize("diskless", ["yes", "no"])
 def test_transfer_modes_and_auth(diskless):
     m = Master(rdb=FIXTURE_RDB, args=["--repl-diskless-sync", diskless, "--requirepass", "secret"])

@@ -23,6 +23,8 @@ std::string Cmd(const std::vector<std::string>& args) {
   return out;
 }
 
+const char kReplId[] = "0123456789012345678901234567890123456789";
+
 class StreamApplierTest : public TempStorageTest {
  protected:
   void SetUp() override {
@@ -33,7 +35,7 @@ class StreamApplierTest : public TempStorageTest {
     master_->is_master = true;
     applier_ = std::make_unique<StreamApplier>(server_.get(), "replication-test");
     applier_->set_master_client(master_.get());
-    applier_->Reset("0123456789012345678901234567890123456789", 100);
+    applier_->Reset(kReplId, 100, 0);
   }
   void TearDown() override {
     applier_.reset();
@@ -43,10 +45,11 @@ class StreamApplierTest : public TempStorageTest {
     TempStorageTest::TearDown();
   }
 
-  std::string Get(const std::string& key) {
+  std::string Get(const std::string& key, int db = 0) {
     Context ctx(storage_.get());
     std::string v;
-    return ctx.Get(ColumnFamily::kMetadata, EncodeMetaKey(0, key), &v).ok() ? v.substr(9) : "(nil)";
+    return ctx.Get(ColumnFamily::kMetadata, EncodeMetaKey(storage_->PhysicalDb(db), key), &v).ok() ? v.substr(9)
+                                                                                                   : "(nil)";
   }
   std::string PersistedState() {
     std::string v;
@@ -69,8 +72,7 @@ TEST_F(StreamApplierTest, CountsEveryByteAndLeavesPartialCommands) {
   EXPECT_EQ(applier_->offset(), 100 + stream.size() - 7);
   EXPECT_EQ(applier_->read_offset(), applier_->offset());
   EXPECT_EQ(Get("a"), "1");
-  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState("0123456789012345678901234567890123456789",
-                                                         applier_->offset()));
+  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, applier_->offset(), 0));
 }
 
 TEST_F(StreamApplierTest, ExpiryInThePastKeepsTheKeyUntilTheMastersDel) {
@@ -97,7 +99,7 @@ TEST_F(StreamApplierTest, OffsetStaysAtMultiUntilExec) {
   EXPECT_EQ(applier_->offset(), 100u);  // a link broken here resumes from the MULTI
   EXPECT_EQ(applier_->read_offset(), 100 + head.size());
   EXPECT_EQ(Get("a"), "(nil)");
-  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState("0123456789012345678901234567890123456789", 100));
+  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100, 0));
   std::string tail = Cmd({"SET", "b", "2"}) + Cmd({"EXEC"});
   ASSERT_TRUE(applier_->Apply(tail, &b).ok());
   EXPECT_EQ(applier_->offset(), 100 + head.size() + tail.size());
@@ -108,7 +110,7 @@ TEST_F(StreamApplierTest, OffsetStaysAtMultiUntilExec) {
 TEST_F(StreamApplierTest, ResetDropsAnOpenMulti) {
   StreamApplier::Batch b;
   ASSERT_TRUE(applier_->Apply(Cmd({"MULTI"}) + Cmd({"SET", "a", "1"}), &b).ok());
-  applier_->Reset("0123456789012345678901234567890123456789", applier_->offset());
+  applier_->Reset(kReplId, applier_->offset(), applier_->db());
   std::string again = Cmd({"MULTI"}) + Cmd({"SET", "a", "2"}) + Cmd({"EXEC"});
   ASSERT_TRUE(applier_->Apply(again, &b).ok());
   EXPECT_EQ(applier_->offset(), 100 + again.size());
@@ -135,6 +137,62 @@ TEST_F(StreamApplierTest, FailedBatchMovesNoOffset) {
   EXPECT_EQ(applier_->read_offset(), 100u);
   EXPECT_EQ(Get("a"), "(nil)");  // received again after the reconnect
   EXPECT_EQ(applier_->apply_errors(), 1u);
+}
+
+TEST_F(StreamApplierTest, SelectedDatabaseIsPersistedWithTheOffset) {
+  // A master resuming the stream (PSYNC) sends no SELECT for the database it
+  // already has selected: a replica that restarts must start in it.
+  StreamApplier::Batch b;
+  std::string first = Cmd({"SELECT", "3"}) + Cmd({"SET", "a", "1"});
+  ASSERT_TRUE(applier_->Apply(first, &b).ok());
+  EXPECT_EQ(applier_->db(), 3);
+  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100 + first.size(), 3));
+  // Inside an open MULTI the persisted position (and its db) stays at the MULTI.
+  std::string head = Cmd({"MULTI"}) + Cmd({"SELECT", "5"}) + Cmd({"SET", "b", "1"});
+  ASSERT_TRUE(applier_->Apply(head, &b).ok());
+  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100 + first.size(), 3));
+  std::string tail = Cmd({"EXEC"});
+  ASSERT_TRUE(applier_->Apply(tail, &b).ok());
+  EXPECT_EQ(applier_->db(), 5);
+  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100 + first.size() + head.size() + tail.size(), 5));
+
+  // What a restart does: read the record back and start a new applier there.
+  std::string replid;
+  uint64_t offset;
+  int db;
+  ASSERT_TRUE(StreamApplier::DecodeState(PersistedState(), &replid, &offset, &db));
+  master_->db = 0;
+  applier_ = std::make_unique<StreamApplier>(server_.get(), "replication-test");
+  applier_->set_master_client(master_.get());
+  applier_->Reset(replid, offset, db);
+  ASSERT_TRUE(applier_->Apply(Cmd({"SET", "c", "1"}), &b).ok());
+  EXPECT_EQ(Get("a", 3), "1");
+  EXPECT_EQ(Get("b", 5), "1");
+  EXPECT_EQ(Get("c", 5), "1");
+  EXPECT_EQ(Get("c", 0), "(nil)");
+}
+
+TEST_F(StreamApplierTest, FailedBatchKeepsTheDatabaseOfItsOffset) {
+  cfg_.replica_apply_errors = "disconnect";
+  StreamApplier::Batch b;
+  EXPECT_FALSE(applier_->Apply(Cmd({"SELECT", "2"}) + Cmd({"NOSUCHCOMMAND"}), &b).ok());
+  EXPECT_EQ(applier_->offset(), 100u);
+  EXPECT_EQ(applier_->db(), 0);
+}
+
+TEST_F(StreamApplierTest, StateRecordsWithoutADatabaseDecodeWithDatabaseZero) {
+  std::string record = StreamApplier::EncodeState(kReplId, 12345, 7);
+  std::string replid;
+  uint64_t offset;
+  int db;
+  ASSERT_TRUE(StreamApplier::DecodeState(record, &replid, &offset, &db));
+  EXPECT_EQ(replid, kReplId);
+  EXPECT_EQ(offset, 12345u);
+  EXPECT_EQ(db, 7);
+  ASSERT_TRUE(StreamApplier::DecodeState(record.substr(0, 48), &replid, &offset, &db));  // written before session 71
+  EXPECT_EQ(offset, 12345u);
+  EXPECT_EQ(db, 0);
+  EXPECT_FALSE(StreamApplier::DecodeState(record.substr(0, 47), &replid, &offset, &db));
 }
 
 TEST_F(StreamApplierTest, MalformedStreamIsAnError) {
