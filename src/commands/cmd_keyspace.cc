@@ -290,7 +290,7 @@ void SwapDb(CommandCall& call) {
     AddWatchedChanges(call, pa, &pb, &changes);
     AddWatchedChanges(call, pb, &pa, &changes);
     std::vector<WaitedKey> waited = WaitedKeysBefore(call, {a, b});
-    s = call.server->storage()->SwapDb(a, b);
+    s = call.server->storage()->SwapDb(a, b, call.ctx->TakeDirectWriteState());
     if (s.ok()) {
       call.ctx->NoteDbSwap(a, b);  // the transaction's earlier touches stay in their db
       ApplyWatchedChanges(call, changes);

@@ -100,16 +100,15 @@ Status Replica::LoadState() {
   std::lock_guard<std::mutex> g(mu_);
   if (rs.IsNotFound()) {
     replid_ = RandomReplId();
-    applier_.Reset(replid_, 0, 0);
+    applier_.Reset(replid_, 0, 0, 0);
     return Status::OK();
   }
   if (!rs.ok()) return Status::IOError(rs.ToString());
-  uint64_t offset;
-  int db;
-  if (!StreamApplier::DecodeState(v, &replid_, &offset, &db)) return Status::Corruption("bad replication state");
+  StreamApplier::Position at;
+  if (!StreamApplier::DecodeState(v, &replid_, &at)) return Status::Corruption("bad replication state");
   // A database we no longer have (databases lowered since): Redis' selectDb fails and leaves 0.
-  if (db < 0 || db >= server_->config()->databases) db = 0;
-  applier_.Reset(replid_, offset, db);
+  if (at.db < 0 || at.db >= server_->config()->databases) at.db = 0;
+  applier_.Reset(replid_, at.offset, at.db, at.applied);
   return Status::OK();
 }
 
@@ -331,7 +330,8 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
       std::lock_guard<std::mutex> g(mu_);
       replid_ = new_id;
     }
-    LOG(INFO) << "Partial resync from " << host << ":" << port << " at offset " << offset;
+    LOG(INFO) << "Partial resync from " << host << ":" << port << " at offset " << offset << " (database "
+              << applier_.db() << ", " << applier_.applied() << " commands there applied)";
     partial_syncs_++;
     NotifySystemd(
         "STATUS=MASTER <-> REPLICA sync: Partial Resynchronization accepted. Ready to accept connections in read-write "
@@ -406,7 +406,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     // The master's function libraries replace ours, in the same write.
     functions = scripting::FunctionRegistry::BuildAll(loader.functions());
     s = loader.Finish(
-        {{kStateKey, StreamApplier::EncodeState(replid, offset, loader.stream_db())},
+        {{kStateKey, StreamApplier::EncodeState(replid, {offset, loader.stream_db(), 0})},
          {scripting::FunctionRegistry::kStateKey, scripting::FunctionRegistry::SerializeLibraries(functions)}});
     if (s.ok()) scripting::FunctionRegistry::Instance().Reset(functions);
   }
@@ -422,7 +422,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     std::lock_guard<std::mutex> g(mu_);
     replid_ = replid;
   }
-  applier_.Reset(replid, offset, loader.stream_db());
+  applier_.Reset(replid, offset, loader.stream_db(), 0);
   return Status::OK();
 }
 
@@ -433,7 +433,7 @@ Status Replica::StreamCommands(MasterLink* link) {
   // A MULTI left open by a broken link is sent again. The master client goes back to
   // the database selected at the applied offset: a resumed stream (PSYNC) selects no
   // database it already had selected, and Redis' cached master keeps its db too.
-  applier_.Reset(replid(), applier_.offset(), applier_.db());
+  applier_.Reset(replid(), applier_.offset(), applier_.db(), applier_.applied());
   uint64_t last_ack = 0;
   ApplyPriority priority;
   Watched watched(&priority_mu_, &priority_, &priority);

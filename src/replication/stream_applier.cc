@@ -22,34 +22,43 @@ constexpr size_t kMaxCommandsPerBatch = 1024;
 
 }  // namespace
 
-std::string StreamApplier::EncodeState(const std::string& replid, uint64_t offset, int db) {
+std::string StreamApplier::EncodeState(const std::string& replid, Position at) {
   std::string v = replid;
   v.resize(40, '?');
-  PutBE64(&v, offset);
-  PutBE32(&v, static_cast<uint32_t>(db));
+  PutBE64(&v, at.offset);
+  PutBE32(&v, static_cast<uint32_t>(at.db));
+  PutBE32(&v, at.applied);
   return v;
 }
 
-bool StreamApplier::DecodeState(std::string_view record, std::string* replid, uint64_t* offset, int* db) {
-  if (record.size() != 48 && record.size() != 52) return false;
+bool StreamApplier::DecodeState(std::string_view record, std::string* replid, Position* at) {
+  if (record.size() != 48 && record.size() != 56) return false;
   *replid = std::string(record.substr(0, 40));
-  *offset = DecodeBE64(record.data() + 40);
-  *db = record.size() == 52 ? static_cast<int>(DecodeBE32(record.data() + 48)) : 0;
+  *at = Position{DecodeBE64(record.data() + 40), 0, 0};
+  if (record.size() == 56) {
+    at->db = static_cast<int>(DecodeBE32(record.data() + 48));
+    at->applied = DecodeBE32(record.data() + 52);
+  }
   return true;
 }
 
-void StreamApplier::Reset(const std::string& replid, uint64_t offset, int db) {
+void StreamApplier::Reset(const std::string& replid, uint64_t offset, int db, uint32_t applied) {
   replid_ = replid;
-  offset_ = offset;
+  SetCommitted(Position{offset, db, applied});
   read_offset_ = offset;
-  db_ = db;
   if (master_ != nullptr) master_->db = db;
   in_multi_ = false;
   multi_.clear();
 }
 
 void StreamApplier::PersistState(Context* ctx, Position at) {
-  ctx->Put(ColumnFamily::kState, state_key_, EncodeState(replid_, at.offset, at.db));
+  ctx->Put(ColumnFamily::kState, state_key_, EncodeState(replid_, at));
+}
+
+void StreamApplier::SetCommitted(Position at) {
+  offset_ = at.offset;
+  db_ = at.db;
+  applied_ = at.applied;
 }
 
 Status StreamApplier::Apply(std::string_view input, Batch* batch) {
@@ -75,8 +84,8 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   batch->more = cmds.size() == kMaxCommandsPerBatch;
 
   // Offsets advance in locals and are published only once their batch is committed.
-  uint64_t pos = read_offset_.load();         // stream offset after the last command taken
-  Position safe{offset_.load(), db_.load()};  // ... after the last one outside MULTI
+  uint64_t pos = read_offset_.load();                          // stream offset after the last command taken
+  Position safe{offset_.load(), db_.load(), applied_.load()};  // ... after the last one outside MULTI
   MultiLockGuard all(server_->storage()->locks());
   Context ctx(server_->storage());
   ctx.set_dirty_counter(&server_->stats().dirty);
@@ -90,8 +99,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
     TakePendingEvents();  // keyspace events of writes that were not committed
     return s;
   }
-  offset_ = safe.offset;
-  db_ = safe.db;
+  SetCommitted(safe);
   read_offset_ = pos;
   if (!ctx.touched().empty() || !ctx.ready_signals().empty()) {
     server_->TouchKeys(ctx);
@@ -110,8 +118,9 @@ Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds
       std::string name = ToLower(args[0]);
       if (in_multi_) {
         if (name == "exec") {
-          for (auto& queued : multi_) {
-            if (!(s = ApplyOne(ctx, queued, true, *safe)).ok()) return s;
+          for (uint32_t i = 0; i < multi_.size(); i++) {
+            if (i < safe->applied && !TokenEquals(multi_[i][0], "select")) continue;  // before a restart
+            if (!(s = ApplyOne(ctx, multi_[i], true, Position{safe->offset, safe->db, i})).ok()) return s;
           }
           multi_.clear();
           in_multi_ = false;
@@ -128,17 +137,17 @@ Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds
           batch->ack_requested = true;
           batch->ack_offset = safe->offset;
         }
-      } else if (name != "ping") {
-        if (!(s = ApplyOne(ctx, args, false, *safe)).ok()) return s;
+      } else if (name != "ping" && (safe->applied == 0 || name == "select")) {  // else applied before a restart
+        if (!(s = ApplyOne(ctx, args, false, Position{safe->offset, safe->db, 0})).ok()) return s;
       }
     }
     *pos += size;
-    if (!in_multi_) *safe = Position{*pos, master_->db};
+    if (!in_multi_) *safe = Position{*pos, master_->db, 0};
   }
   return Status::OK();
 }
 
-Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, Position safe) {
+Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, Position at) {
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
   std::string out;
   if (spec == nullptr) {
@@ -147,13 +156,15 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
              static_cast<int>(args.size()) < -spec->arity) {
     out = "-ERR wrong number of arguments";
   } else {
-    if (spec->flags & kCmdExclusive) {
-      // Whole-database commands work on storage directly: commit what is pending first.
-      PersistState(ctx, safe);
+    const bool direct = spec->flags & kCmdExclusive;
+    if (direct) {
+      // Whole-database commands work on storage directly: commit what is pending
+      // first, and give the command the state that counts it applied (see the header).
+      PersistState(ctx, at);
       Status s = ctx->Commit();
       if (!s.ok()) return s;
-      offset_ = safe.offset;
-      db_ = safe.db;
+      SetCommitted(at);
+      ctx->set_direct_write_state(state_key_, EncodeState(replid_, Position{at.offset, at.db, at.applied + 1}));
     }
     CommandCall call{server_, master_, args, ctx, &out, in_exec, 2, true};
     size_t touched_before = ctx->touched().size();
@@ -167,6 +178,13 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
       spec->handler(call);
     } catch (const std::exception& e) {
       out = std::string("-ERR internal error: ") + e.what();
+    }
+    if (direct) {
+      // Taken by a write that succeeded: that state is the committed one now.
+      if (!ctx->direct_write_state_pending() && (out.empty() || out[0] != '-')) {
+        SetCommitted(Position{at.offset, at.db, at.applied + 1});
+      }
+      ctx->clear_direct_write_state();
     }
     NoteCommandDirty(*spec, call, 0, touched_before);
     CollectCommandEvents(server_, master_->db, *spec, args, *ctx, touched_before);

@@ -17,6 +17,15 @@
 // persisted offset stays at the MULTI so that a restart replays the block
 // from its start.
 //
+// Whole-database commands (SWAPDB, FLUSHDB, FLUSHALL) write storage directly,
+// not through the batch: before one runs, what is pending is committed with a
+// state that also counts the commands of its unit (the command, or the EXEC
+// block it is in) already applied, and SWAPDB, which a replay would undo,
+// writes the state counting itself in its own write. A restart or a resumed
+// link receives the unit again and skips the commands counted (SELECTs among
+// them are still applied: they only move the master client). FLUSHDB and
+// FLUSHALL are replayed instead: a second time they change nothing.
+//
 // Not thread-safe: one thread applies; the offset getters may be read by any.
 #pragma once
 
@@ -46,8 +55,9 @@ class StreamApplier {
   void set_master_client(Connection* c) { master_ = c; }
 
   // Starts a stream of replication id replid at offset, where the stream has
-  // database db selected: no MULTI open, the master client in db.
-  void Reset(const std::string& replid, uint64_t offset, int db);
+  // database db selected and the first `applied` commands of the unit at offset
+  // are applied already: no MULTI open, the master client in db.
+  void Reset(const std::string& replid, uint64_t offset, int db, uint32_t applied);
   // Changes the replication id without moving the offset (+CONTINUE <new id>).
   void set_replid(const std::string& replid) { replid_ = replid; }
 
@@ -68,31 +78,39 @@ class StreamApplier {
   uint64_t offset() const { return offset_.load(); }
   // The database the stream has selected at offset().
   int db() const { return db_.load(); }
+  // The commands of the unit at offset() that are applied already.
+  uint32_t applied() const { return applied_.load(); }
   // The stream offset consumed (past commands queued in an open MULTI).
   uint64_t read_offset() const { return read_offset_.load(); }
   // Commands the replica could not apply.
   uint64_t apply_errors() const { return apply_errors_.load(); }
 
-  // The state record as stored under state_key: replid(40) offset(8) db(4),
-  // integers big-endian. A record of 48 bytes (written before the db was kept)
-  // decodes with db 0.
-  static std::string EncodeState(const std::string& replid, uint64_t offset, int db);
-  static bool DecodeState(std::string_view record, std::string* replid, uint64_t* offset, int* db);
+  // A position in the stream: a command boundary outside MULTI, the database
+  // selected there, and how many commands of the unit that starts there (one
+  // command, or a MULTI/EXEC block's queued commands) are applied already.
+  struct Position {
+    uint64_t offset = 0;
+    int db = 0;
+    uint32_t applied = 0;
+  };
+  // The state record as stored under state_key: replid(40) offset(8) db(4)
+  // applied(4), integers big-endian. A record of 48 bytes (written before
+  // session 71) decodes with db 0 and nothing applied.
+  static std::string EncodeState(const std::string& replid, Position at);
+  static bool DecodeState(std::string_view record, std::string* replid, Position* at);
 
  private:
-  // A command boundary of the stream and the database selected there.
-  struct Position {
-    uint64_t offset;
-    int db;
-  };
-  // Adds the (replid, offset, db) record of at to ctx's batch.
+  // Adds the state record of at to ctx's batch.
   void PersistState(Context* ctx, Position at);
+  // The position now committed.
+  void SetCommitted(Position at);
   using ParsedCommand = std::pair<std::vector<std::string>, size_t>;  // arguments, bytes in the stream
   // Applies parsed commands to ctx, advancing pos (bytes taken) and safe (the
   // last boundary outside MULTI).
   Status ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, Position* safe, Batch* batch);
-  // safe: the position persisted if the command needs what is pending committed first.
-  Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, Position safe);
+  // at: the unit's position, at.applied the command's index in its unit; what
+  // is pending is committed there first if the command writes storage directly.
+  Status ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, Position at);
 
   Server* server_;
   const char* state_key_;
@@ -101,6 +119,7 @@ class StreamApplier {
   std::atomic<uint64_t> offset_{0};
   std::atomic<uint64_t> read_offset_{0};
   std::atomic<int> db_{0};
+  std::atomic<uint32_t> applied_{0};
   std::atomic<uint64_t> apply_errors_{0};
   bool in_multi_ = false;
   std::vector<std::vector<std::string>> multi_;  // commands queued until EXEC

@@ -283,6 +283,22 @@ class Context {
     noted_events_.clear();
   }
 
+  // A state CF record for the next write a command makes to storage directly,
+  // outside this context's batch (SWAPDB): a replica's stream position past that
+  // command, made durable in the same write as what the command did.
+  void set_direct_write_state(std::string key, std::string value) {
+    direct_write_state_.assign(1, {std::move(key), std::move(value)});
+  }
+  // Takes that record (none: empty), for the command that writes storage directly.
+  std::vector<std::pair<std::string, std::string>> TakeDirectWriteState() {
+    std::vector<std::pair<std::string, std::string>> taken;
+    taken.swap(direct_write_state_);
+    return taken;
+  }
+  // Whether a record was set and not taken.
+  bool direct_write_state_pending() const { return !direct_write_state_.empty(); }
+  void clear_direct_write_state() { direct_write_state_.clear(); }
+
   // Commits without the WAL (bulk loading; the loader flushes memtables at the end).
   void set_without_wal(bool v) { without_wal_ = v; }
   // Writes that are never to be kept (a SCRIPT DEBUG YES session, which Redis
@@ -389,6 +405,7 @@ class Context {
   bool indexed_ = false;  // the pending writes are in index_, not plain_
   uint32_t used_cfs_ = 0;  // bit per ColumnFamily written in this batch
   bool without_wal_ = false;
+  std::vector<std::pair<std::string, std::string>> direct_write_state_;
   bool discard_writes_ = false;
   bool batch_only_ = false;
   bool unread_replace_ok_ = false;

@@ -543,7 +543,7 @@ int Storage::LogicalDb(uint8_t physical) const {
   return -1;
 }
 
-Status Storage::SwapDb(int a, int b) {
+Status Storage::SwapDb(int a, int b, const std::vector<std::pair<std::string, std::string>>& state_puts) {
   uint8_t pa = db_map_[a].load(), pb = db_map_[b].load();
   std::string v(kMaxDatabases, '\0');
   for (int i = 0; i < kMaxDatabases; i++) v[i] = static_cast<char>(db_map_[i].load());
@@ -551,6 +551,7 @@ Status Storage::SwapDb(int a, int b) {
   v[b] = static_cast<char>(pa);
   rocksdb::WriteBatch batch;
   batch.Put(cf(ColumnFamily::kState), kDbMapKey, v);
+  for (const auto& [key, value] : state_puts) batch.Put(cf(ColumnFamily::kState), key, value);
   Status s = Write(&batch);
   if (!s.ok()) return s;
   db_map_[a].store(pb);

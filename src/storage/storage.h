@@ -96,7 +96,8 @@ class Storage {
   // The logical db mapped to a physical one, or -1 (a bulk load's staging db).
   int LogicalDb(uint8_t physical) const;
   // Swaps two logical databases: O(1), persisted. Caller holds all key stripes.
-  Status SwapDb(int a, int b);
+  // state_puts go to the state CF in the same write as the swap.
+  Status SwapDb(int a, int b, const std::vector<std::pair<std::string, std::string>>& state_puts = {});
 
   // Number of keys (including expired ones not yet reclaimed) in a physical db.
   int64_t KeyCount(uint8_t physical_db) const { return key_counts_[physical_db].load(std::memory_order_relaxed); }

@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view stream(reinterpret_cast<const char*>(data + 1), size - 1);
   if (TouchesProcess(stream)) return 0;
 
-  applier->Reset("fuzz", 0, 0);  // the master client back in database 0
+  applier->Reset("fuzz", 0, 0, 0);  // the master client back in database 0
   std::string buf;
   size_t fed = 0;
   uint64_t consumed = 0;

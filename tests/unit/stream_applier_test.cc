@@ -35,7 +35,7 @@ class StreamApplierTest : public TempStorageTest {
     master_->is_master = true;
     applier_ = std::make_unique<StreamApplier>(server_.get(), "replication-test");
     applier_->set_master_client(master_.get());
-    applier_->Reset(kReplId, 100, 0);
+    applier_->Reset(kReplId, 100, 0, 0);
   }
   void TearDown() override {
     applier_.reset();
@@ -50,6 +50,19 @@ class StreamApplierTest : public TempStorageTest {
     std::string v;
     return ctx.Get(ColumnFamily::kMetadata, EncodeMetaKey(storage_->PhysicalDb(db), key), &v).ok() ? v.substr(9)
                                                                                                    : "(nil)";
+  }
+  static std::string State(uint64_t offset, int db, uint32_t applied = 0) {
+    return StreamApplier::EncodeState(kReplId, {offset, db, applied});
+  }
+  // What a start of kvrocks does: read the state back, a new applier there.
+  void Restart() {
+    std::string replid;
+    StreamApplier::Position at;
+    ASSERT_TRUE(StreamApplier::DecodeState(PersistedState(), &replid, &at));
+    master_->db = 0;
+    applier_ = std::make_unique<StreamApplier>(server_.get(), "replication-test");
+    applier_->set_master_client(master_.get());
+    applier_->Reset(replid, at.offset, at.db, at.applied);
   }
   std::string PersistedState() {
     std::string v;
@@ -72,7 +85,7 @@ TEST_F(StreamApplierTest, CountsEveryByteAndLeavesPartialCommands) {
   EXPECT_EQ(applier_->offset(), 100 + stream.size() - 7);
   EXPECT_EQ(applier_->read_offset(), applier_->offset());
   EXPECT_EQ(Get("a"), "1");
-  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, applier_->offset(), 0));
+  EXPECT_EQ(PersistedState(), State(applier_->offset(), 0));
 }
 
 TEST_F(StreamApplierTest, ExpiryInThePastKeepsTheKeyUntilTheMastersDel) {
@@ -99,7 +112,7 @@ TEST_F(StreamApplierTest, OffsetStaysAtMultiUntilExec) {
   EXPECT_EQ(applier_->offset(), 100u);  // a link broken here resumes from the MULTI
   EXPECT_EQ(applier_->read_offset(), 100 + head.size());
   EXPECT_EQ(Get("a"), "(nil)");
-  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100, 0));
+  EXPECT_EQ(PersistedState(), State(100, 0));
   std::string tail = Cmd({"SET", "b", "2"}) + Cmd({"EXEC"});
   ASSERT_TRUE(applier_->Apply(tail, &b).ok());
   EXPECT_EQ(applier_->offset(), 100 + head.size() + tail.size());
@@ -110,7 +123,7 @@ TEST_F(StreamApplierTest, OffsetStaysAtMultiUntilExec) {
 TEST_F(StreamApplierTest, ResetDropsAnOpenMulti) {
   StreamApplier::Batch b;
   ASSERT_TRUE(applier_->Apply(Cmd({"MULTI"}) + Cmd({"SET", "a", "1"}), &b).ok());
-  applier_->Reset(kReplId, applier_->offset(), applier_->db());
+  applier_->Reset(kReplId, applier_->offset(), applier_->db(), 0);
   std::string again = Cmd({"MULTI"}) + Cmd({"SET", "a", "2"}) + Cmd({"EXEC"});
   ASSERT_TRUE(applier_->Apply(again, &b).ok());
   EXPECT_EQ(applier_->offset(), 100 + again.size());
@@ -146,25 +159,17 @@ TEST_F(StreamApplierTest, SelectedDatabaseIsPersistedWithTheOffset) {
   std::string first = Cmd({"SELECT", "3"}) + Cmd({"SET", "a", "1"});
   ASSERT_TRUE(applier_->Apply(first, &b).ok());
   EXPECT_EQ(applier_->db(), 3);
-  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100 + first.size(), 3));
+  EXPECT_EQ(PersistedState(), State(100 + first.size(), 3));
   // Inside an open MULTI the persisted position (and its db) stays at the MULTI.
   std::string head = Cmd({"MULTI"}) + Cmd({"SELECT", "5"}) + Cmd({"SET", "b", "1"});
   ASSERT_TRUE(applier_->Apply(head, &b).ok());
-  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100 + first.size(), 3));
+  EXPECT_EQ(PersistedState(), State(100 + first.size(), 3));
   std::string tail = Cmd({"EXEC"});
   ASSERT_TRUE(applier_->Apply(tail, &b).ok());
   EXPECT_EQ(applier_->db(), 5);
-  EXPECT_EQ(PersistedState(), StreamApplier::EncodeState(kReplId, 100 + first.size() + head.size() + tail.size(), 5));
+  EXPECT_EQ(PersistedState(), State(100 + first.size() + head.size() + tail.size(), 5));
 
-  // What a restart does: read the record back and start a new applier there.
-  std::string replid;
-  uint64_t offset;
-  int db;
-  ASSERT_TRUE(StreamApplier::DecodeState(PersistedState(), &replid, &offset, &db));
-  master_->db = 0;
-  applier_ = std::make_unique<StreamApplier>(server_.get(), "replication-test");
-  applier_->set_master_client(master_.get());
-  applier_->Reset(replid, offset, db);
+  Restart();
   ASSERT_TRUE(applier_->Apply(Cmd({"SET", "c", "1"}), &b).ok());
   EXPECT_EQ(Get("a", 3), "1");
   EXPECT_EQ(Get("b", 5), "1");
@@ -181,18 +186,75 @@ TEST_F(StreamApplierTest, FailedBatchKeepsTheDatabaseOfItsOffset) {
 }
 
 TEST_F(StreamApplierTest, StateRecordsWithoutADatabaseDecodeWithDatabaseZero) {
-  std::string record = StreamApplier::EncodeState(kReplId, 12345, 7);
+  std::string record = StreamApplier::EncodeState(kReplId, {12345, 7, 2});
   std::string replid;
-  uint64_t offset;
-  int db;
-  ASSERT_TRUE(StreamApplier::DecodeState(record, &replid, &offset, &db));
+  StreamApplier::Position at;
+  ASSERT_TRUE(StreamApplier::DecodeState(record, &replid, &at));
   EXPECT_EQ(replid, kReplId);
-  EXPECT_EQ(offset, 12345u);
-  EXPECT_EQ(db, 7);
-  ASSERT_TRUE(StreamApplier::DecodeState(record.substr(0, 48), &replid, &offset, &db));  // written before session 71
-  EXPECT_EQ(offset, 12345u);
-  EXPECT_EQ(db, 0);
-  EXPECT_FALSE(StreamApplier::DecodeState(record.substr(0, 47), &replid, &offset, &db));
+  EXPECT_EQ(at.offset, 12345u);
+  EXPECT_EQ(at.db, 7);
+  EXPECT_EQ(at.applied, 2u);
+  ASSERT_TRUE(StreamApplier::DecodeState(record.substr(0, 48), &replid, &at));  // written before session 71
+  EXPECT_EQ(at.offset, 12345u);
+  EXPECT_EQ(at.db, 0);
+  EXPECT_EQ(at.applied, 0u);
+  EXPECT_FALSE(StreamApplier::DecodeState(record.substr(0, 47), &replid, &at));
+}
+
+// SWAPDB writes storage directly; a replay of it would swap the databases back.
+// Each test below stops where a kill -9 could: the swap is durable, what follows
+// it in the batch is not (Apply fails on a later command, as a crash would end it).
+TEST_F(StreamApplierTest, SwapdbCutShortIsNotAppliedTwice) {
+  StreamApplier::Batch b;
+  std::string set = Cmd({"SET", "a", "1"});
+  std::string swap = Cmd({"SWAPDB", "0", "1"});
+  cfg_.replica_apply_errors = "disconnect";
+  EXPECT_FALSE(applier_->Apply(set + swap + Cmd({"SET", "b", "1"}) + Cmd({"NOSUCHCOMMAND"}), &b).ok());
+  EXPECT_EQ(PersistedState(), State(100 + set.size(), 0, 1));  // the swap counts itself
+  cfg_.replica_apply_errors = "log";
+  Restart();
+  ASSERT_TRUE(applier_->Apply(swap + Cmd({"SET", "b", "1"}), &b).ok());
+  EXPECT_EQ(Get("a", 1), "1");
+  EXPECT_EQ(Get("a", 0), "(nil)");
+  EXPECT_EQ(Get("b", 0), "1");
+  EXPECT_EQ(PersistedState(), State(100 + set.size() + swap.size() + Cmd({"SET", "b", "1"}).size(), 0));
+}
+
+TEST_F(StreamApplierTest, ExecBlockCutShortAfterSwapdbResumesPastWhatItApplied) {
+  StreamApplier::Batch b;
+  std::string block = Cmd({"MULTI"}) + Cmd({"INCR", "n"}) + Cmd({"SELECT", "2"}) + Cmd({"INCR", "n"}) +
+                      Cmd({"SWAPDB", "2", "3"}) + Cmd({"INCR", "n"});
+  cfg_.replica_apply_errors = "disconnect";
+  EXPECT_FALSE(applier_->Apply(block + Cmd({"NOSUCHCOMMAND"}) + Cmd({"EXEC"}), &b).ok());
+  // The commands before the swap, and the swap, are durable: four of the block's five.
+  EXPECT_EQ(PersistedState(), State(100, 0, 4));
+  EXPECT_EQ(Get("n", 0), "1");
+  EXPECT_EQ(Get("n", 3), "1");
+  cfg_.replica_apply_errors = "log";
+  Restart();
+  std::string rest = Cmd({"SELECT", "0"}) + Cmd({"INCR", "n"});
+  ASSERT_TRUE(applier_->Apply(block + Cmd({"EXEC"}) + rest, &b).ok());
+  EXPECT_EQ(Get("n", 0), "2");  // INCR, then the last INCR after SELECT 0
+  EXPECT_EQ(Get("n", 2), "1");  // the INCR after the swap (SELECT 2 applied again)
+  EXPECT_EQ(Get("n", 3), "1");  // the INCR before the swap, moved by it
+  EXPECT_EQ(applier_->applied(), 0u);
+  EXPECT_EQ(PersistedState(), State(100 + block.size() + Cmd({"EXEC"}).size() + rest.size(), 0));
+}
+
+TEST_F(StreamApplierTest, FlushallInABlockCutShortIsReplayedWithoutWhatCameBefore) {
+  StreamApplier::Batch b;
+  ASSERT_TRUE(applier_->Apply(Cmd({"SET", "old", "1"}), &b).ok());
+  const uint64_t at = applier_->offset();
+  std::string block = Cmd({"MULTI"}) + Cmd({"INCR", "n"}) + Cmd({"FLUSHALL"}) + Cmd({"INCR", "m"});
+  cfg_.replica_apply_errors = "disconnect";
+  EXPECT_FALSE(applier_->Apply(block + Cmd({"NOSUCHCOMMAND"}) + Cmd({"EXEC"}), &b).ok());
+  EXPECT_EQ(PersistedState(), State(at, 0, 1));  // FLUSHALL does not count itself: replayed
+  cfg_.replica_apply_errors = "log";
+  Restart();
+  ASSERT_TRUE(applier_->Apply(block + Cmd({"EXEC"}), &b).ok());
+  EXPECT_EQ(Get("old"), "(nil)");
+  EXPECT_EQ(Get("n"), "(nil)");
+  EXPECT_EQ(Get("m"), "1");
 }
 
 TEST_F(StreamApplierTest, MalformedStreamIsAnError) {
