@@ -1273,11 +1273,18 @@ class ReplicaRestarter:
     300 of a hunter's commands (once it has synced) and starts it again on its data up to 50 commands
     later, while the master goes on: each start must resume with PSYNC from the
     offset it had made durable together with the data, replaying nothing twice and
-    losing nothing. Its draws are its own: the commands stay the seed's."""
+    losing nothing. With cut_master (the master's port), the replicas' links are cut
+    instead (CLIENT KILL TYPE replica on the master): each must resume with PSYNC from
+    what it holds in memory. Its draws are its own: the commands stay the seed's."""
 
-    def __init__(self, kv_server, seed, after_start=None):
+    def __init__(self, kv_server, seed, after_start=None, cut_master=None):
         self.server, self.rnd, self.after_start = kv_server, random.Random(seed + 2), after_start
+        self.cut_master = cut_master
         self.down_for, self.stops = None, 0
+        self.compactor = None  # a Compactor of the replica: reconnected after each start
+
+    def up(self):
+        return self.down_for is None
 
     def step(self):
         if self.down_for is not None:
@@ -1285,6 +1292,15 @@ class ReplicaRestarter:
             if self.down_for <= 0:
                 self.start()
         elif self.rnd.random() < 1 / 300 and self.synced():
+            if self.cut_master:
+                master = RawClient(self.cut_master)
+                master.call("CLIENT", "KILL", "TYPE", "replica")
+                master.close()
+                self.stops += 1
+                return
+            if self.compactor:
+                self.compactor.client.close()  # a COMPACT under way dies with the server
+                self.compactor.running = False
             if self.stops % 2 == 0:
                 self.server.kill9()
             else:
@@ -1306,6 +1322,8 @@ class ReplicaRestarter:
     def start(self):
         self.server.start()
         self.down_for = None
+        if self.compactor:
+            self.compactor.client = RawClient(self.server.port)
         if self.after_start:
             self.after_start()
 
@@ -1328,6 +1346,8 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     and any full resync after the first sync is a mismatch too."""
     gen = Gen(seed)
     compactor = Compactor(compact, seed) if compact else None
+    if restarter:
+        restarter.compactor = compactor
     master.call("SELECT", "0")
     master.call("FLUSHALL")
     full_syncs = master_stat(master, b"sync_full")
@@ -1343,7 +1363,7 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
             cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
         master.call(*cmd)
         history.append(cmd)
-        if compactor:
+        if compactor and (not restarter or restarter.up()):
             compactor.step()
         if restarter:
             restarter.step()
@@ -1448,7 +1468,8 @@ def restart_mismatches(kv_server, ref_port, seed, count, kill, pipeline=False, c
 if __name__ == "__main__":
     # Longer hunts than CI runs: random_commands.py FIRST_SEED LAST_SEED COUNT [resp3] [pipeline],
     # or [replica]: the commands go to a redis-server master, kvrocks and redis-server replicate it
-    # ([replica kill]: kvrocks stops and starts meanwhile, see ReplicaRestarter);
+    # ([replica kill]: kvrocks stops and starts meanwhile, [replica cut]: the links are cut,
+    # see ReplicaRestarter);
     # or [restart]: kvrocks restarts after each seed (see restart_mismatches);
     # [lua] or [lua3]: each command runs inside EVAL (see run); [small]: see SMALL_ENCODINGS;
     # [compact]: kvrocks compacts its database between batches (see run); [big]: see BIG_VALUES;
@@ -1472,9 +1493,10 @@ if __name__ == "__main__":
             for s in range(int(sys.argv[1]), int(sys.argv[2])):
                 compact = RawClient(replicas[0].port) if "compact" in sys.argv[4:] else None
                 restarter = None
-                if "kill" in sys.argv[4:]:
+                if "kill" in sys.argv[4:] or "cut" in sys.argv[4:]:
                     restarter = ReplicaRestarter(
-                        replicas[0], s, lambda: use_small_encodings(sys.argv[4:], RawClient(replicas[0].port)))
+                        replicas[0], s, lambda: use_small_encodings(sys.argv[4:], RawClient(replicas[0].port)),
+                        cut_master=master.port if "cut" in sys.argv[4:] else None)
                 for m in replica_mismatches(RawClient(master.port), *clients, s, int(sys.argv[3]), compact=compact,
                                             restarter=restarter):
                     print(m, flush=True)
