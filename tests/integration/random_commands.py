@@ -1350,6 +1350,13 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
         restarter.compactor = compactor
     master.call("SELECT", "0")
     master.call("FLUSHALL")
+    # Replicas started just before (a fixture's) may not have asked for their first
+    # full sync yet: the count starts once both links are up.
+    deadline = time.time() + 30
+    while any(r.info("replication").get("master_link_status") != "up" for r in (kv_replica, redis_replica)):
+        if time.time() > deadline:
+            return [f"seed {seed}: the replicas' links did not come up"]
+        time.sleep(0.02)
     full_syncs = master_stat(master, b"sync_full")
     history = []
     for _ in range(count):
