@@ -171,7 +171,11 @@ size_t ParseAddOrTrim(CommandCall& call, bool xadd, RedisStream::AddArgs* out) {
     ReplyError(call, "ERR syntax error, XTRIM must be called with a trimming strategy");
     return 0;
   }
-  if (limit_given) {
+  if (call.conn->is_master) {
+    // The master rewrote the threshold to what it trimmed to (Redis'
+    // mustObeyClient): its LIMIT, even beside '=', no longer applies.
+    trim.limit = 0;
+  } else if (limit_given) {
     if (!trim.approx) {
       ReplyError(call, "ERR syntax error, LIMIT cannot be used without the special ~ option");
       return 0;

@@ -18,6 +18,8 @@ hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
   python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart] [lua | lua3] [small]
+      [replica [kill | cut]]  (the commands go to a redis-server master; kvrocks and redis-server
+                  replicate it and are compared after each seed: random_commands.replica_mismatches)
       [compact]   (kvrocks compacts between commands: random_commands.Compactor)
       [big]       (values past rocksdb.min-blob-size: random_commands.BIG_VALUES)
 """
@@ -255,8 +257,54 @@ def first_mismatch(kv, ref, seed, count, gen, expire_share, lua, compactor):
     return None
 
 
+class ReplicaFeed:
+    """DocsGen's commands as random_commands.replica_mismatches takes them (in lua
+    mode inside EVAL)."""
+    in_multi = False
+
+    def __init__(self, gen, lua):
+        self.gen, self.lua = gen, lua
+
+    def command(self):
+        return rc.wrapped(self.gen.command(), self.lua)
+
+
+def replica_main(first, seeds, count, argv):
+    """The commands of seeds first.. go to a redis-server master that a kvrocks and a
+    redis-server replicate ([kill]: kvrocks stops and starts meanwhile, [cut]: the
+    master cuts the links; see random_commands.ReplicaRestarter); after each seed the
+    replicas' data sets are compared. Not with [expire]: a key whose time passed
+    stays in a Redis replica until the master deletes it, and only the master's
+    lookups do that."""
+    from conftest import Kvrocks, RealRedis
+
+    master = RealRedis(extra=["--repl-backlog-size", "256mb", "--repl-diskless-sync-delay", "0"])
+    replicas = [Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}"]).start(),
+                RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])]
+    try:
+        clients = [redis.Redis(port=r.port) for r in replicas]
+        rc.use_small_encodings(argv, RawClient(master.port), *(RawClient(r.port) for r in replicas))
+        specs = command_specs(RawClient(master.port), RawClient(replicas[0].port))
+        for seed in range(first, first + seeds):
+            restarter = None
+            if "kill" in argv or "cut" in argv:
+                restarter = rc.ReplicaRestarter(
+                    replicas[0], seed, lambda: rc.use_small_encodings(argv, RawClient(replicas[0].port)),
+                    cut_master=master.port if "cut" in argv else None)
+            compact = RawClient(replicas[0].port) if "compact" in argv else None
+            feed = ReplicaFeed(DocsGen(specs, seed), rc.lua_mode(argv))
+            for m in rc.replica_mismatches(RawClient(master.port), *clients, seed, count, compact=compact,
+                                           restarter=restarter, gen=feed, setup=SETUP):
+                print(m, flush=True)
+    finally:
+        for server in replicas + [master]:
+            server.cleanup()
+
+
 def main():
     first, seeds, count = (int(x) for x in sys.argv[1:4])
+    if "replica" in sys.argv[4:]:
+        return replica_main(first, seeds, count, sys.argv[4:])
     resp3 = "resp3" in sys.argv[4:]
     # [restart]: after each seed kvrocks is killed (-9) and started again on its data,
     # which must then be what Redis holds (not with [expire]: a restarted kvrocks

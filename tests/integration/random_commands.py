@@ -1333,7 +1333,7 @@ class ReplicaRestarter:
 
 
 def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_mismatches=5, compact=None,
-                       restarter=None):
+                       restarter=None, gen=None, setup=()):
     """Sends count random commands to a redis-server master (RawClient) whose
     replicas are kvrocks and redis-server (redis-py clients), waits until both have
     applied the whole stream, and returns the keys whose DEBUG DIGEST-VALUE or TTL
@@ -1343,13 +1343,17 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     compact (a RawClient of the kvrocks replica), it compacts while it applies the
     stream (Compactor) and once more before the comparison. With restarter
     (ReplicaRestarter), the kvrocks replica stops and starts while the stream runs,
-    and any full resync after the first sync is a mismatch too."""
-    gen = Gen(seed)
+    and any full resync after the first sync is a mismatch too. gen (Gen(seed) if
+    None) is where the commands come from: anything with command() and in_multi;
+    setup, commands the master runs first, after its FLUSHALL."""
+    gen = gen or Gen(seed)
     compactor = Compactor(compact, seed) if compact else None
     if restarter:
         restarter.compactor = compactor
     master.call("SELECT", "0")
     master.call("FLUSHALL")
+    for cmd in setup:
+        master.call(*cmd)
     # Replicas started just before (a fixture's) may not have asked for their first
     # full sync yet: the count starts once both links are up.
     deadline = time.time() + 30

@@ -2,11 +2,13 @@
 that a kvrocks replica and a redis-server replica follow: once both have applied
 the stream, their data sets must be the same (DEBUG DIGEST, then each key's
 DEBUG DIGEST-VALUE and TTL). Bounded here;
-`python3 tests/integration/random_commands.py 0 1000 3000 replica [kill]` hunts longer."""
+`python3 tests/integration/random_commands.py 0 1000 3000 replica [kill]` and
+`python3 tests/integration/docs_commands.py 0 1000 2000 replica [kill]` hunt longer."""
 import pytest
 import redis
 
 from conftest import Kvrocks, RawClient, RealRedis
+from docs_commands import SETUP, DocsGen, ReplicaFeed, command_specs
 from random_commands import VALUES, ReplicaRestarter, big_values, replica_mismatches
 
 
@@ -24,6 +26,16 @@ def servers():
 def test_replicas_of_random_commands_match(servers, seed):
     master, (kv_replica, redis_replica), _ = servers
     mismatches = replica_mismatches(master, kv_replica, redis_replica, seed, 1500)
+    assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.parametrize("seed", [870010, 870100, 870101])
+def test_replicas_of_documented_commands_match(servers, seed):
+    # Every documented command with arguments after its COMMAND DOCS (870010:
+    # XADD ... MAXLEN ~ 10 LIMIT 1, which the master propagates as MAXLEN = n LIMIT 1).
+    master, (kv_replica, redis_replica), kv_port = servers
+    feed = ReplicaFeed(DocsGen(command_specs(master, RawClient(kv_port)), seed), None)
+    mismatches = replica_mismatches(master, kv_replica, redis_replica, seed, 2000, gen=feed, setup=SETUP)
     assert not mismatches, "\n".join(mismatches)
 
 

@@ -445,6 +445,33 @@ def test_replica_debug_digest_equals_the_masters():
         m.cleanup()
 
 
+def test_trims_with_a_limit_reach_the_replica_as_the_master_did_them():
+    """Redis propagates XADD and XTRIM with '~ ... LIMIT n' as '= <what it trimmed
+    to> LIMIT n', which only a master may send (a client's LIMIT needs '~'): the
+    replica trims to that threshold, whatever the LIMIT."""
+    m = Master(args=["--stream-node-max-entries", "4"])
+    kv = None
+    try:
+        c = m.client()
+        kv = start_replica(m)
+        wait_synced(c, kv)
+        for i in range(1, 40):
+            c.execute_command("XADD", "by-len", "MAXLEN", "~", "6", "LIMIT", "8", f"{i}-1", "n", i)
+            c.execute_command("XADD", "by-id", "MINID", "~", f"{max(1, i - 9)}-0", "LIMIT", "4", f"{i}-1", "n", i)
+        c.execute_command("XTRIM", "by-len", "MAXLEN", "~", "2", "LIMIT", "4")
+        c.execute_command("XTRIM", "by-id", "MINID", "~", "38-0", "LIMIT", "100")
+        wait_synced(c, kv)
+        k = kv.client()
+        for key in ("by-len", "by-id"):
+            assert k.xrange(key) == c.xrange(key)
+            assert k.xinfo_stream(key)["max-deleted-entry-id"] == c.xinfo_stream(key)["max-deleted-entry-id"]
+        assert k.xlen("by-len") < 39 and k.xlen("by-id") < 39  # the master did trim
+    finally:
+        if kv:
+            kv.cleanup()
+        m.cleanup()
+
+
 def writer_thread(port, stop, seed):
     c = redis.Redis(port=port, protocol=2)
     rng = random.Random(seed)
