@@ -24,7 +24,7 @@ bool BitOffsetArg(CommandCall& call, size_t i, int hash_bits, uint64_t* offset) 
     return false;
   }
   if (hash) v *= hash_bits;
-  if (v < 0 || (v >> 3) >= call.server->config()->proto_max_bulk_len) {
+  if (v < 0 || (v >> 3) >= MaxStringLength(call)) {
     ReplyError(call, kBitOffsetError);
     return false;
   }

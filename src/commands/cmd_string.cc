@@ -234,7 +234,7 @@ void MSetNx(CommandCall& call) { MSetGeneric(call, true); }
 void Append(CommandCall& call) {
   Database db = CurrentDb(call);
   size_t len;
-  Status s = RedisString(&db).Append(call.args[1], call.args[2], call.server->config()->proto_max_bulk_len, &len);
+  Status s = RedisString(&db).Append(call.args[1], call.args[2], MaxStringLength(call), &len);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, static_cast<int64_t>(len));
 }
@@ -291,8 +291,7 @@ void SetRange(CommandCall& call) {
   if (offset < 0) return ReplyError(call, "ERR offset is out of range");
   Database db = CurrentDb(call);
   size_t len;
-  Status s = RedisString(&db).SetRange(call.args[1], offset, call.args[3], call.server->config()->proto_max_bulk_len,
-                                       &len);
+  Status s = RedisString(&db).SetRange(call.args[1], offset, call.args[3], MaxStringLength(call), &len);
   if (!s.ok()) return ReplyStatusError(call, s);
   reply::Integer(call.out, static_cast<int64_t>(len));
 }

@@ -33,6 +33,13 @@ inline Database CurrentDb(const CommandCall& call) {
 inline void ReplyError(CommandCall& call, std::string_view msg) { reply::Error(call.out, msg); }
 inline void ReplyStatusError(CommandCall& call, const Status& s) { reply::Error(call.out, s.ToRedisError()); }
 
+// The longest string a command may make (SETRANGE, APPEND, SETBIT's offset):
+// proto-max-bulk-len, except for the commands of this replica's master, which
+// applied them already under its own limit (Redis' mustObeyClient).
+inline int64_t MaxStringLength(const CommandCall& call) {
+  return call.conn->is_master ? INT64_MAX : call.server->config()->proto_max_bulk_len.get();
+}
+
 // Parses args[i] as an integer; on failure replies "value is not an integer".
 inline bool IntArg(CommandCall& call, size_t i, int64_t* v) {
   if (ParseInt64(call.args[i], v)) return true;

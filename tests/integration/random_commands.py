@@ -7,6 +7,7 @@ itself leaves the order or the exact value open (set members, hash fields,
 KEYS, TTLs); everything else must match exactly.
 """
 import contextlib
+import os
 import random
 import re
 import time
@@ -1362,6 +1363,7 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
             return [f"seed {seed}: the replicas' links did not come up"]
         time.sleep(0.02)
     full_syncs = master_stat(master, b"sync_full")
+    apply_errors = kv_replica.info("replication").get("replica_apply_errors", 0)
     history = []
     for _ in range(count):
         cmd = gen.command()
@@ -1400,10 +1402,24 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     if master_stat(master, b"sync_full") != full_syncs:
         resyncs = [f"seed {seed}: a full resync after {restarter.stops if restarter else 0} restarts "
                    f"(sync_full {full_syncs} -> {master_stat(master, b'sync_full')})"]
+    # A command the master applied fails on no replica (a restart counts from 0 again).
+    if restarter and restarter.stops and not restarter.cut_master:
+        apply_errors = 0
+    if kv_replica.info("replication").get("replica_apply_errors", 0) > apply_errors:
+        resyncs.append(f"seed {seed}: the kvrocks replica could not apply some commands: "
+                       f"{apply_failures(kv_replica)[-3:]}")
     if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
         return resyncs
     mismatches = key_differences(kv_replica, redis_replica, seed, history)
     return resyncs + (mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"])
+
+
+def apply_failures(kv_replica):
+    """The lines of a kvrocks replica's log (conftest.Kvrocks': kvrocks.log in its
+    dir) that name a command of the master it could not apply."""
+    path = os.path.join(kv_replica.config_get("dir")["dir"], "kvrocks.log")
+    with open(path, "rb") as f:
+        return [line.strip() for line in f if b"cannot apply" in line]
 
 
 def master_stat(master, field):

@@ -472,6 +472,34 @@ def test_trims_with_a_limit_reach_the_replica_as_the_master_did_them():
         m.cleanup()
 
 
+def test_strings_past_the_replicas_proto_max_bulk_len_come_from_the_master(master):
+    """proto-max-bulk-len bounds what a client's SETRANGE, APPEND and SETBIT make,
+    not what the master's stream carries (Redis' mustObeyClient): a replica with a
+    smaller limit than its master's applies them."""
+    kv = start_replica(master, extra=["--proto-max-bulk-len", "1mb"])
+    try:
+        c = master.client()
+        wait_synced(c, kv)
+        c.setrange("ranged", 2 << 20, "end")
+        c.set("appended", "x" * (1 << 20))
+        c.append("appended", "more")
+        c.setbit("bits", 8 * (3 << 20), 1)
+        c.execute_command("BITFIELD", "field", "SET", "u8", f"#{4 << 20}", 200)
+        wait_synced(c, kv)
+        k = kv.client()
+        for key in ("ranged", "appended", "bits", "field"):
+            assert k.strlen(key) > (1 << 20)
+            assert k.get(key) == c.get(key)
+        assert replica_info(kv).get("replica_apply_errors", 0) == 0
+        k.config_set("replica-read-only", "no")
+        with pytest.raises(redis.ResponseError, match="proto-max-bulk-len"):  # a client's still has its limit
+            k.setrange("ranged", 3 << 20, "x")
+        with pytest.raises(redis.ResponseError, match="bit offset is not an integer or out of range"):
+            k.setbit("bits", 8 * (3 << 20), 0)
+    finally:
+        kv.cleanup()
+
+
 def writer_thread(port, stop, seed):
     c = redis.Redis(port=port, protocol=2)
     rng = random.Random(seed)
