@@ -500,6 +500,27 @@ def test_strings_past_the_replicas_proto_max_bulk_len_come_from_the_master(maste
         kv.cleanup()
 
 
+def test_messages_published_on_the_master_reach_the_replicas_subscribers(master):
+    # Redis propagates PUBLISH to its replicas, which deliver it to their own subscribers.
+    kv = start_replica(master)
+    try:
+        c = master.client()
+        wait_synced(c, kv)
+        sub = kv.client().pubsub()
+        sub.subscribe("news")
+        sub.psubscribe("n*")
+        assert [sub.get_message(timeout=5)["type"] for _ in range(2)] == ["subscribe", "psubscribe"]
+        assert c.publish("news", "hello") == 0  # no subscriber on the master itself
+        got = [sub.get_message(timeout=5) for _ in range(2)]
+        assert [(m["type"], m["channel"], m["data"]) for m in got] == \
+            [("message", b"news", b"hello"), ("pmessage", b"news", b"hello")]
+        wait_synced(c, kv)
+        assert replica_info(kv)["replica_apply_errors"] == 0
+        sub.close()
+    finally:
+        kv.cleanup()
+
+
 def writer_thread(port, stop, seed):
     c = redis.Redis(port=port, protocol=2)
     rng = random.Random(seed)
