@@ -521,6 +521,30 @@ def test_messages_published_on_the_master_reach_the_replicas_subscribers(master)
         kv.cleanup()
 
 
+def test_master_counts_the_replica_in_wait_and_min_replicas(master):
+    """The replica's REPLCONF ACKs (every second, and at once to GETACK) are what
+    the master's WAIT and min-replicas-to-write count, as a Redis replica's."""
+    kv = start_replica(master)
+    try:
+        c = master.client()
+        wait_synced(c, kv)
+        c.config_set("min-replicas-to-write", 1)
+        c.config_set("min-replicas-max-lag", 10)
+        for i in range(20):
+            c.set(f"w{i}", i)
+            c.lpush("wl", i)
+            assert c.execute_command("WAIT", 1, 10000) == 1  # answered on the replica's ACK, not the timeout
+        assert kv.client().get("w19") == b"19" and kv.client().llen("wl") == 20
+        assert c.info("replication")["min_slaves_good_slaves"] == 1
+        kv.stop()  # the master notices its replica gone when the link closes
+        wait_until(lambda: c.info("replication")["connected_slaves"] == 0, 10, "the master to drop the replica")
+        with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+            c.set("after", "1")
+        assert c.execute_command("WAIT", 1, 100) == 0
+    finally:
+        kv.cleanup()
+
+
 def writer_thread(port, stop, seed):
     c = redis.Redis(port=port, protocol=2)
     rng = random.Random(seed)
