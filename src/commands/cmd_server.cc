@@ -333,7 +333,7 @@ std::string InfoStats(Server* srv) {
   Line(&s, "tracking_total_keys", static_cast<int64_t>(srv->tracking().keys()));
   Line(&s, "tracking_total_items", static_cast<int64_t>(srv->tracking().items()));
   Line(&s, "tracking_total_prefixes", static_cast<int64_t>(srv->tracking().prefixes()));
-  Line(&s, "unexpected_error_replies", 0);
+  Line(&s, "unexpected_error_replies", static_cast<int64_t>(st.unexpected_error_replies.load()));
   Line(&s, "total_error_replies", static_cast<int64_t>(st.total_error_replies.load()));
   Line(&s, "dump_payload_sanitizations", 0);
   Line(&s, "total_reads_processed", static_cast<int64_t>(st.total_reads_processed.load()));

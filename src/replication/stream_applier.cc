@@ -192,11 +192,14 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
   }
   if (!out.empty() && out[0] == '-') {
     apply_errors_++;
+    const std::string error = out.substr(1, out.find('\r') - 1);
+    server_->stats().unexpected_error_replies++;
+    server_->stats().RecordError(error);
     std::string cmd;
     for (size_t i = 0; i < args.size() && i < 4; i++) cmd += (i ? " " : "") + args[i].substr(0, 64);
-    LOG(ERROR) << "Replication: cannot apply '" << cmd << "': " << out.substr(1, out.find('\r') - 1);
+    LOG(ERROR) << "Replication: cannot apply '" << cmd << "': " << error;
     if (server_->config()->Value(&Config::replica_apply_errors) == "disconnect") {
-      return Status::IOError("command from master failed: " + out.substr(1, out.find('\r') - 1));
+      return Status::IOError("command from master failed: " + error);
     }
   }
   return Status::OK();

@@ -12,6 +12,7 @@ void Stats::Reset() {
   net_input_bytes = 0;
   net_output_bytes = 0;
   total_error_replies = 0;
+  unexpected_error_replies = 0;
   net_repl_input_bytes = 0;
   net_repl_output_bytes = 0;
   sync_full = 0;

@@ -24,6 +24,9 @@ class Stats {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> total_error_replies{0};
+  // Errors of commands from this replica's master, counted in total_error_replies too
+  // (Redis' stat_unexpected_error_replies: the master applied them).
+  std::atomic<uint64_t> unexpected_error_replies{0};
   std::atomic<uint64_t> net_repl_input_bytes{0};    // bytes received from a master
   std::atomic<uint64_t> net_repl_output_bytes{0};   // bytes sent to replicas (RDB snapshots)
   std::atomic<uint64_t> sync_full{0};               // full syncs served (RDB snapshots sent)

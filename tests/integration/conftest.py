@@ -110,12 +110,16 @@ class Kvrocks:
 
 
 class RealRedis:
-    def __init__(self, extra=None):
+    """A redis-server on a free port in a temp dir: Debian's 7.0 with DEBUG enabled, or
+    binary (an older one, whose DEBUG needs no enabling)."""
+
+    def __init__(self, extra=None, binary=None):
         self.dir = tempfile.mkdtemp(prefix="redis-ref-")
         self.port = free_port()
+        debug = [] if binary else ["--enable-debug-command", "yes"]
         self.proc = subprocess.Popen(
-            [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.dir, "--daemonize", "no", "--enable-debug-command", "yes"] + list(extra or []),
+            [binary or REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir, "--daemonize", "no"] + debug + list(extra or []),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.port, self.proc)
 

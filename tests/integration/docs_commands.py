@@ -18,7 +18,7 @@ hash seed). random_commands.py covers scripts,
 functions, transactions, RESTORE and SORT ... BY with generators of their own.
 
   python3 tests/integration/docs_commands.py FIRST_SEED SEEDS COMMANDS [resp3] [expire | restart] [lua | lua3] [small]
-      [replica [kill | cut]]  (the commands go to a redis-server master; kvrocks and redis-server
+      [replica [kill | cut] [master62]]  (the commands go to a redis-server master; kvrocks and redis-server
                   replicate it and are compared after each seed: random_commands.replica_mismatches)
       [compact]   (kvrocks compacts between commands: random_commands.Compactor)
       [big]       (values past rocksdb.min-blob-size: random_commands.BIG_VALUES)
@@ -281,13 +281,14 @@ def replica_main(first, seeds, count, argv):
     lookups do that."""
     from conftest import Kvrocks, RealRedis
 
-    master = RealRedis(extra=["--repl-backlog-size", "256mb", "--repl-diskless-sync-delay", "0"])
+    master = rc.replica_hunt_master(argv)
     replicas = [Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}"]).start(),
                 RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])]
     try:
         clients = [redis.Redis(port=r.port) for r in replicas]
         rc.use_small_encodings(argv, RawClient(master.port), *(RawClient(r.port) for r in replicas))
-        specs = command_specs(RawClient(master.port), RawClient(replicas[0].port), SKIP - REPLICA_SENDS)
+        # The docs of the Redis replica (7.0): a 6.2 master ([master62]) has no COMMAND DOCS.
+        specs = command_specs(RawClient(replicas[1].port), RawClient(replicas[0].port), SKIP - REPLICA_SENDS)
         for seed in range(first, first + seeds):
             restarter = None
             if "kill" in argv or "cut" in argv:

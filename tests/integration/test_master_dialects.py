@@ -199,3 +199,35 @@ def test_full_sync_starts_in_the_rdbs_repl_stream_db(aux, db):
     finally:
         kv.cleanup()
         master.close()
+
+
+def test_commands_of_the_master_that_fail_are_counted_as_redis_counts_them(rdb):
+    # A command the master sends that fails here (a 6.2 master's DECRBY of
+    # -9223372036854775808, which 7.0 refuses) is logged and counted in INFO stats'
+    # unexpected_error_replies, total_error_replies and errorstats, as in Redis
+    # (afterErrorReply); the stream goes on.
+    master = ScriptedMaster(rdb, [f"+FULLRESYNC {REPLID} 100"], STREAM)
+    kv = None
+    try:
+        kv, c = follow(master)
+        before = c.info("stats")
+        errors = c.info("errorstats")
+        master.send(encode(["SET", "n", "5"]) + encode(["DECRBY", "n", "-9223372036854775808"]) +
+                    encode(["LPUSH", "n", "x"]) + encode(["SET", "after", "1"]))
+        wait_until(lambda: c.get("after") == b"1", 20, "the stream")
+        stats = c.info("stats")
+        assert stats["unexpected_error_replies"] == before["unexpected_error_replies"] + 2 == 2
+        assert stats["total_error_replies"] == before["total_error_replies"] + 2
+        after = c.info("errorstats")
+        for code in ("ERR", "WRONGTYPE"):
+            assert after[f"errorstat_{code}"]["count"] == errors.get(f"errorstat_{code}", {"count": 0})["count"] + 1
+        assert c.info("replication")["replica_apply_errors"] == 2
+        assert c.get("n") == b"5"
+        with open(kv.log_path, "rb") as f:
+            assert b"cannot apply 'DECRBY n -9223372036854775808': ERR decrement would overflow" in f.read()
+        c.config_resetstat()
+        assert c.info("stats")["unexpected_error_replies"] == 0
+    finally:
+        if kv:
+            kv.cleanup()
+        master.close()
