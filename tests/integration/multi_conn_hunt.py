@@ -7,6 +7,7 @@ each step; each step waits for its effects to arrive before the next.
   python3 tests/integration/multi_conn_hunt.py tracking FIRST SEEDS STEPS [full] [pipe]
   python3 tests/integration/multi_conn_hunt.py watch FIRST SEEDS STEPS [full]
   python3 tests/integration/multi_conn_hunt.py notify FIRST SEEDS STEPS [full]
+  python3 tests/integration/multi_conn_hunt.py replica-notify FIRST SEEDS STEPS [full]
 
 pubsub: three connections subscribing, publishing, resetting, killing each other (no-arg
 unsubscribes and pattern messages are compared in any order: Redis' dict order).
@@ -20,7 +21,8 @@ over a pipeline's commits (or, so, ahead of a flush's null) are not counted
 either). watch: three
 connections with WATCH, MULTI/EXEC and writes that expire, move, rename, flush
 and swap the watched keys. notify: the
-keyspace notifications of random_commands.py's commands. Not part of CI (timing-based); what they find becomes a test.
+keyspace notifications of random_commands.py's commands; replica-notify: those of a
+kvrocks and a redis-server replica of a master that runs them. Not part of CI (timing-based); what they find becomes a test.
 
 Not every difference is kvrocks': when one SWAPDB (or FLUSHALL) frees clients
 blocked on several keys of one database, Redis serves the keys in its hash
@@ -678,6 +680,96 @@ def notify_main(first, seeds, steps):
     hunt(first, seeds, one_seed)
 
 
+class ReplicaNotifications:
+    """A redis-server master that a kvrocks and a redis-server replicate, each
+    replica with a subscriber to every keyspace notification (events KEA)."""
+
+    def __init__(self):
+        from conftest import Kvrocks, RawClient, RealRedis
+        self.master = RealRedis(extra=["--repl-backlog-size", "256mb"])
+        self.replicas = [Kvrocks(extra=["--replicaof", f"127.0.0.1 {self.master.port}"]).start(),
+                         RealRedis(extra=["--replicaof", f"127.0.0.1 {self.master.port}"])]
+        self.subs = []
+        for r in self.replicas:
+            c = RawClient(r.port)
+            deadline = time.time() + 30
+            while b"master_link_status:up" not in c.call("INFO", "replication"):
+                if time.time() > deadline:
+                    raise RuntimeError("the replicas' links did not come up")
+                time.sleep(0.05)
+            assert c.call("CONFIG", "SET", "notify-keyspace-events", "KEA") == b"+OK\r\n"
+            sub = connect(r.port, 1)[0]
+            sub.sendall(encode(["PSUBSCRIBE", "__key*__:*"]))
+            drain(sub, expect=True)
+            self.subs.append(sub)
+        self.m = RawClient(self.master.port)
+
+    def mismatch(self, seed, steps):
+        """Sends steps of random_commands.py's commands of seed to the master; once both
+        replicas have applied them, the two subscribers' message streams must be the same
+        (a replica notifies what the stream does to it: SPOP's SREMs, an expired key's
+        DEL ...). Returns the first difference as text, or None."""
+        import random_commands as rc
+        from conftest import RawClient
+        m = self.m
+        m.call("SELECT", "0")
+        m.call("FLUSHALL")
+        gen, hist = rc.Gen(seed), []
+        for _ in range(steps):
+            cmd = gen.command()
+            if cmd[0] == rc.SCAN_ALL or cmd[0].upper() in ("BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BZPOPMIN",
+                                                            "BZPOPMAX", "BLMPOP", "BZMPOP", "XREAD", "XREADGROUP",
+                                                            "WAIT", "DEBUG"):
+                continue
+            if cmd[0] in (rc.RESTORE_FROM_REDIS, rc.RESTORE_FROM_KVROCKS):
+                payload = rc.parse(m.call("DUMP", cmd[1]))
+                if not isinstance(payload, bytes):
+                    continue
+                cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
+            m.call(*cmd)
+            hist.append(cmd)
+        if gen.in_multi:
+            m.call("EXEC")
+        offset = int(rc.parse(m.call("INFO", "replication")).split(b"master_repl_offset:")[1].split(b"\r\n")[0])
+        for r in self.replicas:
+            c = RawClient(r.port)
+            deadline = time.time() + 30
+            while int(c.call("INFO", "replication").split(b"slave_repl_offset:")[1].split(b"\r\n")[0]) < offset:
+                if time.time() > deadline:
+                    return f"seed {seed}: a replica did not catch up with offset {offset}"
+                time.sleep(0.02)
+            c.close()
+        streams = [split(drain(sub, settle=0.5, expect=True)) for sub in self.subs]
+        if streams[0] == streams[1]:
+            return None
+        i = next((i for i, (a, b) in enumerate(zip(*streams)) if a != b), min(map(len, streams)))
+        return (f"seed {seed}: notification {i} of {len(streams[0])} (kvrocks) / {len(streams[1])} (Redis)\n"
+                f" kv {streams[0][max(0, i - 3):i + 3]}\n rd {streams[1][max(0, i - 3):i + 3]}\n"
+                f" hist {hist if 'full' in sys.argv else hist[-10:]}")
+
+    def cleanup(self):
+        for sub in self.subs:
+            sub.close()
+        for server in self.replicas + [self.master]:
+            server.cleanup()
+
+
+def replica_notify_main(first, seeds, steps):
+    """ReplicaNotifications.mismatch for each seed."""
+    hunt = ReplicaNotifications()
+    bad = 0
+    try:
+        for seed in range(first, first + seeds):
+            found = hunt.mismatch(seed, steps)
+            if found:
+                print(found, flush=True)
+                bad += 1
+    finally:
+        hunt.cleanup()
+    print("bad", bad, flush=True)
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], [int(x) for x in sys.argv[2:5]]
-    {"pubsub": pubsub_main, "blocking": blocking_main, "tracking": tracking_main, "watch": watch_main, "notify": notify_main}[mode](*args)
+    {"pubsub": pubsub_main, "blocking": blocking_main, "tracking": tracking_main, "watch": watch_main, "notify": notify_main,
+     "replica-notify": replica_notify_main}[mode](*args)

@@ -269,3 +269,17 @@ def test_reads_are_counted_and_notified_as_redis_lookups(kvrocks_server, redis_r
                 got.append((reply, (after[0] - before[0], after[1] - before[1]), events(sub)))
             assert got[0] == got[1], f"{line}: kvrocks {got[0]} redis {got[1]}"
 
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_replicas_notify_what_the_masters_stream_does_to_them(seed):
+    # random_commands.py's commands go to a redis-server master; a kvrocks and a
+    # redis-server replica of it publish the same notifications (SPOP's SREMs, an
+    # expired key's DEL, an EXEC block's events ...). `multi_conn_hunt.py
+    # replica-notify` hunts longer.
+    from multi_conn_hunt import ReplicaNotifications
+    hunt = ReplicaNotifications()
+    try:
+        assert hunt.mismatch(seed, 1500) is None
+    finally:
+        hunt.cleanup()
