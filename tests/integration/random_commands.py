@@ -1282,17 +1282,21 @@ class ReplicaRestarter:
         self.server, self.rnd, self.after_start = kv_server, random.Random(seed + 2), after_start
         self.cut_master = cut_master
         self.down_for, self.stops = None, 0
+        self.steps, self.events = 0, []  # what a mismatch's report shows
         self.compactor = None  # a Compactor of the replica: reconnected after each start
 
     def up(self):
         return self.down_for is None
 
     def step(self):
+        self.steps += 1
         if self.down_for is not None:
             self.down_for -= 1
             if self.down_for <= 0:
                 self.start()
         elif self.rnd.random() < 1 / 300 and self.synced():
+            self.events.append(f"after command {self.steps - 1}: {'cut' if self.cut_master else ['kill -9', 'SIGTERM'][self.stops % 2]} "
+                               f"with the replica at {self.replica_offset()}")
             if self.cut_master:
                 master = RawClient(self.cut_master)
                 master.call("CLIENT", "KILL", "TYPE", "replica")
@@ -1320,7 +1324,15 @@ class ReplicaRestarter:
         finally:
             client.close()
 
+    def replica_offset(self):
+        client = RawClient(self.server.port)
+        try:
+            return parse(client.call("INFO", "replication")).split(b"slave_repl_offset:")[1].split(b"\r\n")[0].decode()
+        finally:
+            client.close()
+
     def start(self):
+        self.events.append(f"after command {self.steps - 1}: start")
         self.server.start()
         self.down_for = None
         if self.compactor:
@@ -1415,15 +1427,22 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
         return resyncs
     mismatches = key_differences(kv_replica, redis_replica, seed, history)
+    if mismatches and restarter:
+        mismatches.append("\n".join(restarter.events + [line.decode(errors="replace") for line in
+                                                         log_lines(kv_replica, b"resync from")]))
     return resyncs + (mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"])
 
 
 def apply_failures(kv_replica):
-    """The lines of a kvrocks replica's log (conftest.Kvrocks': kvrocks.log in its
-    dir) that name a command of the master it could not apply."""
-    path = os.path.join(kv_replica.config_get("dir")["dir"], "kvrocks.log")
+    """The lines of a kvrocks replica's log that name a command of the master it could not apply."""
+    return log_lines(kv_replica, b"cannot apply")
+
+
+def log_lines(kv, text):
+    """The lines of a kvrocks' log (conftest.Kvrocks': kvrocks.log in its dir) that hold text."""
+    path = os.path.join(kv.config_get("dir")["dir"], "kvrocks.log")
     with open(path, "rb") as f:
-        return [line.strip() for line in f if b"cannot apply" in line]
+        return [line.strip() for line in f if text in line]
 
 
 def replica_hunt_master(argv):
