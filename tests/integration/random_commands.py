@@ -1427,6 +1427,11 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
     if kv_replica.execute_command("DEBUG", "DIGEST") == redis_replica.execute_command("DEBUG", "DIGEST"):
         return resyncs
     mismatches = key_differences(kv_replica, redis_replica, seed, history)
+    if mismatches:  # which replica the master agrees with
+        digests = [parse(master.call("DEBUG", "DIGEST"))] + \
+            [r.execute_command("DEBUG", "DIGEST") for r in (kv_replica, redis_replica)]
+        digests = [d.decode() if isinstance(d, bytes) else d for d in digests]
+        mismatches.append(f"DEBUG DIGEST: master {digests[0]}, kvrocks {digests[1]}, Redis {digests[2]}")
     if mismatches and restarter:
         mismatches.append("\n".join(restarter.events + [line.decode(errors="replace") for line in
                                                          log_lines(kv_replica, b"resync from")]))
