@@ -1295,8 +1295,8 @@ class ReplicaRestarter:
             if self.down_for <= 0:
                 self.start()
         elif self.rnd.random() < 1 / 300 and self.synced():
-            self.events.append(f"after command {self.steps - 1}: {'cut' if self.cut_master else ['kill -9', 'SIGTERM'][self.stops % 2]} "
-                               f"with the replica at {self.replica_offset()}")
+            how = "cut" if self.cut_master else ["kill -9", "SIGTERM"][self.stops % 2]
+            self.events.append(f"after command {self.steps - 1}: {how} with the replica at {self.replica_offset()}")
             if self.cut_master:
                 master = RawClient(self.cut_master)
                 master.call("CLIENT", "KILL", "TYPE", "replica")
@@ -1376,38 +1376,20 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
         time.sleep(0.02)
     full_syncs = master_stat(master, b"sync_full")
     errors = [r.info("stats")["unexpected_error_replies"] for r in (kv_replica, redis_replica)]
-    history = []
-    for _ in range(count):
-        cmd = gen.command()
-        if cmd[0] == SCAN_ALL:
-            continue  # reads only
-        if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
-            payload = parse(master.call("DUMP", cmd[1]))
-            if not isinstance(payload, bytes):
-                continue
-            cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
-        master.call(*cmd)
-        history.append(cmd)
+    def after_each():
         if compactor and (not restarter or restarter.up()):
             compactor.step()
         if restarter:
             restarter.step()
-    if gen.in_multi:
-        master.call("EXEC")
+
+    history = feed_master(master, gen, count, after_each)
     if compactor:
         compactor.finish()
     if restarter:
         restarter.finish()
-    offset = int(parse(master.call("INFO", "replication")).split(b"master_repl_offset:")[1].split(b"\r\n")[0])
-    deadline = time.time() + 30
-    for replica in (kv_replica, redis_replica):
-        # At or past it: the master's PINGs (every repl-ping-replica-period) move the offset on.
-        while replica.info("replication").get("slave_repl_offset", 0) < offset:
-            if time.time() > deadline:
-                which = "kvrocks" if replica is kv_replica else "Redis"
-                return [f"seed {seed}: the {which} replica did not catch up with offset {offset} "
-                        f"(at {replica.info('replication').get('slave_repl_offset')})"]
-            time.sleep(0.02)
+    behind = replicas_behind(master, {"kvrocks": kv_replica, "Redis": redis_replica})
+    if behind:
+        return [f"seed {seed}: {behind}"]
     if compactor:
         kv_replica.execute_command("COMPACT")
     resyncs = []
@@ -1436,6 +1418,45 @@ def replica_mismatches(master, kv_replica, redis_replica, seed, count, max_misma
         mismatches.append("\n".join(restarter.events + [line.decode(errors="replace") for line in
                                                          log_lines(kv_replica, b"resync from")]))
     return resyncs + (mismatches[:max_mismatches] or [f"seed {seed}: DEBUG DIGEST differs, no key does"])
+
+
+def feed_master(master, gen, count, after_each=None, skip=()):
+    """Sends count commands of gen (anything with command() and in_multi) to a master
+    (RawClient), an open MULTI closed at the end: not SCAN_ALL's reads nor the commands
+    skip names (upper case); RESTORE_FROM_* as RESTORE of the master's own DUMP.
+    Calls after_each() after each command sent; returns those commands."""
+    history = []
+    for _ in range(count):
+        cmd = gen.command()
+        if cmd[0] == SCAN_ALL or cmd[0].upper() in skip:
+            continue
+        if cmd[0] in (RESTORE_FROM_REDIS, RESTORE_FROM_KVROCKS):
+            payload = parse(master.call("DUMP", cmd[1]))
+            if not isinstance(payload, bytes):
+                continue
+            cmd = ["RESTORE", cmd[2], "0", payload, "REPLACE"]
+        master.call(*cmd)
+        history.append(cmd)
+        if after_each:
+            after_each()
+    if gen.in_multi:
+        master.call("EXEC")
+    return history
+
+
+def replicas_behind(master, replicas, timeout=30):
+    """Waits until each replica (name -> redis-py client) has applied the master's
+    (RawClient) stream up to its current offset; returns what did not, or None."""
+    offset = int(parse(master.call("INFO", "replication")).split(b"master_repl_offset:")[1].split(b"\r\n")[0])
+    deadline = time.time() + timeout
+    for name, replica in replicas.items():
+        # At or past it: the master's PINGs (every repl-ping-replica-period) move the offset on.
+        while replica.info("replication").get("slave_repl_offset", 0) < offset:
+            if time.time() > deadline:
+                return (f"the {name} replica did not catch up with offset {offset} "
+                        f"(at {replica.info('replication').get('slave_repl_offset')})")
+            time.sleep(0.02)
+    return None
 
 
 def apply_failures(kv_replica):
