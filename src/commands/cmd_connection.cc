@@ -155,21 +155,31 @@ bool ValidClientName(const std::string& name) {
   return true;
 }
 
-// Redis' client types: kvrocks' own clients are normal, or pubsub while subscribed
-// (it has no replicas, and its link to a master is not a client).
-bool ParseClientType(CommandCall& call, const std::string& name, bool* pubsub, bool* none) {
-  bool normal = TokenEquals(name, "normal");
-  *pubsub = TokenEquals(name, "pubsub");
-  if (!normal && !*pubsub && !TokenEquals(name, "master") && !TokenEquals(name, "replica") &&
-      !TokenEquals(name, "slave")) {
+// Redis' client types (getClientType): the replica's master client is of type
+// master, kvrocks' own clients are normal, or pubsub while subscribed (it has no
+// replicas).
+enum class ClientType { kNormal, kPubSub, kMaster, kReplica };
+
+bool ParseClientType(CommandCall& call, const std::string& name, ClientType* type) {
+  if (TokenEquals(name, "normal")) {
+    *type = ClientType::kNormal;
+  } else if (TokenEquals(name, "pubsub")) {
+    *type = ClientType::kPubSub;
+  } else if (TokenEquals(name, "master")) {
+    *type = ClientType::kMaster;
+  } else if (TokenEquals(name, "replica") || TokenEquals(name, "slave")) {
+    *type = ClientType::kReplica;
+  } else {
     ReplyError(call, "ERR Unknown client type '" + CString(name) + "'");
     return false;
   }
-  *none = !normal && !*pubsub;
   return true;
 }
 
-bool IsClientType(Connection* c, bool pubsub, bool none) { return !none && c->subscribed() == pubsub; }
+ClientType TypeOf(Connection* c) {
+  if (c->is_master) return ClientType::kMaster;
+  return c->subscribed() ? ClientType::kPubSub : ClientType::kNormal;
+}
 
 // CLIENT LIST [TYPE type | ID id [id ...]]: clients with IDs in the order given.
 void ClientList(CommandCall& call) {
@@ -192,11 +202,12 @@ void ClientList(CommandCall& call) {
     }
     return reply::Verbatim(call.out, text, call.resp);
   }
-  bool pubsub = false, none = false, typed = a.size() == 4 && TokenEquals(a[2], "type");
+  ClientType type = ClientType::kNormal;
+  const bool typed = a.size() == 4 && TokenEquals(a[2], "type");
   if (a.size() != 2 && !typed) return ReplyError(call, kSyntaxError);
-  if (typed && !ParseClientType(call, a[3], &pubsub, &none)) return;
+  if (typed && !ParseClientType(call, a[3], &type)) return;
   call.server->ForEachClient([&](Connection* c) {
-    if (!typed || IsClientType(c, pubsub, none)) text += c->InfoLine() + "\n";
+    if (!typed || TypeOf(c) == type) text += c->InfoLine() + "\n";
   });
   reply::Verbatim(call.out, text, call.resp);
 }
@@ -218,7 +229,8 @@ void ClientKill(CommandCall& call) {
   }
   uint64_t id = 0;
   std::string addr, laddr, user;
-  bool skipme = true, has_type = false, pubsub = false, none = false;
+  bool skipme = true, has_type = false;
+  ClientType type = ClientType::kNormal;
   for (size_t i = 2; i < a.size(); i += 2) {
     const std::string& k = a[i];
     if (i + 1 == a.size()) return ReplyError(call, kSyntaxError);  // an option without its value
@@ -232,7 +244,7 @@ void ClientKill(CommandCall& call) {
     } else if (TokenEquals(k, "laddr")) {
       laddr = v;
     } else if (TokenEquals(k, "type")) {
-      if (!ParseClientType(call, v, &pubsub, &none)) return;
+      if (!ParseClientType(call, v, &type)) return;
       has_type = true;
     } else if (TokenEquals(k, "user")) {
       if (call.server->acl().Find(v) == nullptr) return ReplyError(call, "ERR No such user '" + CString(v) + "'");
@@ -254,7 +266,7 @@ void ClientKill(CommandCall& call) {
     if (id != 0 && c->id() != id) return;
     if (!addr.empty() && c->peer() != addr) return;
     if (!laddr.empty() && c->local() != laddr) return;
-    if (has_type && !IsClientType(c, pubsub, none)) return;
+    if (has_type && TypeOf(c) != type) return;
     if (!user.empty()) {
       std::lock_guard<std::mutex> g(c->info_mu);
       if (c->username != user) return;

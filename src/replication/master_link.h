@@ -46,6 +46,8 @@ class MasterLink {
   size_t Unread() const;
   // Time of the last byte received (monotonic ms).
   uint64_t last_io_ms() const { return last_io_ms_; }
+  // The connected socket (-1 before Connect and after Close).
+  int fd() const { return fd_; }
 
  private:
   const std::atomic<bool>* stop_;

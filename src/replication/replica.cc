@@ -8,6 +8,7 @@
 #include <random>
 
 #include "common/encoding.h"
+#include "common/socket_address.h"
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "replication/apply_priority.h"
@@ -17,8 +18,8 @@
 #include "scripting/functions.h"
 #include "server/connection.h"
 #include "server/oom_score.h"
-#include "server/supervision.h"
 #include "server/server.h"
+#include "server/supervision.h"
 #include "server/worker.h"
 #include "storage/lock_manager.h"
 
@@ -58,6 +59,21 @@ std::string RandomReplId() {
   for (auto& c : id) c = kHex[rng() & 15];
   return id;
 }
+
+// Lists the master client among the server's clients for as long as it lives.
+class ListedMaster {
+ public:
+  ListedMaster(Server* server, Connection* master) : server_(server), master_(master) {
+    server_->ListMasterClient(master_);
+  }
+  ~ListedMaster() { server_->UnlistMasterClient(master_); }
+  ListedMaster(const ListedMaster&) = delete;
+  ListedMaster& operator=(const ListedMaster&) = delete;
+
+ private:
+  Server* server_;
+  Connection* master_;
+};
 
 // The RDB payload of a full sync as a byte source: `$<len>` bounds it; with
 // `$EOF:<mark>` the RDB parser itself finds the end and the mark follows.
@@ -125,6 +141,7 @@ void Replica::Follow(const std::string& host, int port) {
     last_error_.clear();
   }
   following_ = true;
+  DropMasterClient();
   ApplyOomScoreAdj(*server_->config(), true);
   // As a Redis replica: expired keys stay whole until the master deletes them.
   server_->storage()->KeepExpiredSubkeys(true);
@@ -132,8 +149,16 @@ void Replica::Follow(const std::string& host, int port) {
   Request(true, host, port);
 }
 
+void Replica::DropMasterClient() {
+  // The session ends soon (the supervisor stops it); its client goes at once, as
+  // Redis frees its master client within REPLICAOF.
+  stop_ = true;
+  server_->UnlistMasterClient(nullptr);
+}
+
 void Replica::Unfollow() {
   following_ = false;
+  DropMasterClient();
   ApplyOomScoreAdj(*server_->config(), false);
   server_->storage()->KeepExpiredSubkeys(false);
   state_ = kNone;
@@ -160,7 +185,18 @@ void Replica::Request(bool follow, const std::string& host, int port) {
   req_cv_.notify_all();
 }
 
+void Replica::NewMasterClient() {
+  master_client_ = std::make_unique<Connection>(server_->NextWorker(), -1, server_->NextClientId(), "", "");
+  master_client_->is_master = true;
+  {
+    std::lock_guard<std::mutex> g(master_client_->info_mu);
+    master_client_->username = "(superuser)";  // Redis' name for a client without a user
+  }
+  applier_.set_master_client(master_client_.get());
+}
+
 void Replica::Supervise() {
+  bool renew_master_client = true;
   std::unique_lock<std::mutex> g(req_mu_);
   while (true) {
     req_cv_.wait(g, [this] { return quit_ || !requests_.empty(); });
@@ -169,12 +205,13 @@ void Replica::Supervise() {
     requests_.clear();
     g.unlock();
     StopSession();
-    if (last.follow) {
-      if (!master_client_) {
-        master_client_ = std::make_unique<Connection>(server_->NextWorker(), -1, server_->NextClientId(), "master", "");
-        master_client_->is_master = true;
-        applier_.set_master_client(master_client_.get());
-      }
+    if (!last.follow) {
+      renew_master_client = true;
+    } else {
+      // As Redis' cached master made of itself when a master turns replica: the
+      // first link gets a new client, which a resumed link (PSYNC) keeps.
+      if (renew_master_client) NewMasterClient();
+      renew_master_client = false;
       stop_ = false;
       thread_ = std::thread([this, last] {
         pthread_setname_np(pthread_self(), "replica");
@@ -238,16 +275,26 @@ Replica::Info Replica::GetInfo() {
 void Replica::Run(std::string host, int port) {
   uint64_t backoff = kBackoffMinMs;
   while (!stop_.load()) {
+    stream_began_ms_ = 0;
     Status s = Session(host, port);
     if (stop_.load()) break;
     state_ = kConnect;
+    // A link that streamed is retried at once, as Redis reconnects when it loses
+    // its master (killed, or cut after a while); one that broke before it streamed,
+    // or as soon as it did, waits longer each time, so that a link that cannot
+    // stay up is no busy loop.
+    uint64_t wait = backoff;
+    if (stream_began_ms_ != 0 && (master_client_->kill_requested.load() || NowMonoMs() - stream_began_ms_ >= 1000)) {
+      wait = 0;
+      backoff = kBackoffMinMs;
+    } else {
+      backoff = std::min(backoff * 2, kBackoffMaxMs);
+    }
     LOG(WARNING) << "Replication from " << host << ":" << port << " interrupted: " << s.message() << "; retrying in "
-                 << backoff << " ms";
+                 << wait << " ms";
     SetError(s.message());
-    uint64_t until = NowMonoMs() + backoff;
+    uint64_t until = NowMonoMs() + wait;
     while (!stop_.load() && NowMonoMs() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    backoff = std::min(backoff * 2, kBackoffMaxMs);
-
   }
 }
 
@@ -415,6 +462,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     return s;
   }
   server_->NoteRdbLoaded(loader.keys_loaded(), loader.expired_skipped());
+  NewMasterClient();  // as Redis creates its master client once the RDB is loaded
   LOG(INFO) << "Loaded " << loader.keys_loaded() << " keys from the master's RDB ("
             << loader.expired_skipped() << " already expired, " << loader.modules_skipped()
             << " module values skipped, " << loader.idle_times_set() << " idle times set)";
@@ -434,10 +482,18 @@ Status Replica::StreamCommands(MasterLink* link) {
   // the database selected at the applied offset: a resumed stream (PSYNC) selects no
   // database it already had selected, and Redis' cached master keeps its db too.
   applier_.Reset(replid(), applier_.offset(), applier_.db(), applier_.applied());
+  stream_began_ms_ = NowMonoMs();
+  Connection* master = master_client_.get();
+  master->SetLink(PeerAddress(link->fd()), LocalAddress(link->fd()), link->fd());
+  master->kill_requested = false;
+  master->last_interaction_ms = static_cast<int64_t>(NowMs());
+  ListedMaster listed(server_, master);
+  if (stop_.load()) return Status::Aborted("stopping");  // a REPLICAOF may have unlisted it already
   uint64_t last_ack = 0;
   ApplyPriority priority;
   Watched watched(&priority_mu_, &priority_, &priority);
   while (!stop_.load()) {
+    if (master->kill_requested.load()) return Status::IOError("the master client was killed (CLIENT KILL)");
     bool more = false;
     Status s = ApplyBuffered(link, &more);
     if (!s.ok()) return s;
@@ -451,7 +507,10 @@ Status Replica::StreamCommands(MasterLink* link) {
     if (more) continue;
     size_t got;
     if (!(s = link->Fill(100, &got)).ok()) return s;
-    if (got > 0) last_io_ms_ = NowMonoMs();
+    if (got > 0) {
+      last_io_ms_ = NowMonoMs();
+      master->last_interaction_ms = static_cast<int64_t>(NowMs());  // CLIENT LIST idle=
+    }
     if (NowMonoMs() - link->last_io_ms() > static_cast<uint64_t>(cfg->repl_timeout) * 1000) {
       return Status::IOError("timeout: no data from master for " + std::to_string(cfg->repl_timeout) + " s");
     }

@@ -87,6 +87,11 @@ class Replica {
 
   void Run(std::string host, int port);
   void Supervise();
+  // A new master client (a new id, age 0) for the stream to come; the session
+  // thread's, or the supervisor's while no session runs.
+  void NewMasterClient();
+  // REPLICAOF (any thread): the session is to stop, its master client is unlisted now.
+  void DropMasterClient();
   void Request(bool follow, const std::string& host, int port);
   // Stops the running session thread and waits for it.
   void StopSession();
@@ -124,6 +129,7 @@ class Replica {
   std::atomic<uint64_t> last_io_ms_{0};
   // The master answered SYNC, not PSYNC (Redis' CLIENT_PRE_PSYNC): no REPLCONF ACKs to it.
   bool pre_psync_master_ = false;  // the session thread's
+  uint64_t stream_began_ms_ = 0;   // when the session's stream began (0: it did not); the session thread's
   std::atomic<uint64_t> full_syncs_{0}, partial_syncs_{0};
   std::atomic<int64_t> sync_total_bytes_{-1}, sync_read_bytes_{0};
   // While an RDB from the master loads (clients read the previous data meanwhile):

@@ -8,6 +8,7 @@
 #include "common/string_util.h"
 #include "common/time_util.h"
 #include "server/connection.h"
+#include "server/dispatch.h"
 #include "server/notify.h"
 #include "server/resp_parser.h"
 #include "server/server.h"
@@ -47,8 +48,7 @@ void StreamApplier::Reset(const std::string& replid, uint64_t offset, int db, ui
   SetCommitted(Position{offset, db, applied});
   read_offset_ = offset;
   if (master_ != nullptr) master_->db = db;
-  in_multi_ = false;
-  multi_.clear();
+  EndMulti();
 }
 
 void StreamApplier::PersistState(Context* ctx, Position at) {
@@ -116,28 +116,48 @@ Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds
   for (auto& [args, size] : *cmds) {
     if (!args.empty()) {
       std::string name = ToLower(args[0]);
+      const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+      // The commands that only steer the stream count as calls too, as in Redis.
+      auto noted = [&](uint64_t start) {
+        if (spec != nullptr) FinishMasterCall(master_, *spec, args, "", start);
+      };
       if (in_multi_) {
         if (name == "exec") {
+          BeginMasterCall(master_, spec, args);
+          const uint64_t start = MonotonicUs();
           for (uint32_t i = 0; i < multi_.size(); i++) {
             if (i < safe->applied && !TokenEquals(multi_[i][0], "select")) continue;  // before a restart
             if (!(s = ApplyOne(ctx, multi_[i], true, Position{safe->offset, safe->db, i})).ok()) return s;
           }
-          multi_.clear();
-          in_multi_ = false;
+          EndMulti();
+          master_->last_command.store(spec->name, std::memory_order_relaxed);  // Redis' lastcmd: EXEC's
+          noted(start);
         } else if (name == "discard") {
-          multi_.clear();
-          in_multi_ = false;
+          BeginMasterCall(master_, spec, args);
+          EndMulti();
+          noted(MonotonicUs());
         } else {
+          BeginMasterCall(master_, spec, args, true);  // queued: Redis' lastcmd still changes
           multi_.push_back(std::move(args));
+          master_->multi_count.store(multi_.size(), std::memory_order_relaxed);
         }
       } else if (name == "multi") {
+        BeginMasterCall(master_, spec, args);
         in_multi_ = true;
+        master_->multi_count.store(0, std::memory_order_relaxed);
+        master_->in_multi = true;
+        noted(MonotonicUs());
       } else if (name == "replconf") {
+        BeginMasterCall(master_, spec, args);
         if (args.size() >= 2 && TokenEquals(args[1], "getack")) {
           batch->ack_requested = true;
           batch->ack_offset = safe->offset;
         }
-      } else if (name != "ping" && (safe->applied == 0 || name == "select")) {  // else applied before a restart
+        noted(MonotonicUs());
+      } else if (name == "ping") {
+        BeginMasterCall(master_, spec, args);
+        noted(MonotonicUs());
+      } else if (safe->applied == 0 || name == "select") {  // else applied before a restart
         if (!(s = ApplyOne(ctx, args, false, Position{safe->offset, safe->db, 0})).ok()) return s;
       }
     }
@@ -147,15 +167,25 @@ Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds
   return Status::OK();
 }
 
+void StreamApplier::EndMulti() {
+  multi_.clear();
+  in_multi_ = false;
+  if (master_ != nullptr) master_->in_multi = false;
+}
+
 Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& args, bool in_exec, Position at) {
   const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
+  BeginMasterCall(master_, spec, args);
   std::string out;
+  bool rejected = true;
   if (spec == nullptr) {
     out = "-ERR unknown command '" + args[0] + "'";
   } else if ((spec->arity > 0 && static_cast<int>(args.size()) != spec->arity) ||
              static_cast<int>(args.size()) < -spec->arity) {
-    out = "-ERR wrong number of arguments";
+    out = "-ERR wrong number of arguments for '" + std::string(spec->name) + "' command";
   } else {
+    rejected = false;
+    const uint64_t start = MonotonicUs();
     const bool direct = spec->flags & kCmdExclusive;
     if (direct) {
       // Whole-database commands work on storage directly: commit what is pending
@@ -189,12 +219,13 @@ Status StreamApplier::ApplyOne(Context* ctx, const std::vector<std::string>& arg
     NoteCommandDirty(*spec, call, 0, touched_before);
     CollectCommandEvents(server_, master_->db, *spec, args, *ctx, touched_before);
     master_->block.requested = false;  // a blocking command never blocks the master link
+    FinishMasterCall(master_, *spec, args, out, start);
   }
   if (!out.empty() && out[0] == '-') {
     apply_errors_++;
     const std::string error = out.substr(1, out.find('\r') - 1);
     server_->stats().unexpected_error_replies++;
-    server_->stats().RecordError(error);
+    if (rejected) RejectMasterCall(master_, spec, args, error);
     std::string cmd;
     for (size_t i = 0; i < args.size() && i < 4; i++) cmd += (i ? " " : "") + args[i].substr(0, 64);
     LOG(ERROR) << "Replication: cannot apply '" << cmd << "': " << error;

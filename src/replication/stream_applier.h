@@ -105,6 +105,8 @@ class StreamApplier {
   // The position now committed.
   void SetCommitted(Position at);
   using ParsedCommand = std::pair<std::vector<std::string>, size_t>;  // arguments, bytes in the stream
+  // Leaves an open MULTI (its queued commands dropped).
+  void EndMulti();
   // Applies parsed commands to ctx, advancing pos (bytes taken) and safe (the
   // last boundary outside MULTI).
   Status ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, Position* safe, Batch* batch);

@@ -454,12 +454,19 @@ bool Connection::OverOutputLimit(size_t pending) {
 
 void Connection::CloseAfterReply() { close_after_reply_ = true; }
 
+void Connection::SetLink(std::string peer, std::string local, int fd) {
+  peer_ = std::move(peer);
+  local_ = std::move(local);
+  link_fd_ = fd;
+}
+
 std::string Connection::InfoLine() {
   int64_t now = static_cast<int64_t>(NowMs());
   // In Redis' order.
   std::string flags;
   int64_t redirect;
   if (monitor) flags += "O";
+  if (is_master) flags += "M";
   if (subscribed()) flags += "P";
   if (in_multi) flags += "x";
   if (block.active) flags += "b";
@@ -473,7 +480,7 @@ std::string Connection::InfoLine() {
   s += "id=" + std::to_string(id_);
   s += " addr=" + peer_;
   s += " laddr=" + local_;
-  s += " fd=" + std::to_string(fd_);
+  s += " fd=" + std::to_string(is_master ? link_fd_ : fd_);
   s += " name=" + name;
   s += " age=" + std::to_string((now - created_ms.load()) / 1000);
   s += " idle=" + std::to_string((now - last_interaction_ms.load()) / 1000);

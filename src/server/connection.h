@@ -188,6 +188,10 @@ class Connection {
   ReplConf replconf;
   // The replica's client that applies the master's stream (writes are allowed).
   bool is_master = false;
+  // The master client's replication link: its addresses (CLIENT LIST addr and
+  // laddr; MONITOR and SLOWLOG show addr) and socket (fd=). Called only while
+  // no other thread sees the client (Server::ListMasterClient says when).
+  void SetLink(std::string peer, std::string local, int fd);
   // Pub/Sub subscriptions by PubSubKind (channels, patterns, shard channels);
   // the sets belong to the owning thread, the counts are read by CLIENT LIST.
   std::set<std::string> subscriptions[3];
@@ -271,6 +275,7 @@ class Connection {
 
   Worker* worker_;
   int fd_;
+  int link_fd_ = -1;  // the master client's: its link's socket, which it does not own
   uint64_t id_;
   std::string peer_, local_;
   bool unix_socket_ = false;

@@ -791,4 +791,23 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
 
 }  // namespace
 
+void BeginMasterCall(Connection* conn, const CommandSpec* spec, const std::vector<std::string>& args, bool queued) {
+  conn->last_command.store(LastCommandName(spec, args), std::memory_order_relaxed);
+  if (spec != nullptr && !queued) FeedMonitors(conn->server(), conn, *spec, args, true);
+}
+
+void FinishMasterCall(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+                      const std::string& reply, uint64_t start_us) {
+  Server* srv = conn->server();
+  FeedMonitors(srv, conn, spec, args, false);
+  Finish(srv, conn, spec, args, reply, 0, start_us);
+}
+
+void RejectMasterCall(Connection* conn, const CommandSpec* spec, const std::vector<std::string>& args,
+                      const std::string& error) {
+  CommandCounters* counters = spec != nullptr ? CommandTable::CountersOf(*spec, args) : nullptr;
+  if (counters != nullptr) counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
+  conn->server()->stats().RecordError(error);
+}
+
 }  // namespace kvrocks

@@ -32,6 +32,22 @@ bool RetryBlockedCommand(Connection* conn, const std::vector<std::string>& args,
 // Counts the call of a blocked command answered without running it again
 // (timeout, CLIENT UNBLOCK) with this reply.
 void FinishBlocked(Connection* conn, const std::string& reply);
+// A replica's stream applier runs its master client's commands itself; these
+// do for them what Redis' call() and rejectCommand do for any client's.
+// BeginMasterCall, before the command runs or when MULTI queues it: CLIENT
+// LIST's cmd= (spec nullptr: an unknown command), and (unless queued) MONITOR
+// for a script, which shows itself first.
+void BeginMasterCall(Connection* conn, const CommandSpec* spec, const std::vector<std::string>& args,
+                     bool queued = false);
+// Once it ran (since start_us, MonotonicUs), with its reply (an error reply
+// counts as a failure): MONITOR, the statistics (total_commands_processed,
+// commandstats, errorstats, latency monitor) and the slow log.
+void FinishMasterCall(Connection* conn, const CommandSpec& spec, const std::vector<std::string>& args,
+                      const std::string& reply, uint64_t start_us);
+// Refused before it ran (unknown, wrong number of arguments): rejected_calls
+// and errorstats count it; error is the reply without '-' and CRLF.
+void RejectMasterCall(Connection* conn, const CommandSpec* spec, const std::vector<std::string>& args,
+                      const std::string& error);
 // EXEC: runs the queued commands under all their key locks and commits them
 // as one batch; appends the EXEC reply to out.
 void RunTransaction(Connection* conn, std::string* out);

@@ -203,7 +203,7 @@ void Server::Wait() {
 
 bool Server::Register(Connection* conn) {
   std::lock_guard<std::mutex> g(clients_mu_);
-  if (static_cast<int>(clients_.size()) >= config_->maxclients) return false;
+  if (static_cast<int>(clients_.size() + (listed_master_ != nullptr)) >= config_->maxclients) return false;
   clients_[conn->id()] = conn;
   return true;
 }
@@ -246,7 +246,19 @@ void Server::UnsubscribeAll(Connection* conn) {
 
 size_t Server::ClientCount() {
   std::lock_guard<std::mutex> g(clients_mu_);
-  return clients_.size() - killed_clients_;
+  return clients_.size() - killed_clients_ + (listed_master_ != nullptr);
+}
+
+void Server::ListMasterClient(Connection* master) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  listed_master_ = master;
+  // The ids handed out so far: a resumed link's client (PSYNC) keeps its old id.
+  master_listed_before_ = next_client_id_.load();
+}
+
+void Server::UnlistMasterClient(Connection* master) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  if (master == nullptr || listed_master_ == master) listed_master_ = nullptr;
 }
 
 void Server::AddClientMemory(int64_t delta) {
@@ -777,6 +789,12 @@ bool Server::HoldForWakes(Connection* conn) {
 
 bool Server::Kill(uint64_t id) {
   std::lock_guard<std::mutex> g(clients_mu_);
+  if (listed_master_ != nullptr && listed_master_->id() == id) {
+    // Gone from the list at once, as Redis caches a killed master client away.
+    listed_master_->kill_requested = true;
+    listed_master_ = nullptr;
+    return true;
+  }
   auto it = clients_.find(id);
   if (it == clients_.end()) return false;
   Connection* conn = it->second;

@@ -109,15 +109,31 @@ class Server {
   // A client killed by Kill() is left out although its worker may not have
   // closed it yet: Redis frees a killed client at once, so the next CLIENT LIST
   // or CLIENT KILL no longer sees it.
+  // The replica's master client, while listed, is one of them, where Redis'
+  // list of clients has it.
   template <typename Fn>
   void ForEachClient(Fn fn) {
     std::lock_guard<std::mutex> g(clients_mu_);
+    Connection* master = listed_master_;
     for (auto& [id, c] : clients_) {
+      if (master != nullptr && id > master_listed_before_) {
+        fn(master);
+        master = nullptr;
+      }
       if (!c->kill_requested.load(std::memory_order_relaxed)) fn(c);
     }
+    if (master != nullptr) fn(master);
   }
-  // Closes a client from any thread; false if no such client.
+  // Closes a client from any thread; false if no such client. The master client
+  // is only marked (kill_requested): the replica drops its link.
   bool Kill(uint64_t id);
+  // The replica's master client joins the clients (CLIENT LIST / KILL, INFO
+  // clients, maxclients) while its link streams, as Redis links its master
+  // client in: after the clients connected so far. Until Unlist, other threads
+  // may read it as they read any client; Unlist returns once none does.
+  // Unlist(nullptr) takes out whichever is listed.
+  void ListMasterClient(Connection* master);
+  void UnlistMasterClient(Connection* master);
 
   // WATCH bookkeeping. A key watched while stale (expired, not yet deleted) is
   // remembered as such, as Redis' watchedKey.expired: its deletion as an expired
@@ -325,6 +341,8 @@ class Server {
   std::atomic<size_t> next_worker_{0};
   std::mutex clients_mu_;
   std::map<uint64_t, Connection*> clients_;
+  Connection* listed_master_ = nullptr;  // under clients_mu_
+  uint64_t master_listed_before_ = 0;    // clients with greater ids came after it
   size_t killed_clients_ = 0;  // in clients_ with kill_requested set; under clients_mu_
 
   std::mutex watch_mu_;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/socket_address.h"
 #include "common/time_util.h"
 #include "server/connection.h"
 #include "server/server.h"
@@ -41,22 +42,6 @@ static const char kProtectedModeError[] =
     "4) Setup a an authentication password for the default user. "
     "NOTE: You only need to do one of the above things in order for "
     "the server to start accepting connections from the outside.\r\n";
-
-// Redis' address strings: "ip:port", "[ipv6]:port".
-static std::string AddrToString(const sockaddr* sa) {
-  char host[INET6_ADDRSTRLEN] = {0};
-  if (sa->sa_family == AF_INET) {
-    auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    return std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
-  }
-  if (sa->sa_family == AF_INET6) {
-    auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
-  }
-  return "?:0";
-}
 
 Worker::Worker(Server* server, int index) : server_(server), index_(index) {
   base_ = event_base_new();
