@@ -444,12 +444,16 @@ std::string InfoCpu(const Server& server) {
 std::string InfoKeyspace(Server* srv) {
   std::string s = "# Keyspace\r\n";
   Storage* st = srv->storage();
+  // Redis estimates avg_ttl in its active expire cycle, which a replica does not
+  // run: a replica's is 0 (its full sync emptied the estimate).
+  const bool replica = srv->replica()->is_replica();
   for (int i = 0; i < srv->config()->databases; i++) {
     uint8_t p = st->PhysicalDb(i);
     int64_t keys = st->KeyCount(p);
     if (keys <= 0) continue;
-    s += "db" + std::to_string(i) + ":keys=" + std::to_string(keys) + ",expires=" +
-         std::to_string(st->ExpireCount(p)) + ",avg_ttl=" + std::to_string(st->AvgTtlMs(p, NowMs())) + "\r\n";
+    const int64_t avg_ttl = replica ? 0 : st->AvgTtlMs(p, NowMs());
+    s += "db" + std::to_string(i) + ":keys=" + std::to_string(keys) + ",expires=" + std::to_string(st->ExpireCount(p)) +
+         ",avg_ttl=" + std::to_string(avg_ttl) + "\r\n";
   }
   return s;
 }

@@ -797,6 +797,13 @@ def test_replica_info_has_a_redis_replicas_fields(master):
         fields = ("replica_announced", "slave_priority", "slave_read_only")
         theirs = ref.client().info("replication")
         assert [replica_info(kv)[f] for f in fields] == [theirs[f] for f in fields] == [0, 7, 0]
+        # avg_ttl is a by-product of Redis' active expiry, which replicas do not run.
+        master.client().set("ttl-key", "v", ex=1000)
+        wait_synced(master.client(), kv)
+        wait_until(lambda: ref.client().info("keyspace") == kv.client().info("keyspace"), 30, "the same keyspace")
+        assert kv.client().info("keyspace")["db0"]["avg_ttl"] == 0
+        kv.client().execute_command("REPLICAOF", "NO", "ONE")
+        assert 0 < kv.client().info("keyspace")["db0"]["avg_ttl"] <= 1001000  # exact to the second
     finally:
         kv.cleanup()
         ref.cleanup()
