@@ -113,7 +113,10 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
 Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, Position* safe,
                                   Batch* batch) {
   Status s;
-  for (auto& [args, size] : *cmds) {
+  for (auto& cmd : *cmds) {
+    // A named reference, not a structured binding: lambdas may not capture bindings in C++17.
+    std::vector<std::string>& args = cmd.first;
+    const size_t size = cmd.second;
     if (!args.empty()) {
       std::string name = ToLower(args[0]);
       const CommandSpec* spec = CommandTable::Instance().Find(args[0]);
