@@ -362,6 +362,10 @@ void FlushAll(CommandCall& call) {
     if (s.ok()) call.ctx->AddDirty(removed);  // Redis counts each removed key
   }
   if (!s.ok()) return ReplyStatusError(call, s);
+  // As Redis' emptyData of every database: a writable replica forgets the keys its
+  // clients gave a TTL, even when the master's FLUSHALL emptied it.
+  call.ctx->TakeExpiringKeys();
+  call.server->ForgetOwnExpiries();
   ApplyWatchedChanges(call, changes);
   InvalidateTracking(call);
   SignalWaitedKeys(call, waited, DbChange::kEmptied);

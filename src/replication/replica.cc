@@ -455,7 +455,10 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
     s = loader.Finish(
         {{kStateKey, StreamApplier::EncodeState(replid, {offset, loader.stream_db(), 0})},
          {scripting::FunctionRegistry::kStateKey, scripting::FunctionRegistry::SerializeLibraries(functions)}});
-    if (s.ok()) scripting::FunctionRegistry::Instance().Reset(functions);
+    if (s.ok()) {
+      scripting::FunctionRegistry::Instance().Reset(functions);
+      server_->ForgetOwnExpiries();  // the data set they were in is gone (Redis' emptyData)
+    }
   }
   if (!s.ok()) {
     loader.Abort();

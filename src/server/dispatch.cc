@@ -344,6 +344,7 @@ bool TellsItself(const Connection* conn) {
 void NoteChanges(Server* srv, Connection* conn, WriteBatcher* batcher, Context* ctx) {
   const bool wrote = !ctx->touched().empty();
   srv->TouchKeys(*ctx);
+  if (ctx->HasExpiringKeys()) srv->NoteOwnExpiries(ctx->TakeExpiringKeys());
   batcher->NoteChanged(ctx, conn->id());
   if (wrote && TellsItself(conn)) batcher->HoldUntilTold(conn);
 }
@@ -361,8 +362,10 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
   ctx.set_expired_counter(&srv->stats().expired_keys);
   ctx.set_dirty_counter(&srv->stats().dirty);
   ctx.set_record_lookups(true);
+  ctx.set_note_expiring(srv->NotesOwnExpiries());
   fn(&ctx);
   Status s = ctx.Commit();
+  if (ctx.HasExpiringKeys()) srv->NoteOwnExpiries(ctx.TakeExpiringKeys());
   if (!s.ok()) {
     std::string err;
     reply::Error(&err, "ERR " + s.message());
@@ -500,6 +503,7 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     FlushEvents(srv, nullptr);
   } else {
     Context* ctx = batcher->ctx();
+    ctx->set_note_expiring(srv->NotesOwnExpiries());
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
     call.served_blocked = retry;
     // A busy script holds its keys' locks until it ends: WATCH (the one command that
@@ -657,6 +661,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   for (auto& [wdb, key] : srv->WatchedBy(conn)) keys.push_back(LockManager::KeyHash(wdb, key));
   batcher->Lock(keys);
   Context* ctx = batcher->ctx();
+  ctx->set_note_expiring(srv->NotesOwnExpiries());
   run(ctx, false);
   if (!ctx->touched().empty() || !ctx->ready_signals().empty()) NoteChanges(srv, conn, batcher, ctx);
   FlushEvents(srv, batcher);

@@ -1099,9 +1099,16 @@ void Server::ActiveExpireLoop() {
       ClientBuffers(&in, &out);
       last_memory_sample_ms = now_ms;
     }
-    // A replica leaves expiry to its master, which sends the DELs (as Redis replicas do);
+    if (!config_->active_expire) continue;
+    if (replica_ && replica_->is_replica()) {
+      // A replica leaves expiry to its master, which sends the DELs (as Redis replicas
+      // do), but for the keys its own clients gave a TTL. Redis' expireSlaveKeys does
+      // not wait for CLIENT PAUSE.
+      ExpireOwnKeys(kOwnExpiriesPerTick);
+      continue;
+    }
     // CLIENT PAUSE keeps the data set still.
-    if (!config_->active_expire || (replica_ && replica_->is_replica()) || ClientsPaused()) continue;
+    if (ClientsPaused()) continue;
     uint64_t start_us = MonotonicUs();
     uint64_t volatile_keys = 0, expired = 0;
     for (int db = 0; db < Storage::kMaxDatabases; db++) {
@@ -1163,12 +1170,7 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor, uint6
     RedisType type;
     uint64_t actual = 0;
     if (s.ok() && PeekMetadata(raw, &type, &actual).ok() && actual == e && actual <= now) {
-      ctx.Delete(ColumnFamily::kMetadata, meta_key);
-      uint64_t moved;
-      if (HasMovedSubkeys(raw, &moved)) ctx.Delete(ColumnFamily::kState, EncodeMovedKey(moved));
-      ctx.AddKeyCount(db, -1);
-      ctx.ChangeExpire(db, actual, 0);
-      ctx.Touch(db, k, Context::TouchKind::kExpired);
+      DeleteExpiredKey(&ctx, db, k, raw, actual);
       expired_names.push_back(k);
       expired++;
     } else if (s.ok() && type == RedisType::kHash) {
@@ -1192,6 +1194,81 @@ size_t Server::ExpireCycle(uint8_t db, size_t budget, std::string* cursor, uint6
     NotifyExpired(this, db, expired_names);
   }
   return due.size();
+}
+
+void Server::DeleteExpiredKey(Context* ctx, uint8_t db, const std::string& key, const std::string& raw,
+                              uint64_t expire_ms) {
+  ctx->Delete(ColumnFamily::kMetadata, EncodeMetaKey(db, key));
+  uint64_t moved;
+  if (HasMovedSubkeys(raw, &moved)) ctx->Delete(ColumnFamily::kState, EncodeMovedKey(moved));
+  ctx->AddKeyCount(db, -1);
+  ctx->ChangeExpire(db, expire_ms, 0);
+  ctx->Touch(db, key, Context::TouchKind::kExpired);
+}
+
+bool Server::NotesOwnExpiries() { return replica_ && replica_->is_replica() && !config_->replica_read_only; }
+
+void Server::NoteOwnExpiries(std::vector<std::pair<uint8_t, std::string>> keys) {
+  std::lock_guard<std::mutex> g(own_expiries_mu_);
+  for (auto& k : keys) own_expiries_.insert(std::move(k));
+}
+
+void Server::ForgetOwnExpiries() {
+  std::lock_guard<std::mutex> g(own_expiries_mu_);
+  own_expiries_.clear();
+}
+
+void Server::ExpireOwnKeys(size_t budget) {
+  std::vector<std::pair<uint8_t, std::string>> visit;
+  {
+    std::lock_guard<std::mutex> g(own_expiries_mu_);
+    if (own_expiries_.empty()) return;
+    auto it = own_expiries_.upper_bound(own_expiries_cursor_);
+    while (visit.size() < std::min(budget, own_expiries_.size())) {
+      if (it == own_expiries_.end()) it = own_expiries_.begin();
+      visit.push_back(*it++);
+    }
+    own_expiries_cursor_ = visit.back();
+  }
+  std::vector<uint64_t> hashes;
+  for (auto& [db, k] : visit) hashes.push_back(LockManager::KeyHash(db, k));
+  // Under the keys' locks a client's write that gives one of them an expiry is either
+  // committed (and seen here) or noted again after this pass forgets the key.
+  MultiLockGuard guard(storage_->locks(), std::move(hashes));
+  Context ctx(storage_);
+  const uint64_t now = NowMs();
+  std::map<uint8_t, std::vector<std::string>> expired;
+  uint64_t count = 0;
+  std::vector<const std::pair<uint8_t, std::string>*> done;  // to forget: expired, or without an expiry
+  for (auto& entry : visit) {
+    const auto& [db, k] = entry;
+    std::string raw;
+    RedisType type;
+    uint64_t expire_ms = 0;
+    Status s = ctx.Get(ColumnFamily::kMetadata, EncodeMetaKey(db, k), &raw);
+    if (!s.ok() || !PeekMetadata(raw, &type, &expire_ms).ok() || expire_ms == 0) {
+      done.push_back(&entry);
+    } else if (expire_ms <= now) {
+      DeleteExpiredKey(&ctx, db, k, raw, expire_ms);
+      ctx.Delete(ColumnFamily::kExpire, EncodeExpireKey(db, expire_ms, k));
+      expired[db].push_back(k);
+      count++;
+      done.push_back(&entry);
+    }
+  }
+  stats_.expired_keys += count;  // before the deletions are visible, as in ExpireCycle
+  Status s = ctx.Commit();
+  if (!s.ok()) {
+    stats_.expired_keys -= count;
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> g(own_expiries_mu_);
+    for (auto* entry : done) own_expiries_.erase(*entry);
+  }
+  if (!ctx.touched().empty()) TouchKeys(ctx);
+  KeysChanged(ctx.touched(), 0);
+  for (auto& [db, names] : expired) NotifyExpired(this, db, names);
 }
 
 }  // namespace kvrocks

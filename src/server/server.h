@@ -58,6 +58,16 @@ class Server {
   // RDB snapshots sent to SYNC / PSYNC clients (redis-cli --rdb, rdb-only
   // replicas); never null after Start().
   RdbSnapshotSender* rdb_sender() { return rdb_sender_.get(); }
+
+  // A writable replica expires the keys its own clients gave a TTL (Redis'
+  // rememberSlaveKeyWithExpire and expireSlaveKeys); the master's keys wait for its
+  // DELs. NotesOwnExpiries: whether client writes are to note such keys now (a
+  // replica with replica-read-only off). NoteOwnExpiries takes the keys (physical
+  // db, key) a client's command gave an expiry, called under their key locks;
+  // ForgetOwnExpiries drops them all (FLUSHALL, a full sync: Redis' emptyData).
+  bool NotesOwnExpiries();
+  void NoteOwnExpiries(std::vector<std::pair<uint8_t, std::string>> keys);
+  void ForgetOwnExpiries();
   // SCRIPT DEBUG sessions (ended before storage closes).
   DetachedSessions* detached() { return &detached_; }
   // Redis' checkGoodReplicasStatus failing: a master whose min-replicas-to-write
@@ -308,6 +318,17 @@ class Server {
   // entries this pass deleted, which made a pass over n due keys quadratic. The keys
   // it deleted are added to *expired_total.
   size_t ExpireCycle(uint8_t db, size_t budget, std::string* cursor, uint64_t* expired_total);
+  // Removes key, found expired with metadata raw and expiry expire_ms, in ctx: the
+  // expiry cycle's deletion (not of its expire-index entry, which the caller drops).
+  static void DeleteExpiredKey(Context* ctx, uint8_t db, const std::string& key, const std::string& raw,
+                               uint64_t expire_ms);
+  // A replica's cycle over the keys its clients gave a TTL (NoteOwnExpiries): visits
+  // up to budget of them, round robin, deleting the expired ones and forgetting those
+  // without an expiry (Redis' expireSlaveKeys).
+  void ExpireOwnKeys(size_t budget);
+  // Redis samples a few such keys per cron tick; a bounded round robin expires them all
+  // in time without a pass over them all each tick.
+  static constexpr size_t kOwnExpiriesPerTick = 256;
 
   Config* config_;
   Storage* storage_;
@@ -334,6 +355,9 @@ class Server {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<int> listening_port_{-1};  // the port of the TCP listeners; -1 while none are bound
   std::unique_ptr<Replica> replica_;
+  std::mutex own_expiries_mu_;  // a leaf: taken under key locks, none taken under it
+  std::set<std::pair<uint8_t, std::string>> own_expiries_;
+  std::pair<uint8_t, std::string> own_expiries_cursor_;  // the last key ExpireOwnKeys visited
   std::unique_ptr<RdbSnapshotSender> rdb_sender_;
   DetachedSessions detached_;
 

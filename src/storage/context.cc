@@ -311,6 +311,7 @@ void Context::PutUnread(uint8_t db, std::string_view key, const std::string& met
   if (expire_ms != 0) {
     Put(ColumnFamily::kExpire, EncodeExpireKey(db, expire_ms, key), "");
     NoteExpire(db, expire_ms);
+    NoteExpiring(db, key);
   }
   unread_.push_back(UnreadWrite{unread_keys_.size(), meta_key.size(), expire_ms});
   unread_keys_.append(meta_key);
@@ -520,7 +521,8 @@ void Context::SetSavePoint() {
     plain_.SetSavePoint();
   }
   savepoints_.push_back(SavePoint{deltas_, expires_.size(), touched_.size(), noted_events_.size(), unread_.size(),
-                                  static_cast<size_t>(pending()->Count()), expired_pending_, dirty_pending_});
+                                  static_cast<size_t>(pending()->Count()), expiring_.size(), expired_pending_,
+                                  dirty_pending_});
 }
 
 void Context::RollbackToSavePoint() {
@@ -530,6 +532,7 @@ void Context::RollbackToSavePoint() {
   SavePoint& sp = savepoints_.back();
   deltas_ = std::move(sp.deltas);
   expires_.resize(sp.expires);
+  if (expiring_.size() > sp.expiring) expiring_.resize(sp.expiring, {0, ""});
   if (unread_.size() > sp.unread) {
     unread_keys_.resize(unread_[sp.unread].offset);
     unread_.resize(sp.unread);
@@ -558,6 +561,7 @@ void Context::DiscardWrites() {
   ClearWrites();
   deltas_.clear();
   expires_.clear();
+  expiring_.clear();
   ClearAndTrim(&unread_, kTrimKeepEntries);
   ClearAndTrim(&unread_keys_, kTrimKeepEntries * 16);
   expired_pending_ = 0;

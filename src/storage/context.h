@@ -180,6 +180,16 @@ class Context {
   // absolute expiry does not delete the key (Database::AlreadyExpired).
   void set_expiry_left_to_master(bool v) { expiry_left_to_master_ = v; }
   bool expiry_left_to_master() const { return expiry_left_to_master_; }
+  // The keys this context's writes gave an expiry (a new one, not one kept), while
+  // noting is on: a writable replica expires the keys its own clients gave a TTL, as
+  // Redis' rememberSlaveKeyWithExpire. Not cleared by Commit: the command layer takes
+  // them (TakeExpiringKeys) once its commands ran; savepoints roll them back.
+  void set_note_expiring(bool v) { note_expiring_ = v; }
+  void NoteExpiring(uint8_t db, std::string_view key) {
+    if (note_expiring_) expiring_.emplace_back(db, std::string(key));
+  }
+  bool HasExpiringKeys() const { return !expiring_.empty(); }
+  std::vector<std::pair<uint8_t, std::string>> TakeExpiringKeys() { return std::exchange(expiring_, {}); }
   void NoteExpiredFound(uint8_t db, std::string_view key) {
     if (expired_counter_ != nullptr) expired_found_.emplace_back(db, std::string(key));
   }
@@ -448,11 +458,13 @@ class Context {
   uint64_t dirty_pending_ = 0;
   bool record_lookups_ = false;
   bool expiry_left_to_master_ = false;
+  bool note_expiring_ = false;
+  std::vector<std::pair<uint8_t, std::string>> expiring_;
   std::vector<Lookup> lookups_;
   std::vector<std::pair<std::string, uint32_t>> access_times_;
   struct SavePoint {
     std::vector<CountDelta> deltas;
-    size_t expires, touched, noted, unread, writes;
+    size_t expires, touched, noted, unread, writes, expiring;
     uint64_t expired, dirty;
   };
   std::vector<SavePoint> savepoints_;

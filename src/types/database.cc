@@ -77,6 +77,7 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
       if (new_expire_ms != 0) {
         ctx_->Put(ColumnFamily::kExpire, EncodeExpireKey(db_, new_expire_ms, key), "");
         ctx_->NoteExpire(db_, new_expire_ms);
+        ctx_->NoteExpiring(db_, key);
       }
     }
   }

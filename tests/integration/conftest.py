@@ -35,6 +35,20 @@ def wait_until(fn, timeout=30, what="condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def wait_replicas_caught_up(master, replicas, timeout=30):
+    """Waits until every server in replicas (objects with client()) has its link to master
+    up and has read the master's current replication offset."""
+    offset = master.client().info("replication")["master_repl_offset"]
+
+    def caught_up():
+        for r in replicas:
+            info = r.client().info("replication")
+            if info.get("master_link_status") != "up" or info["slave_repl_offset"] < offset:
+                return False
+        return True
+    wait_until(caught_up, timeout, "the replicas to catch up")
+
+
 def wait_ready(port, proc, timeout=20.0):
     deadline = time.time() + timeout
     while time.time() < deadline:

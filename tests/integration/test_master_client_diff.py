@@ -11,7 +11,7 @@ import time
 import pytest
 import redis
 
-from conftest import Kvrocks, RawClient, RealRedis, encode, wait_until
+from conftest import Kvrocks, RawClient, RealRedis, encode, wait_replicas_caught_up, wait_until
 
 # Fields whose values depend on the process (ids, sockets, buffers, times).
 VOLATILE = {"id", "laddr", "fd", "age", "idle", "qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl",
@@ -35,15 +35,7 @@ def link():
 def synced(master, replicas):
     m = master.client()
     m.set("sync-mark", time.time())
-    offset = m.info("replication")["master_repl_offset"]
-
-    def caught_up():
-        for r in replicas:
-            info = r.client().info("replication")
-            if info.get("master_link_status") != "up" or info["slave_repl_offset"] < offset:
-                return False
-        return True
-    wait_until(caught_up, 30, "the replicas to catch up")
+    wait_replicas_caught_up(master, replicas)
 
 
 def fields(line):
