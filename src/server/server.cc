@@ -1206,7 +1206,7 @@ void Server::DeleteExpiredKey(Context* ctx, uint8_t db, const std::string& key, 
   ctx->Touch(db, key, Context::TouchKind::kExpired);
 }
 
-bool Server::NotesOwnExpiries() { return replica_ && replica_->is_replica() && !config_->replica_read_only; }
+bool Server::NotesOwnExpiries() { return !config_->replica_read_only && replica_ && replica_->is_replica(); }
 
 void Server::NoteOwnExpiries(std::vector<std::pair<uint8_t, std::string>> keys) {
   std::lock_guard<std::mutex> g(own_expiries_mu_);
