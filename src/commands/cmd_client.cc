@@ -86,7 +86,8 @@ void TrackingCmd(CommandCall& call) {
       int64_t id;
       if (!IntArg(call, j, &id)) return;
       // The target must exist now, though it may go away later.
-      if (id <= 0 || call.server->WorkerOf(static_cast<uint64_t>(id)) == nullptr) {
+      if (id <= 0 || (call.server->WorkerOf(static_cast<uint64_t>(id)) == nullptr &&
+                      !call.server->IsListedMasterClient(static_cast<uint64_t>(id)))) {
         return ReplyError(call, "ERR The client ID you want redirect to does not exist");
       }
       o.redirect = static_cast<uint64_t>(id);

@@ -256,6 +256,11 @@ void Server::ListMasterClient(Connection* master) {
   master_listed_before_ = next_client_id_.load();
 }
 
+bool Server::IsListedMasterClient(uint64_t id) {
+  std::lock_guard<std::mutex> g(clients_mu_);
+  return listed_master_ != nullptr && listed_master_->id() == id;
+}
+
 void Server::UnlistMasterClient(Connection* master) {
   std::lock_guard<std::mutex> g(clients_mu_);
   if (master == nullptr || listed_master_ == master) listed_master_ = nullptr;

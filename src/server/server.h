@@ -144,6 +144,9 @@ class Server {
   // Unlist(nullptr) takes out whichever is listed.
   void ListMasterClient(Connection* master);
   void UnlistMasterClient(Connection* master);
+  // Whether id is the listed master client's: a client that exists for CLIENT
+  // TRACKING REDIRECT, though it takes no replies (Redis' CLIENT_MASTER).
+  bool IsListedMasterClient(uint64_t id);
 
   // WATCH bookkeeping. A key watched while stale (expired, not yet deleted) is
   // remembered as such, as Redis' watchedKey.expired: its deletion as an expired

@@ -411,7 +411,9 @@ void Tracking::Post(std::vector<Message> out, Connection* current) {
     }
     Worker* w = server_->WorkerOf(m.receiver);
     if (w == nullptr) {
-      if (m.redirected) PostBrokenRedirect(m.tracker, m.receiver);
+      // The replica's master client is a redirect target that takes nothing, as in
+      // Redis (RESP2, no Pub/Sub); while its link is down, it is gone.
+      if (m.redirected && !server_->IsListedMasterClient(m.receiver)) PostBrokenRedirect(m.tracker, m.receiver);
       continue;
     }
     w->Post([w, id = m.receiver, payload = std::move(m.payload), redirected = m.redirected] {

@@ -236,3 +236,39 @@ def test_the_masters_commands_show_in_monitor_slowlog_and_stats(link):
     assert counts[0] == counts[1]
     assert counts[0]["cmdstat_replconf"][0] >= 1  # WAIT's GETACK
     assert processed[0] == processed[1]
+
+
+def test_tracking_may_redirect_to_the_master_client(link):
+    """CLIENT TRACKING REDIRECT takes the master client's id, as Redis' lookupClientByID
+    finds it. The master client takes no invalidations (Redis sends none to a RESP2
+    client outside Pub/Sub, and none to its master); once the link is gone (REPLICAOF
+    NO ONE), the redirect is broken and the tracking client is told so."""
+    master, replicas = link
+    m = master.client()
+    m.set("tracked", "1")
+    synced(master, replicas)
+    seen = []
+    for r in replicas:
+        [entry] = master_clients(r)
+        t = RawClient(r.port)
+        t.call("HELLO", "3")
+        got = [t.call("CLIENT", "TRACKING", "ON", "REDIRECT", entry["id"]), t.call("GET", "tracked")]
+        seen.append((r, t, entry["id"], got))
+    m.set("tracked", "2")  # invalidates both readers' key: nothing reaches them
+    synced(master, replicas)
+    for r, t, master_id, got in seen:
+        got.append(t.call("PING"))
+        info = t.call("CLIENT", "TRACKINGINFO")
+        got.append(info.replace(b":%s\r\n" % master_id.encode(), b":<master>\r\n"))
+        got.append(t.call("GET", "tracked"))  # tracked again: the invalidation ended the first read's
+        r.client().execute_command("REPLICAOF", "NO", "ONE")
+        r.client().set("tracked", "3")  # the redirect target is gone now
+        got.append(t.read_reply().replace(b":%s\r\n" % master_id.encode(), b":<master>\r\n"))
+        got.append(t.call("CLIENT", "TRACKINGINFO").replace(b":%s\r\n" % master_id.encode(), b":<master>\r\n"))
+        t.close()
+    assert seen[0][3] == seen[1][3]
+    assert seen[1][3][2] == b"+PONG\r\n"
+    assert b"tracking-redir-broken" in seen[1][3][5]
+    for r, *_ in seen:
+        r.client().execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+    synced(master, replicas)
