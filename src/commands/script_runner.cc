@@ -80,7 +80,7 @@ class CommandScriptHost : public scripting::ScriptHost {
       reply::Error(reply, std::string("ERR internal error: ") + e.what());
     }
     NoteCommandDirty(*spec, nested, reply_start, touched_before);
-    DeleteExpiredFound(nested);
+    DeleteExpiredFound(*spec, nested);
     if (counters != nullptr) {
       // As Redis' call() from a script: counted with its duration, not in the slowlog.
       uint64_t dur = MonotonicUs() - start_us;

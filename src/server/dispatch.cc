@@ -49,7 +49,7 @@ void Invoke(const CommandSpec& spec, CommandCall& call) {
     reply::Error(call.out, std::string("ERR internal error: ") + e.what());
   }
   NoteCommandDirty(spec, call, reply_start, touched_before);
-  DeleteExpiredFound(call);
+  DeleteExpiredFound(spec, call);
 }
 
 std::vector<uint64_t> LockKeys(Server* srv, Connection* conn, const CommandSpec& spec,

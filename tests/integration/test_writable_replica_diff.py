@@ -1,27 +1,47 @@
 """A writable replica (replica-read-only no) expires the keys its own clients gave a
 TTL, as Redis' expireSlaveKeys does, while the keys the master gave one wait for the
 master's DELs; a FLUSHALL, the master's too, and a full sync forget the keys it
-noted. One redis-server 7.0 master (its own expiry off) feeds a Redis replica and a
-kvrocks replica; the same client commands go to both and the results are compared."""
+noted. Its clients' commands meet the master's expired keys as a Redis replica's do.
+One redis-server 7.0 master (its own expiry off) feeds a Redis replica and a kvrocks
+replica; the same client commands go to both and the results are compared."""
 import time
 
 import pytest
+import redis
 
 from conftest import Kvrocks, RealRedis, wait_replicas_caught_up, wait_until
 
 
-@pytest.fixture
-def link():
+def start_link():
     master = RealRedis(["--enable-debug-command", "yes"])
     master.client().execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
     ref = RealRedis(["--replicaof", "127.0.0.1", str(master.port), "--replica-read-only", "no"])
     kv = Kvrocks(extra=["--replicaof", f"127.0.0.1 {master.port}", "--replica-read-only", "no"]).start()
+    return master, ref, kv
+
+
+def stop_link(master, ref, kv):
+    kv.stop()
+    ref.cleanup()
+    master.cleanup()
+
+
+@pytest.fixture
+def link():
+    master, ref, kv = start_link()
     try:
         yield master, [ref, kv]
     finally:
-        kv.stop()
-        ref.cleanup()
-        master.cleanup()
+        stop_link(master, ref, kv)
+
+
+@pytest.fixture(scope="module")
+def shared_link():
+    master, ref, kv = start_link()
+    try:
+        yield master, [ref, kv]
+    finally:
+        stop_link(master, ref, kv)
 
 
 def expired_keys(r):
@@ -130,3 +150,89 @@ def test_noted_keys_expire_after_the_replica_turns_read_only(link):
         wait_until(lambda: expired_keys(r) == 1, 30, "the replica to expire its client's key")
     ref, kv = replicas
     assert kv.client().dbsize() == ref.client().dbsize() == 1  # "m", expired for reads
+
+
+# A client command on a writable replica meeting a key of the master's that has expired
+# but that the master has not deleted yet: (keys the master writes and gives a 50 ms
+# TTL, the command). Redis' write lookups delete such a key as expired; DEL, UNLINK and
+# GETDEL delete it as a live one; reads and the sources of *STORE leave it be.
+EXPIRED_KEY_CASES = [
+    (["SET s1 v"], ["EXPIRE", "s1", "100"]),
+    (["SET s1 v"], ["PERSIST", "s1"]),
+    (["RPUSH l1 a b"], ["LPOP", "l1"]),
+    (["SADD t1 a b"], ["SREM", "t1", "a"]),
+    (["SADD t1 a b"], ["SPOP", "t1"]),
+    (["HSET h1 f v"], ["HDEL", "h1", "f"]),
+    (["ZADD z1 1 a"], ["ZREM", "z1", "a"]),
+    (["ZADD z1 1 a"], ["ZPOPMIN", "z1"]),
+    (["ZADD z1 1 a"], ["ZREMRANGEBYSCORE", "z1", "5", "6"]),
+    (["ZADD z1 1 a"], ["ZINCRBY", "z1", "1", "a"]),
+    (["SET s1 v"], ["GETDEL", "s1"]),
+    (["SET s1 v"], ["GETEX", "s1", "PERSIST"]),
+    (["SET s1 v"], ["DEL", "s1"]),
+    (["SET s1 v", "SET s2 v"], ["UNLINK", "s1", "s2", "s3"]),
+    (["SET s1 v"], ["RENAME", "s1", "s2"]),
+    (["SET s1 v"], ["RENAMENX", "s1", "s3"]),
+    (["SET s1 v"], ["COPY", "s1", "s2"]),
+    (["SADD t1 a"], ["SUNIONSTORE", "d1", "t1"]),
+    (["ZADD z1 1 a"], ["ZRANGESTORE", "d1", "z1", "0", "-1"]),
+    (["RPUSH l1 a"], ["SORT", "l1", "STORE", "d1"]),
+    (["SET s1 v"], ["BITOP", "OR", "d1", "s1"]),
+    (["SADD t1 a"], ["SMOVE", "t1", "t2", "a"]),
+    (["RPUSH l1 a"], ["LMOVE", "l1", "l2", "LEFT", "LEFT"]),
+    (["SET s1 v"], ["SETRANGE", "s1", "0", ""]),
+    (["RPUSH l1 a"], ["LSET", "l1", "0", "b"]),
+    (["RPUSH l1 a"], ["LTRIM", "l1", "0", "0"]),
+    (["XADD x1 1-1 f v"], ["XDEL", "x1", "9-9"]),
+    (["XADD x1 1-1 f v"], ["XGROUP", "CREATE", "x1", "g", "0"]),
+    (["SET s1 v"], ["EXISTS", "s1"]),
+    (["SET s1 v"], ["MOVE", "s1", "1"]),
+    (["SET s1 v"], ["EVAL", "return redis.call('EXPIRE', KEYS[1], 100)", "1", "s1"]),
+    (["SET s1 v"], ["EVAL", "return redis.call('GET', KEYS[1])", "1", "s1"]),
+    (["SET s1 v"], ["SET", "s1", "w", "XX"]),
+    (["SET s1 v"], ["SET", "s1", "w", "NX"]),
+    (["SET s1 v"], ["APPEND", "s1", "w"]),
+    (["HSET h1 f v"], ["HSETNX", "h1", "f", "w"]),
+]
+
+
+def events_until_mark(sub):
+    got = []
+    while True:
+        msg = sub.get_message(timeout=10)
+        assert msg is not None, "no mark"
+        if msg["type"] != "pmessage":
+            continue
+        if msg["channel"] == b"mark":
+            return got
+        got.append((msg["channel"], msg["data"]))
+
+
+@pytest.mark.parametrize("setup,command", EXPIRED_KEY_CASES, ids=[" ".join(c[1]) for c in EXPIRED_KEY_CASES])
+def test_client_writes_to_the_masters_expired_keys(shared_link, setup, command):
+    master, replicas = shared_link
+    m = master.client()
+    m.flushall()
+    for line in setup:
+        m.execute_command(*line.split())
+        m.pexpire(line.split()[1], 50)
+    wait_replicas_caught_up(master, replicas)
+    time.sleep(0.1)
+    seen = []
+    for r in replicas:
+        c = r.client()
+        c.config_set("notify-keyspace-events", "KEA")
+        sub = r.client().pubsub()
+        sub.psubscribe("__keyevent@*__:*", "mark")
+        sub.get_message(timeout=5)
+        sub.get_message(timeout=5)
+        before = c.info("stats")["expired_keys"], c.dbsize(), r.client(db=1).dbsize()
+        try:
+            reply = c.execute_command(*command)
+        except redis.ResponseError as e:
+            reply = str(e)
+        c.publish("mark", "")
+        after = c.info("stats")["expired_keys"], c.dbsize(), r.client(db=1).dbsize()
+        seen.append((reply, [a - b for a, b in zip(after, before)], events_until_mark(sub)))
+        sub.close()
+    assert seen[0] == seen[1]
