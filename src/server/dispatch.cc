@@ -339,6 +339,15 @@ bool TellsItself(const Connection* conn) {
   return conn->tracking && !conn->tracking_bcast && !conn->tracking_noloop;
 }
 
+// A client's writes on a writable replica: the keys they give an expiry are the
+// replica's to expire, and an expiry already past keeps the key until then (Redis'
+// checkAlreadyExpired is false wherever a master is set).
+void ForWritableReplica(Server* srv, Context* ctx) {
+  const bool writable_replica = srv->NotesOwnExpiries();
+  ctx->set_note_expiring(writable_replica);
+  ctx->set_expiry_left_to_master(writable_replica);
+}
+
 // Hands what ctx touched to the batch (WATCH, blocked clients, tracking once
 // it commits); a client told of its own writes runs nothing more until then.
 void NoteChanges(Server* srv, Connection* conn, WriteBatcher* batcher, Context* ctx) {
@@ -362,7 +371,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
   ctx.set_expired_counter(&srv->stats().expired_keys);
   ctx.set_dirty_counter(&srv->stats().dirty);
   ctx.set_record_lookups(true);
-  ctx.set_note_expiring(srv->NotesOwnExpiries());
+  ForWritableReplica(srv, &ctx);
   fn(&ctx);
   Status s = ctx.Commit();
   if (ctx.HasExpiringKeys()) srv->NoteOwnExpiries(ctx.TakeExpiringKeys());
@@ -503,7 +512,7 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     FlushEvents(srv, nullptr);
   } else {
     Context* ctx = batcher->ctx();
-    ctx->set_note_expiring(srv->NotesOwnExpiries());
+    ForWritableReplica(srv, ctx);
     CommandCall call{srv, conn, args, ctx, out, false, conn->resp};
     call.served_blocked = retry;
     // A busy script holds its keys' locks until it ends: WATCH (the one command that
@@ -661,7 +670,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   for (auto& [wdb, key] : srv->WatchedBy(conn)) keys.push_back(LockManager::KeyHash(wdb, key));
   batcher->Lock(keys);
   Context* ctx = batcher->ctx();
-  ctx->set_note_expiring(srv->NotesOwnExpiries());
+  ForWritableReplica(srv, ctx);
   run(ctx, false);
   if (!ctx->touched().empty() || !ctx->ready_signals().empty()) NoteChanges(srv, conn, batcher, ctx);
   FlushEvents(srv, batcher);

@@ -176,8 +176,9 @@ class Context {
   void set_dirty_counter(std::atomic<uint64_t>* counter) { dirty_counter_ = counter; }
   void AddDirty(int64_t n) { dirty_pending_ += static_cast<uint64_t>(n); }
   bool expires_on_access() const { return expired_counter_ != nullptr; }
-  // The writes apply a master's stream: expiry is the master's to do, so a past
-  // absolute expiry does not delete the key (Database::AlreadyExpired).
+  // The writes apply a master's stream, or are a writable replica's clients': expiry
+  // is the master's to do (or the replica's own cycle's), so a past absolute expiry
+  // does not delete the key (Database::AlreadyExpired).
   void set_expiry_left_to_master(bool v) { expiry_left_to_master_ = v; }
   bool expiry_left_to_master() const { return expiry_left_to_master_; }
   // The keys this context's writes gave an expiry (a new one, not one kept), while

@@ -236,3 +236,43 @@ def test_client_writes_to_the_masters_expired_keys(shared_link, setup, command):
         seen.append((reply, [a - b for a, b in zip(after, before)], events_until_mark(sub)))
         sub.close()
     assert seen[0] == seen[1]
+
+
+PAST_MS = "1000000000000"  # 2001: an absolute expiry long past
+PAST_EXPIRY_CASES = [
+    (["SET s1 v"], ["PEXPIREAT", "s1", PAST_MS]),
+    (["SET s1 v"], ["EXPIRE", "s1", "-1"]),
+    (["SET s1 v"], ["GETEX", "s1", "PXAT", PAST_MS]),
+    (["RPUSH l1 a"], ["EXPIREAT", "l1", "1"]),
+    (["SET s1 v"], ["SET", "s1", "w", "PXAT", PAST_MS]),
+    (["SET src v"], ["RESTORE", "r1", PAST_MS, "<DUMP src>", "ABSTTL"]),
+]
+
+
+@pytest.mark.parametrize("setup,command", PAST_EXPIRY_CASES, ids=[str(c[1][0]) for c in PAST_EXPIRY_CASES])
+def test_a_past_expiry_from_a_client_waits_for_the_replicas_cycle(shared_link, setup, command):
+    """As Redis' checkAlreadyExpired on a replica: a client's expiry already past keeps
+    the key ("expire" event, DBSIZE unchanged) until the replica's own cycle expires it."""
+    master, replicas = shared_link
+    m = master.client()
+    m.flushall()
+    for line in setup:
+        m.execute_command(*line.split())
+    command = [m.dump("src") if a == "<DUMP src>" else a for a in command]
+    wait_replicas_caught_up(master, replicas)
+    seen = []
+    for r in replicas:
+        c = r.client()
+        c.config_set("notify-keyspace-events", "KEA")
+        sub = r.client().pubsub()
+        sub.psubscribe("__keyevent@*__:*", "mark")
+        sub.get_message(timeout=5)
+        sub.get_message(timeout=5)
+        expired, size = c.info("stats")["expired_keys"], c.dbsize()
+        reply = c.execute_command(*command)
+        right_after = [c.info("stats")["expired_keys"] - expired, c.dbsize() - size]
+        wait_until(lambda: c.info("stats")["expired_keys"] == expired + 1, 30, "the replica's cycle")
+        c.publish("mark", "")
+        seen.append((reply, right_after, c.dbsize() - size, events_until_mark(sub)))
+        sub.close()
+    assert seen[0] == seen[1]
