@@ -196,6 +196,16 @@ EXPIRED_KEY_CASES = [
 ]
 
 
+def event_subscriber(r):
+    """A Pub/Sub connection to r receiving every keyspace event and the channel "mark"."""
+    r.client().config_set("notify-keyspace-events", "KEA")
+    sub = r.client().pubsub()
+    sub.psubscribe("__keyevent@*__:*", "mark")
+    for _ in range(2):
+        sub.get_message(timeout=5)  # the subscription confirmations
+    return sub
+
+
 def events_until_mark(sub):
     got = []
     while True:
@@ -221,11 +231,7 @@ def test_client_writes_to_the_masters_expired_keys(shared_link, setup, command):
     seen = []
     for r in replicas:
         c = r.client()
-        c.config_set("notify-keyspace-events", "KEA")
-        sub = r.client().pubsub()
-        sub.psubscribe("__keyevent@*__:*", "mark")
-        sub.get_message(timeout=5)
-        sub.get_message(timeout=5)
+        sub = event_subscriber(r)
         before = c.info("stats")["expired_keys"], c.dbsize(), r.client(db=1).dbsize()
         try:
             reply = c.execute_command(*command)
@@ -263,11 +269,7 @@ def test_a_past_expiry_from_a_client_waits_for_the_replicas_cycle(shared_link, s
     seen = []
     for r in replicas:
         c = r.client()
-        c.config_set("notify-keyspace-events", "KEA")
-        sub = r.client().pubsub()
-        sub.psubscribe("__keyevent@*__:*", "mark")
-        sub.get_message(timeout=5)
-        sub.get_message(timeout=5)
+        sub = event_subscriber(r)
         expired, size = c.info("stats")["expired_keys"], c.dbsize()
         reply = c.execute_command(*command)
         right_after = [c.info("stats")["expired_keys"] - expired, c.dbsize() - size]
