@@ -176,12 +176,17 @@ void SortGeneric(CommandCall& call, bool read_only) {
     // Writing it looks the destination up as Redis' setKey does (lookupKeyWrite:
     // an expired one is deleted), not as a read.
     UnrecordedLookups destination_is_written(call.ctx);
-    bool deleted;
-    s = db.Delete(store, &deleted);
-    if (!s.ok()) return ReplyStatusError(call, s);
     std::vector<std::string> values;
     for (auto& v : out) values.push_back(v ? *v : std::string());
-    if (!values.empty()) {
+    if (values.empty()) {  // an empty result deletes the destination as Redis' dbDelete
+      LoadedKey lk;
+      s = db.Load(store, &lk);
+      if (!s.ok()) return ReplyStatusError(call, s);
+      db.RemoveDestination(store, &lk);
+    } else {
+      bool deleted;
+      s = db.Delete(store, &deleted);
+      if (!s.ok()) return ReplyStatusError(call, s);
       std::vector<std::string_view> views(values.begin(), values.end());
       int64_t len;
       s = RedisList(&db).Push(store, views, false, false, &len);

@@ -94,7 +94,9 @@ void Database::Store(std::string_view key, LoadedKey* lk, std::string_view encod
 }
 
 void Database::StoreCollection(std::string_view key, LoadedKey* lk, const Metadata& meta) {
-  if (meta.size == 0) return Remove(key, lk);
+  // Only a destination gets an empty collection over a key that has expired: a command
+  // that empties a collection finds it live.
+  if (meta.size == 0) return RemoveDestination(key, lk);
   Store(key, lk, meta.Encode(), meta.expire_ms);
 }
 
@@ -113,7 +115,14 @@ void Database::ForgetReplacedMoved(std::string_view old_raw, std::string_view en
   }
 }
 
-void Database::Remove(std::string_view key, LoadedKey* lk) {
+void Database::Remove(std::string_view key, LoadedKey* lk) { RemoveKey(key, lk, false); }
+
+void Database::RemoveDestination(std::string_view key, LoadedKey* lk) {
+  ctx_->ForgetExpiredFound(db_, key);
+  RemoveKey(key, lk, true);
+}
+
+void Database::RemoveKey(std::string_view key, LoadedKey* lk, bool as_live) {
   if (!lk->on_disk) return;
   ctx_->Delete(ColumnFamily::kMetadata, lk->meta_key);
   uint64_t moved;
@@ -123,7 +132,7 @@ void Database::Remove(std::string_view key, LoadedKey* lk) {
     ctx_->ChangeExpire(db_, lk->expire_ms, 0);
   }
   ctx_->AddKeyCount(db_, -1);
-  if (!lk->live && ctx_->expires_on_access()) {
+  if (!lk->live && !as_live && ctx_->expires_on_access()) {
     ctx_->TouchExpired(db_, key);
   } else {
     ctx_->Touch(db_, key, Context::TouchKind::kRemoved, lk->type == RedisType::kStream);

@@ -90,6 +90,10 @@ class Database {
   void Store(std::string_view key, LoadedKey* lk, std::string_view encoded, uint64_t new_expire_ms);
   // Deletes key's metadata (its subkeys become garbage for compaction).
   void Remove(std::string_view key, LoadedKey* lk);
+  // Deletes a command's destination for an empty result (the *STORE commands, BITOP):
+  // as Redis' dbDelete, a key that has expired but is still stored is deleted as a
+  // live one ("del", not counted as expired).
+  void RemoveDestination(std::string_view key, LoadedKey* lk);
   // Rewrites a live key's record with a change no client sees as a write (an
   // encoding flag for OBJECT ENCODING): no keyspace event, WATCH or tracking
   // touch, and the same expiry.
@@ -139,6 +143,8 @@ class Database {
   Status RandomKey(std::string* key);
 
  private:
+  // Remove; as_live: a key found expired is removed as a live one (RemoveDestination).
+  void RemoveKey(std::string_view key, LoadedKey* lk, bool as_live);
   // Deletes the moved record of a renamed collection's version (it is removed or replaced).
   void ForgetMoved(uint64_t version);
   // ForgetMoved of the version old_raw's subkeys moved from, unless encoded keeps it.

@@ -196,7 +196,7 @@ Status RedisBitmap::BitOp(BitOpKind op, std::string_view dest, const std::vector
   Status s = db_->Load(dest, &lk);
   if (!s.ok()) return s;
   if (maxlen == 0) {
-    if (lk.live) db_->Remove(dest, &lk);
+    db_->RemoveDestination(dest, &lk);  // as Redis' dbDelete, expired or not
     return Status::OK();
   }
   std::string out(maxlen, '\0');

@@ -77,6 +77,17 @@ CASES = [
     (["SET k v"], "EVAL \"return redis.call('get', KEYS[1])\" 1 k"),
     (["SET k v"], "EVAL \"return redis.call('set', KEYS[1], 'x')\" 1 k"),
     (["SET k v"], "DBSIZE"),
+    # An empty result deletes the destination as Redis' dbDelete: "del", not expired.
+    (["SET d v"], "SUNIONSTORE d nokey"),
+    (["SET d v"], "SDIFFSTORE d nokey"),
+    (["SET d v"], "ZUNIONSTORE d 1 nokey"),
+    (["SET d v"], "ZINTERSTORE d 1 nokey"),
+    (["SET d v"], "ZRANGESTORE d nokey 0 -1"),
+    (["SET d v"], "BITOP OR d nokey"),
+    (["SET d v"], "SORT nokey STORE d"),
+    (["SET d v"], "GEOSEARCHSTORE d nokey FROMLONLAT 1 1 BYRADIUS 1 km"),
+    (["SADD s a", "SET d v"], "SUNIONSTORE d s"),
+    (["RPUSH l a", "SET d v"], "SORT l STORE d"),
 ]
 
 

@@ -178,6 +178,8 @@ EXPIRED_KEY_CASES = [
     (["ZADD z1 1 a"], ["ZRANGESTORE", "d1", "z1", "0", "-1"]),
     (["RPUSH l1 a"], ["SORT", "l1", "STORE", "d1"]),
     (["SET s1 v"], ["BITOP", "OR", "d1", "s1"]),
+    (["SET d1 v"], ["BITOP", "OR", "d1", "s1x"]),
+    (["SET d1 v"], ["SUNIONSTORE", "d1", "t1x"]),
     (["SADD t1 a"], ["SMOVE", "t1", "t2", "a"]),
     (["RPUSH l1 a"], ["LMOVE", "l1", "l2", "LEFT", "LEFT"]),
     (["SET s1 v"], ["SETRANGE", "s1", "0", ""]),
