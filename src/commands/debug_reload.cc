@@ -117,6 +117,10 @@ Status LoadReplacing(CommandCall& call, const std::string& path) {
   loader.set_keep_expired(KeepsExpired(srv));
   Status s = loader.Begin();
   if (!s.ok()) return s;  // a full sync is loading: nothing was touched
+  // Replaced or emptied from here on: a writable replica forgets the keys its clients
+  // gave a TTL, as Redis' emptyData does.
+  call.ctx->TakeExpiringKeys();
+  srv->ForgetOwnExpiries();
   s = StageRdbFile(&loader, path);
   std::vector<Library> functions;
   if (s.ok()) {

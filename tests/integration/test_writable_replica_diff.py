@@ -111,13 +111,20 @@ def test_writable_replica_expires_what_its_clients_gave_a_ttl(link):
     assert kv.client().dbsize() == ref.client().dbsize() == 4
 
 
-def test_flushall_forgets_the_noted_keys(link):
+@pytest.mark.parametrize("how", ["master-flushall", "debug-reload"])
+def test_emptying_the_data_set_forgets_the_noted_keys(link, how):
+    """Redis' emptyData (the master's FLUSHALL, DEBUG RELOAD) forgets what the replica's
+    clients noted: the master's later TTL on such a key is the master's to act on."""
     master, replicas = link
     m = master.client()
     for r in replicas:
         r.client().set("forgotten", "v", ex=1000)
         r.client().set("mine", "v", ex=1000)
-    m.flushall()  # the master's: the replicas forget what their clients noted
+    if how == "master-flushall":
+        m.flushall()
+    else:
+        for r in replicas:
+            assert r.client().execute_command("DEBUG", "RELOAD") in (True, b"OK")
     wait_replicas_caught_up(master, replicas)
     for r in replicas:
         r.client().set("mine", "v", ex=1000)  # noted again after the flush
