@@ -348,12 +348,17 @@ void ForWritableReplica(Server* srv, Context* ctx) {
   ctx->set_expiry_left_to_master(writable_replica);
 }
 
+// Hands the keys such writes gave an expiry to the replica's cycle, under their locks
+// (whether or not the batch committed meanwhile: DBSIZE commits it).
+void TakeOwnExpiries(Server* srv, Context* ctx) {
+  if (ctx->HasExpiringKeys()) srv->NoteOwnExpiries(ctx->TakeExpiringKeys());
+}
+
 // Hands what ctx touched to the batch (WATCH, blocked clients, tracking once
 // it commits); a client told of its own writes runs nothing more until then.
 void NoteChanges(Server* srv, Connection* conn, WriteBatcher* batcher, Context* ctx) {
   const bool wrote = !ctx->touched().empty();
   srv->TouchKeys(*ctx);
-  if (ctx->HasExpiringKeys()) srv->NoteOwnExpiries(ctx->TakeExpiringKeys());
   batcher->NoteChanged(ctx, conn->id());
   if (wrote && TellsItself(conn)) batcher->HoldUntilTold(conn);
 }
@@ -374,7 +379,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
   ForWritableReplica(srv, &ctx);
   fn(&ctx);
   Status s = ctx.Commit();
-  if (ctx.HasExpiringKeys()) srv->NoteOwnExpiries(ctx.TakeExpiringKeys());
+  TakeOwnExpiries(srv, &ctx);
   if (!s.ok()) {
     std::string err;
     reply::Error(&err, "ERR " + s.message());
@@ -540,8 +545,9 @@ void RunCall(Connection* conn, const CommandSpec& spec, const std::vector<std::s
     // While a script is busy on this worker, ctx is the script's: what it touched so
     // far is signalled when it ends (waking a waiter now would stall its worker on
     // the script's key locks), and counts as the script's client's change.
-    if (!conn->worker()->serving_while_busy() && (!ctx->touched().empty() || !ctx->ready_signals().empty())) {
-      NoteChanges(srv, conn, batcher, ctx);
+    if (!conn->worker()->serving_while_busy()) {
+      if (!ctx->touched().empty() || !ctx->ready_signals().empty()) NoteChanges(srv, conn, batcher, ctx);
+      TakeOwnExpiries(srv, ctx);
     }
     if (conn->block.requested) {
       conn->block.requested = false;
@@ -673,6 +679,7 @@ void RunTransaction(Connection* conn, std::string* out) {
   ForWritableReplica(srv, ctx);
   run(ctx, false);
   if (!ctx->touched().empty() || !ctx->ready_signals().empty()) NoteChanges(srv, conn, batcher, ctx);
+  TakeOwnExpiries(srv, ctx);
   FlushEvents(srv, batcher);
 }
 

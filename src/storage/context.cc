@@ -561,7 +561,8 @@ void Context::DiscardWrites() {
   ClearWrites();
   deltas_.clear();
   expires_.clear();
-  expiring_.clear();
+  // expiring_ stays: it also lists what earlier commits of this context wrote (a
+  // transaction's DBSIZE commits midway, and a later commit without writes lands here).
   ClearAndTrim(&unread_, kTrimKeepEntries);
   ClearAndTrim(&unread_keys_, kTrimKeepEntries * 16);
   expired_pending_ = 0;

@@ -184,7 +184,8 @@ class Context {
   // The keys this context's writes gave an expiry (a new one, not one kept), while
   // noting is on: a writable replica expires the keys its own clients gave a TTL, as
   // Redis' rememberSlaveKeyWithExpire. Not cleared by Commit: the command layer takes
-  // them (TakeExpiringKeys) once its commands ran; savepoints roll them back.
+  // them (TakeExpiringKeys) once its commands ran; savepoints roll them back, while
+  // DiscardWrites keeps them (they may be of an earlier commit).
   void set_note_expiring(bool v) { note_expiring_ = v; }
   void NoteExpiring(uint8_t db, std::string_view key) {
     if (note_expiring_) expiring_.emplace_back(db, std::string(key));

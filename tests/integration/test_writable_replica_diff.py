@@ -280,9 +280,14 @@ def test_a_past_expiry_from_a_client_waits_for_the_replicas_cycle(shared_link, s
         c = r.client()
         sub = event_subscriber(r)
         expired, size = c.info("stats")["expired_keys"], c.dbsize()
-        reply = c.execute_command(*command)
-        right_after = [c.info("stats")["expired_keys"] - expired, c.dbsize() - size]
-        wait_until(lambda: c.info("stats")["expired_keys"] == expired + 1, 30, "the replica's cycle")
+        # One transaction: the replica's cycle cannot run between the command and the counts.
+        pipe = c.pipeline(transaction=True)
+        pipe.execute_command(*command)
+        pipe.info("stats")
+        pipe.dbsize()
+        reply, stats, dbsize = pipe.execute()
+        right_after = [stats["expired_keys"] - expired, dbsize - size]
+        wait_until(lambda: c.info("stats")["expired_keys"] == expired + 1, 30, f"the cycle of {type(r).__name__}")
         c.publish("mark", "")
         seen.append((reply, right_after, c.dbsize() - size, events_until_mark(sub)))
         sub.close()
