@@ -1251,6 +1251,7 @@ void Server::ExpireOwnKeys(size_t budget) {
     RedisType type;
     uint64_t expire_ms = 0;
     Status s = ctx.Get(ColumnFamily::kMetadata, EncodeMetaKey(db, k), &raw);
+    if (!s.ok() && !s.IsNotFound()) continue;  // a failed read: visited again next round
     if (!s.ok() || !PeekMetadata(raw, &type, &expire_ms).ok() || expire_ms == 0) {
       done.push_back(&entry);
     } else if (expire_ms <= now) {
