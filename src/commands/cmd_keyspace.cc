@@ -14,7 +14,6 @@
 #include "commands/scan_cursor.h"
 #include "commands/watched_changes.h"
 #include "common/time_util.h"
-#include "replication/replica.h"
 #include "types/redis_hash.h"
 #include "types/redis_set.h"
 #include "types/redis_zset.h"
@@ -28,7 +27,7 @@ void Del(CommandCall& call) {
   // A replica's DEL deletes a key that has expired but awaits its master's DEL as a
   // live one (Redis' expireIfNeeded there leaves it, then dbSyncDelete finds it).
   std::optional<ExpiryTimeIgnore> expiry_ignored;
-  if (call.server->replica() != nullptr && call.server->replica()->is_replica()) expiry_ignored.emplace();
+  if (call.server->IsReplica()) expiry_ignored.emplace();
   int64_t n = 0;
   for (size_t i = 1; i < call.args.size(); i++) {
     bool deleted;

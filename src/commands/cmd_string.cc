@@ -4,7 +4,6 @@
 
 #include "commands/helpers.h"
 #include "common/time_util.h"
-#include "replication/replica.h"
 #include "types/redis_string.h"
 
 namespace kvrocks {
@@ -157,7 +156,7 @@ void GetDel(CommandCall& call) {
   Database db = CurrentDb(call);
   std::string v;
   Status s = RedisString(&db).GetDel(call.args[1], &v);
-  if (s.IsNotFound() && call.server->replica() != nullptr && call.server->replica()->is_replica()) {
+  if (s.IsNotFound() && call.server->IsReplica()) {
     // A replica's GETDEL reads an expired key as absent, then deletes it as a live one
     // (Redis' lookupKeyRead leaves it to the master there; dbSyncDelete finds it).
     ExpiryTimeIgnore expiry_ignored;

@@ -11,7 +11,6 @@
 #include "common/time_util.h"
 #include "replication/rdb_file.h"
 #include "replication/rdb_object.h"
-#include "replication/replica.h"
 #include "scripting/functions.h"
 
 namespace kvrocks {
@@ -20,7 +19,7 @@ namespace {
 
 // A replica keeps the keys that arrive already expired, as Redis' rdbLoad does
 // when it is not a master: they are its master's to delete.
-bool KeepsExpired(Server* srv) { return srv->replica() != nullptr && srv->replica()->is_replica(); }
+bool KeepsExpired(Server* srv) { return srv->IsReplica(); }
 
 using scripting::FunctionRegistry;
 using scripting::Library;

@@ -4,7 +4,6 @@
 #include <string_view>
 
 #include "commands/command_keys.h"
-#include "replication/replica.h"
 #include "server/connection.h"
 #include "server/server.h"
 #include "server/worker.h"
@@ -45,7 +44,7 @@ void DeleteExpiredFound(const CommandSpec& spec, CommandCall& call) {
   auto found = ctx->TakeExpiredFound();
   Server* srv = call.server;
   if (srv->ClientsPaused()) return;
-  if (srv->replica() != nullptr && srv->replica()->is_replica()) {
+  if (srv->IsReplica()) {
     if (call.conn->is_master || srv->config()->replica_read_only ||
         !(CommandTable::FlagsOf(spec, call.args) & kCmdWrite)) {
       return;

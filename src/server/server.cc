@@ -1105,7 +1105,7 @@ void Server::ActiveExpireLoop() {
       last_memory_sample_ms = now_ms;
     }
     if (!config_->active_expire) continue;
-    if (replica_ && replica_->is_replica()) {
+    if (IsReplica()) {
       // A replica leaves expiry to its master, which sends the DELs (as Redis replicas
       // do), but for the keys its own clients gave a TTL. Redis' expireSlaveKeys does
       // not wait for CLIENT PAUSE.
@@ -1211,7 +1211,9 @@ void Server::DeleteExpiredKey(Context* ctx, uint8_t db, const std::string& key, 
   ctx->Touch(db, key, Context::TouchKind::kExpired);
 }
 
-bool Server::NotesOwnExpiries() { return !config_->replica_read_only && replica_ && replica_->is_replica(); }
+bool Server::IsReplica() { return replica_ && replica_->is_replica(); }
+
+bool Server::NotesOwnExpiries() { return !config_->replica_read_only && IsReplica(); }
 
 void Server::NoteOwnExpiries(std::vector<std::pair<uint8_t, std::string>> keys) {
   std::lock_guard<std::mutex> g(own_expiries_mu_);

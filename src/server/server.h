@@ -66,6 +66,8 @@ class Server {
   // db, key) a client's command gave an expiry, called under their key locks;
   // ForgetOwnExpiries drops them all (FLUSHALL, a full sync: Redis' emptyData).
   bool NotesOwnExpiries();
+  // Whether this server follows a master now (REPLICAOF host port).
+  bool IsReplica();
   void NoteOwnExpiries(std::vector<std::pair<uint8_t, std::string>> keys);
   void ForgetOwnExpiries();
   // SCRIPT DEBUG sessions (ended before storage closes).
