@@ -1237,8 +1237,14 @@ void Server::ExpireOwnKeys(size_t budget) {
     }
     own_expiries_cursor_ = visit.back();
   }
+  // The notes name logical databases, as Redis' do: after a SWAPDB the cycle looks
+  // at whatever key of that name the database now holds.
+  std::vector<uint8_t> physical;
   std::vector<uint64_t> hashes;
-  for (auto& [db, k] : visit) hashes.push_back(LockManager::KeyHash(db, k));
+  for (auto& [logical, k] : visit) {
+    physical.push_back(storage_->PhysicalDb(logical));
+    hashes.push_back(LockManager::KeyHash(physical.back(), k));
+  }
   // Under the keys' locks a client's write that gives one of them an expiry is either
   // committed (and seen here) or noted again after this pass forgets the key.
   MultiLockGuard guard(storage_->locks(), std::move(hashes));
@@ -1247,8 +1253,12 @@ void Server::ExpireOwnKeys(size_t budget) {
   std::map<uint8_t, std::vector<std::string>> expired;
   uint64_t count = 0;
   std::vector<const std::pair<uint8_t, std::string>*> done;  // to forget: expired, or without an expiry
-  for (auto& entry : visit) {
-    const auto& [db, k] = entry;
+  for (size_t i = 0; i < visit.size(); i++) {
+    const auto& entry = visit[i];
+    const uint8_t db = physical[i];
+    const std::string& k = entry.second;
+    // A SWAPDB between the lookup and the lock: the lock is another key's; next round.
+    if (storage_->PhysicalDb(entry.first) != db) continue;
     std::string raw;
     RedisType type;
     uint64_t expire_ms = 0;

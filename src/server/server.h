@@ -62,8 +62,8 @@ class Server {
   // A writable replica expires the keys its own clients gave a TTL (Redis'
   // rememberSlaveKeyWithExpire and expireSlaveKeys); the master's keys wait for its
   // DELs. NotesOwnExpiries: whether client writes are to note such keys now (a
-  // replica with replica-read-only off). NoteOwnExpiries takes the keys (physical
-  // db, key) a client's command gave an expiry, called under their key locks;
+  // replica with replica-read-only off). NoteOwnExpiries takes the keys (logical
+  // db, key: Context::NoteExpiring) a client's command gave an expiry;
   // ForgetOwnExpiries drops them all (FLUSHALL, a full sync: Redis' emptyData).
   bool NotesOwnExpiries();
   // Whether this server follows a master now (REPLICAOF host port).

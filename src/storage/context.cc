@@ -305,6 +305,14 @@ bool Context::HasPendingWrite(ColumnFamily cf, const rocksdb::Slice& key) {
   return FindPending(cf, key, &type);
 }
 
+void Context::NoteExpiring(uint8_t db, std::string_view key) {
+  if (!note_expiring_) return;
+  // The caller holds the key's lock, so no SWAPDB moves db meanwhile. A db no logical
+  // one maps to (a bulk load's staging db) is no client's to note.
+  int logical = storage_->LogicalDb(db);
+  if (logical >= 0) expiring_.emplace_back(static_cast<uint8_t>(logical), std::string(key));
+}
+
 void Context::PutUnread(uint8_t db, std::string_view key, const std::string& meta_key, const rocksdb::Slice& meta_value,
                         uint64_t expire_ms) {
   Put(ColumnFamily::kMetadata, meta_key, meta_value);

@@ -183,13 +183,13 @@ class Context {
   bool expiry_left_to_master() const { return expiry_left_to_master_; }
   // The keys this context's writes gave an expiry (a new one, not one kept), while
   // noting is on: a writable replica expires the keys its own clients gave a TTL, as
-  // Redis' rememberSlaveKeyWithExpire. Not cleared by Commit: the command layer takes
-  // them (TakeExpiringKeys) once its commands ran; savepoints roll them back, while
-  // DiscardWrites keeps them (they may be of an earlier commit).
+  // Redis' rememberSlaveKeyWithExpire. They are noted as (logical db, key), the
+  // logical database that holds the physical one db at the write, as Redis notes a
+  // db id: a later SWAPDB leaves the note on that id. Not cleared by Commit: the
+  // command layer takes them (TakeExpiringKeys) once its commands ran; savepoints
+  // roll them back, while DiscardWrites keeps them (they may be of an earlier commit).
   void set_note_expiring(bool v) { note_expiring_ = v; }
-  void NoteExpiring(uint8_t db, std::string_view key) {
-    if (note_expiring_) expiring_.emplace_back(db, std::string(key));
-  }
+  void NoteExpiring(uint8_t db, std::string_view key);
   bool HasExpiringKeys() const { return !expiring_.empty(); }
   std::vector<std::pair<uint8_t, std::string>> TakeExpiringKeys() { return std::exchange(expiring_, {}); }
   void NoteExpiredFound(uint8_t db, std::string_view key) {

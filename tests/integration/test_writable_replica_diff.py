@@ -143,6 +143,28 @@ def test_emptying_the_data_set_forgets_the_noted_keys(link, how):
     assert kv.client().object("encoding", "forgotten") == ref.client().object("encoding", "forgotten")
 
 
+def test_a_swapdb_leaves_the_notes_on_their_database_ids(link):
+    """Redis notes a client's key with the id of its database: after SWAPDB the moved
+    key is no longer the cycle's, and the key of that name now in the old database is,
+    even one the master wrote."""
+    master, replicas = link
+    master.client(db=1).set("a", "from-master", px=100)
+    wait_replicas_caught_up(master, replicas)
+    for r in replicas:
+        c = r.client()
+        c.set("a", "mine", px=100)
+        c.set("b", "mine", px=100)
+        assert c.swapdb(0, 1)
+    time.sleep(0.15)
+    for r in replicas:
+        wait_until(lambda: expired_keys(r) >= 1, 30, "the replica to expire a noted key")
+    time.sleep(0.3)  # more cycles: a wrong note would expire the moved keys too
+    ref, kv = replicas
+    assert expired_keys(kv) == expired_keys(ref) == 1
+    sizes = [[r.client(db=db).dbsize() for db in (0, 1)] for r in replicas]
+    assert sizes[0] == sizes[1] == [0, 2]  # the moved keys stay, expired for reads
+
+
 def test_noted_keys_expire_after_the_replica_turns_read_only(link):
     master, replicas = link
     for r in replicas:
