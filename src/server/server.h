@@ -63,8 +63,9 @@ class Server {
   // rememberSlaveKeyWithExpire and expireSlaveKeys); the master's keys wait for its
   // DELs. NotesOwnExpiries: whether client writes are to note such keys now (a
   // replica with replica-read-only off). NoteOwnExpiries takes the keys (logical
-  // db, key: Context::NoteExpiring) a client's command gave an expiry;
-  // ForgetOwnExpiries drops them all (FLUSHALL, a full sync: Redis' emptyData).
+  // db, key: Context::NoteExpiring) a client's command gave an expiry, called under
+  // their key locks; ForgetOwnExpiries drops them all (FLUSHALL, a full sync: Redis'
+  // emptyData).
   bool NotesOwnExpiries();
   // Whether this server follows a master now (REPLICAOF host port).
   bool IsReplica();
