@@ -973,8 +973,11 @@ void Monitor(CommandCall& call) {
 }
 
 // COMPACT (kvrocks-specific): a full manual compaction, so that the space of
-// deleted and overwritten data comes back now rather than later.
+// deleted and overwritten data comes back now rather than later. The client waits
+// for it without holding up the other clients of its worker; inside a transaction
+// the worker runs it (as Redis runs a blocking command there: without blocking).
 void Compact(CommandCall& call) {
+  if (!call.in_exec && call.conn != nullptr && !call.conn->is_master) return call.server->CompactFor(call.conn);
   Status s = call.server->storage()->CompactAll();
   if (!s.ok()) return ReplyError(call, "ERR " + s.message());
   reply::Ok(call.out);

@@ -133,13 +133,14 @@ ssize_t Connection::ReadStamped(char* buf, size_t len) {
 uint64_t Connection::CommandArrivalNs() const { return read_arrival_ns_ != 0 ? read_arrival_ns_ : RealtimeNs(); }
 
 void Connection::RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms,
-                              std::vector<std::string> retry_args, std::string timeout_reply) {
+                              std::vector<std::string> retry_args, std::string timeout_reply, bool claimable) {
   block.requested = true;
   if (block.active) return;  // a retry that found nothing again: keep queue places and deadline
   block.keys = std::move(keys);
   block.timeout_ms = timeout_ms;
   block.args = std::move(retry_args);
   block.timeout_reply = std::move(timeout_reply);
+  block.claimable = claimable;
 }
 
 void Connection::UnblockWith(bool error) {
@@ -150,6 +151,14 @@ void Connection::UnblockWith(bool error) {
   } else if (reply.empty()) {
     reply::NullArray(&reply, resp);
   }
+  EndBlockWith(reply);
+}
+
+void Connection::EndServerWait(const std::string& reply) {
+  if (block.active && !block.claimable) EndBlockWith(reply);
+}
+
+void Connection::EndBlockWith(const std::string& reply) {
   FinishBlocked(this, reply);
   EndBlock();
   Write(reply);
@@ -202,6 +211,7 @@ void Connection::EndBlock() {
   block.keys.clear();
   block.args.clear();
   block.sent_args.clear();
+  block.claimable = true;
 }
 
 void Connection::RetryBlocked(const std::pair<uint8_t, std::string>& ready, bool key_removed) {

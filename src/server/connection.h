@@ -114,15 +114,21 @@ class Connection {
     event* timer = nullptr;
     std::string timeout_reply;  // what a timeout replies; "" = a null array (BLPOP ...)
     bool key_removed = false;   // during a retry: the waking write left the key deleted
+    // false: the client waits for the server's own work (COMPACT), which ends the
+    // block (EndServerWait); CLIENT UNBLOCK cannot claim it.
+    bool claimable = true;
   };
   BlockState block;
   // Called by a blocking command that found nothing: block on keys. retry_args,
   // if given, is the command to re-run on wake-up instead of the original (XREAD
   // resolves "$" to the id it saw when blocking).
   void RequestBlock(std::vector<std::pair<uint8_t, std::string>> keys, uint64_t timeout_ms,
-                    std::vector<std::string> retry_args = {}, std::string timeout_reply = {});
+                    std::vector<std::string> retry_args = {}, std::string timeout_reply = {}, bool claimable = true);
   // CLIENT UNBLOCK: ends a block with the timeout reply, or with an error.
   void UnblockWith(bool error);
+  // Ends a block that waits for the server's own work (not claimable) with reply;
+  // nothing if the client no longer waits so.
+  void EndServerWait(const std::string& reply);
   // When the command running now arrived (wall-clock ns): the kernel's receive
   // time of the bytes that completed it when it runs as soon as they are read,
   // else (a command that waited in the buffer behind others) now. Blocked
@@ -136,7 +142,9 @@ class Connection {
   bool call_made_error_reply = false;
   // Readable from other threads: the connection is blocked and no CLIENT
   // UNBLOCK has claimed it yet (Server::UnblockClient clears it).
-  std::atomic<bool> blocked{false};
+  // kBlockedForServer: blocked, but not claimable (BlockState::claimable).
+  enum Blocked : uint8_t { kNotBlocked, kBlockedClaimable, kBlockedForServer };
+  std::atomic<uint8_t> blocked{kNotBlocked};
   // Counted in Server::BlockedCount (and, with a timeout, TimedBlockedCount);
   // both under the server's blocked lock. Redis drops a client from its counts
   // the moment CLIENT UNBLOCK or CLIENT KILL frees it, before its worker gets
@@ -150,6 +158,8 @@ class Connection {
   void ArmBlockTimer();
   // Ends blocking: cancels the timer and leaves the server's wait queues.
   void EndBlock();
+  // Ends the block with reply written (CLIENT UNBLOCK, EndServerWait) and resumes input.
+  void EndBlockWith(const std::string& reply);
   // Continues processing input that arrived while blocked, and flushes.
   void Resume();
   // CLIENT PAUSE: the command that arrived during a pause, run when it ends.

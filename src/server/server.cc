@@ -189,6 +189,7 @@ void Server::Wait() {
   if (replica_) replica_->Stop();
   if (rdb_sender_) rdb_sender_->Stop();
   detached_.Stop();
+  StopCompactions();
   for (auto& w : workers_) w->Stop();
   if (expire_thread_.joinable()) expire_thread_.join();
   if (bgsave_thread_.joinable()) bgsave_thread_.join();
@@ -591,7 +592,7 @@ void Server::Postpone(Connection* conn, std::vector<std::string> args) {
 size_t Server::BlockFilterSlot(const std::string& key) { return std::hash<std::string>()(key) % kBlockFilterSlots; }
 
 void Server::Block(Connection* conn) {
-  conn->blocked = true;
+  conn->blocked = conn->block.claimable ? Connection::kBlockedClaimable : Connection::kBlockedForServer;
   const bool group_read = !conn->block.args.empty() && TokenEquals(conn->block.args[0], "xreadgroup");
   const uint64_t arrival = conn->CommandArrivalNs();
   std::lock_guard<std::mutex> g(blocked_mu_);
@@ -623,7 +624,7 @@ void Server::FreeWaiterLocked(Connection* conn) {
 }
 
 void Server::Unblock(Connection* conn) {
-  conn->blocked = false;
+  conn->blocked = Connection::kNotBlocked;
   std::vector<std::pair<uint8_t, std::string>> keys = conn->block.keys;
   {
     std::lock_guard<std::mutex> g(blocked_mu_);
@@ -810,7 +811,7 @@ bool Server::Kill(uint64_t id) {
     killed_clients_++;
     pubsub_.NoteKilled();
     tracking_.Forget(id);
-    if (conn->blocked.exchange(false)) {
+    if (conn->blocked.exchange(Connection::kNotBlocked) != Connection::kNotBlocked) {
       std::lock_guard<std::mutex> b(blocked_mu_);
       FreeWaiterLocked(conn);
     }
@@ -833,7 +834,10 @@ bool Server::UnblockClient(uint64_t id, bool error) {
   // Cleared here, not when the client's worker runs the unblock: a second
   // CLIENT UNBLOCK in the same EXEC or script (or from another worker) must
   // find the client already freed, as Redis' synchronous unblockClient leaves it.
-  if (it == clients_.end() || !it->second->blocked.exchange(false)) return false;
+  uint8_t claimable = Connection::kBlockedClaimable;
+  if (it == clients_.end() || !it->second->blocked.compare_exchange_strong(claimable, Connection::kNotBlocked)) {
+    return false;
+  }
   {
     std::lock_guard<std::mutex> b(blocked_mu_);
     FreeWaiterLocked(it->second);
@@ -1287,6 +1291,48 @@ void Server::ExpireOwnKeys(size_t budget) {
   if (!ctx.touched().empty()) TouchKeys(ctx);
   KeysChanged(ctx.touched(), 0);
   for (auto& [db, names] : expired) NotifyExpired(this, db, names);
+}
+
+void Server::CompactFor(Connection* conn) {
+  conn->RequestBlock({}, 0, {}, {}, false);
+  std::lock_guard<std::mutex> g(compact_mu_);
+  // Once the server stops, nothing starts: the client waits until it is closed.
+  if (compact_stopped_) return;
+  compact_waiters_.emplace_back(conn->worker(), conn->id());
+  if (compact_running_) return;
+  if (compact_thread_.joinable()) compact_thread_.join();  // the last run's, which has ended
+  compact_running_ = true;
+  compact_thread_ = std::thread([this] { CompactLoop(); });
+}
+
+void Server::CompactLoop() {
+  for (;;) {
+    std::vector<std::pair<Worker*, uint64_t>> waiters;
+    {
+      std::lock_guard<std::mutex> g(compact_mu_);
+      if (compact_waiters_.empty() || compact_stopped_) {
+        compact_running_ = false;
+        return;
+      }
+      waiters.swap(compact_waiters_);
+    }
+    Status s = storage_->CompactAll();
+    std::string reply = s.ok() ? "+OK\r\n" : "-ERR " + s.message() + "\r\n";
+    for (auto& [w, id] : waiters) {
+      w->Post([w, id = id, reply] {
+        if (Connection* c = w->Find(id)) c->EndServerWait(reply);
+      });
+    }
+  }
+}
+
+void Server::StopCompactions() {
+  {
+    std::lock_guard<std::mutex> g(compact_mu_);
+    compact_stopped_ = true;
+  }
+  storage_->CancelManualCompactions();
+  if (compact_thread_.joinable()) compact_thread_.join();
 }
 
 }  // namespace kvrocks

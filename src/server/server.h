@@ -287,6 +287,13 @@ class Server {
   // shown as "[db lua]" as Redis does.
   void FeedMonitors(Connection* from, const std::vector<std::string>& args, bool from_script = false);
 
+  // COMPACT (Storage::CompactAll) without stopping conn's worker: the client waits
+  // blocked (a block CLIENT UNBLOCK cannot claim) while the compaction thread
+  // runs, then gets +OK or the error. Callers that come while a compaction runs
+  // wait for the next one, which starts when it ends (their writes may have missed
+  // it). Called on conn's worker, from the command.
+  void CompactFor(Connection* conn);
+
   // SAVE / BGSAVE: a RocksDB checkpoint at dir/checkpoint.
   Status Save();
   bool BgSave();  // false if one is running
@@ -458,6 +465,16 @@ class Server {
   std::atomic<int64_t> last_bgsave_seconds_{-1};
   std::atomic<uint64_t> last_load_keys_loaded_{0}, last_load_keys_expired_{0};
   std::thread bgsave_thread_;
+
+  // COMPACT's thread (CompactFor): runs while callers wait; stopped (cancelling a
+  // running compaction) before the workers when the server stops.
+  void CompactLoop();
+  void StopCompactions();
+  std::mutex compact_mu_;
+  std::vector<std::pair<Worker*, uint64_t>> compact_waiters_;  // (worker, client id)
+  bool compact_running_ = false;
+  bool compact_stopped_ = false;
+  std::thread compact_thread_;
 
   std::atomic<bool> stop_{false};
   MigrateSockets migrate_sockets_;

@@ -653,6 +653,8 @@ Status Storage::CompactAll() {
   return Status::OK();
 }
 
+void Storage::CancelManualCompactions() { db_->DisableManualCompaction(); }
+
 Status Storage::Checkpoint(const std::string& dir) {
   rocksdb::Checkpoint* cp = nullptr;
   rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &cp);

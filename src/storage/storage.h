@@ -150,6 +150,9 @@ class Storage {
   // Flushes memtables and compacts every column family fully (COMPACT), which
   // runs the compaction filters over all data.
   Status CompactAll();
+  // Cancels running manual compactions (CompactAll's) and refuses later ones, for a
+  // shutdown.
+  void CancelManualCompactions();
 
   // Writes a consistent RocksDB checkpoint to dir (which must not exist).
   Status Checkpoint(const std::string& dir);

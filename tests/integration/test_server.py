@@ -4,6 +4,7 @@ import glob
 import os
 import resource
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -13,7 +14,7 @@ import time
 import pytest
 import redis
 
-from conftest import KVROCKS_BIN, REDIS_BIN, Kvrocks, RawClient, encode, free_port, wait_ready
+from conftest import KVROCKS_BIN, REDIS_BIN, Kvrocks, RawClient, encode, free_port, wait_ready, wait_until
 
 
 def test_ping_echo_time(r):
@@ -690,6 +691,58 @@ def test_sched_policy_refuses_unknown_policies():
         assert "sched-policy" in r.stderr and "normal, batch" in r.stderr
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def start_with_slow_compactions():
+    """A server with one worker (so every client shares it) holding 4 MB in SSTs, its
+    compaction I/O then limited to 64 KB/s: a COMPACT takes about a minute."""
+    srv = Kvrocks(extra=["--workers", "1"]).start()
+    c = srv.client()
+    for i in range(4):
+        c.mset({f"k{i}-{j}": os.urandom(512).hex() for j in range(1000)})
+    c.execute_command("COMPACT")
+    c.set("fresh", "v")
+    c.config_set("rocksdb.rate-limiter-bytes-per-sec", 64 * 1024)
+    return srv, c
+
+
+def test_compact_waits_without_holding_up_its_worker():
+    """The client of a COMPACT waits for it blocked, as on a blocking command, while
+    its worker serves the others; CLIENT UNBLOCK cannot end that wait (it is for the
+    server's work, not for a key)."""
+    srv, c = start_with_slow_compactions()
+    try:
+        waiter = RawClient(srv.port)
+        wid = int(waiter.call("CLIENT", "ID")[1:-2])
+        waiter.send_raw(encode(["COMPACT"]))
+        wait_until(lambda: c.info("clients")["blocked_clients"] == 1, 10, "COMPACT to wait")
+        assert c.ping() and c.get("fresh") == b"v"
+        entry = next(e for e in c.client_list() if int(e["id"]) == wid)
+        assert "b" in entry["flags"] and entry["cmd"] == "compact"
+        assert c.client_unblock(wid) is False and c.client_unblock(wid, error=True) is False
+        c.config_set("rocksdb.rate-limiter-bytes-per-sec", 0)
+        assert waiter.read_reply() == b"+OK\r\n"
+        assert waiter.call("PING") == b"+PONG\r\n"
+        assert c.info("clients")["blocked_clients"] == 0
+        # In a transaction the worker runs it, as Redis runs blocking commands there.
+        p = c.pipeline(transaction=True)
+        p.execute_command("COMPACT")
+        p.get("fresh")
+        assert p.execute() == [b"OK", b"v"]
+    finally:
+        srv.cleanup()
+
+
+def test_sigterm_cancels_a_compact_being_waited_for():
+    srv, c = start_with_slow_compactions()
+    waiter = RawClient(srv.port)
+    waiter.send_raw(encode(["COMPACT"]))
+    wait_until(lambda: c.info("clients")["blocked_clients"] == 1, 10, "COMPACT to wait")
+    try:
+        # Within 20 s (else stop() kills it), not the minute the compaction would take.
+        assert srv.stop(signal.SIGTERM, timeout=20) == 0
+    finally:
+        srv.cleanup()
 
 
 @pytest.mark.parametrize("low", [True, False])
