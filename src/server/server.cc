@@ -1318,8 +1318,9 @@ void Server::CompactLoop() {
     }
     Status s = storage_->CompactAll();
     std::string reply = s.ok() ? "+OK\r\n" : "-ERR " + s.message() + "\r\n";
-    for (auto& [w, id] : waiters) {
-      w->Post([w, id = id, reply] {
+    for (const auto& waiter : waiters) {
+      Worker* w = waiter.first;
+      w->Post([w, id = waiter.second, reply] {
         if (Connection* c = w->Find(id)) c->EndServerWait(reply);
       });
     }
