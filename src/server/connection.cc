@@ -66,7 +66,10 @@ void Connection::OnEvent(evutil_socket_t, short what, void* arg) {
       self = worker->Find(id);  // a posted task may have closed it
       if (self == nullptr) return;
     }
+    Worker* worker = self->worker_;
+    worker->BeginRead();
     self->OnReadable();  // may destroy self
+    worker->EndRead();
     return;
   }
   if (what & EV_WRITE) self->OnWritable();

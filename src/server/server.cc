@@ -859,6 +859,28 @@ void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool
   if (it == blocked_.end() || it->second.empty()) return;
   std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
   const WakeTicket::Kind kind = pass_on ? WakeTicket::Kind::kPassOn : WakeTicket::Kind::kSignal;
+  if (!pass_on) {
+    // Redis runs the commands that came before this write first, so a client whose
+    // BLPOP is still unread on another worker would be served ahead of the waiters
+    // queued now. That worker reads and runs what it has, then wakes (one hop only:
+    // the inner call passes the key on). No write path pays for it, only a wake.
+    Worker* here = Worker::Current();
+    for (const auto& w : workers_) {
+      if (w.get() == here || !w->HasUnreadInput()) continue;
+      // A place in the ticket for the wake it will make, and the key marked as
+      // being served, so that a pop that came after the first waiter parks.
+      int slot = ReserveSlot(ticket, kind, {w.get(), 0});
+      const uint64_t first = it->second.front().arrival_ns;
+      serving_[it->first].insert(first);
+      wakes_in_flight_++;
+      w->Post([this, worker = w.get(), ready = it->first, who, removed, ticket, slot, first] {
+        worker->ReadPending();
+        RunWithTicket(ticket, slot, [&] { WakeBlocked(ready.first, ready.second, who, removed, true); });
+        WakeRan(ready, first);
+      });
+      return;
+    }
+  }
   for (const Waiter& waiter : it->second) {
     if (who == Wakes::kGroupReaders && !waiter.group_read) continue;
     if (!freed_waiters_.empty() && freed_waiters_.count(waiter.id) > 0) continue;

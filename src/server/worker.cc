@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -43,7 +44,15 @@ static const char kProtectedModeError[] =
     "NOTE: You only need to do one of the above things in order for "
     "the server to start accepting connections from the outside.\r\n";
 
+namespace {
+thread_local Worker* tl_worker = nullptr;
+}  // namespace
+
+Worker* Worker::Current() { return tl_worker; }
+
 Worker::Worker(Server* server, int index) : server_(server), index_(index) {
+  unread_epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  PCHECK(unread_epfd_ >= 0) << "epoll_create1";
   base_ = event_base_new();
   posted_ev_ = event_new(base_, -1, EV_PERSIST, &Worker::OnPosted, this);
   event_add(posted_ev_, nullptr);
@@ -63,6 +72,7 @@ Worker::~Worker() {
   event_free(posted_ev_);
   event_free(timer_ev_);
   event_base_free(base_);
+  ::close(unread_epfd_);
 }
 
 namespace {
@@ -187,6 +197,7 @@ void Worker::Start() {
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), ("worker-" + std::to_string(index_)).c_str());
     tid_ = static_cast<int>(::gettid());
+    tl_worker = this;
     event_base_dispatch(base_);
     // Close everything this worker owns on its own thread.
     {
@@ -381,11 +392,30 @@ void Worker::Adopt(Accepted a) {
   Connection* c = conn.get();
   conns_.emplace(c->id(), std::move(conn));
   c->Start();
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = c->id();
+  if (epoll_ctl(unread_epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) PLOG(WARNING) << "epoll_ctl";
 }
 
 void Worker::Close(Connection* conn) {
   server_->Unregister(conn);
+  epoll_ctl(unread_epfd_, EPOLL_CTL_DEL, conn->fd(), nullptr);
   conns_.erase(conn->id());
+}
+
+bool Worker::HasUnreadInput() {
+  if (reading_.load() > 0) return true;
+  epoll_event ev;
+  return epoll_wait(unread_epfd_, &ev, 1, 0) > 0;
+}
+
+void Worker::ReadPending() {
+  epoll_event evs[64];
+  int n = epoll_wait(unread_epfd_, evs, 64, 0);
+  for (int i = 0; i < n; i++) {
+    if (Connection* c = Find(evs[i].data.u64)) c->ReadInput();  // may close it
+  }
 }
 
 void Worker::ServeWhileBusy(Connection* running) {

@@ -79,6 +79,9 @@ class Worker {
   void AdoptLater(Accepted a);
   // Destroys a connection (on this worker's thread).
   void Close(Connection* conn);
+  // Brackets a read callback (HasUnreadInput).
+  void BeginRead() { reading_.fetch_add(1); }
+  void EndRead() { reading_.fetch_sub(1); }
   Connection* Find(uint64_t id);
   // Called from within a long command of `running` (a busy script): reads and
   // answers the input of every other connection of this worker (they get
@@ -89,6 +92,17 @@ class Worker {
   bool serving_while_busy() const { return serving_while_busy_; }
   // Group commit of this worker's write commands.
   WriteBatcher* batcher() { return batcher_.get(); }
+
+  // The worker whose thread calls this (null on other threads).
+  static Worker* Current();
+  // Whether a client of this worker sent bytes it has not run yet: they wait in
+  // the kernel (its sockets are watched, level-triggered, by an epoll set of
+  // their own that nothing waits on) or are being read and run now. Any
+  // thread; a snapshot, so bytes that arrive after it are not seen.
+  bool HasUnreadInput();
+  // Reads and runs what HasUnreadInput saw (on this worker's thread, from a
+  // posted task): the commands clients sent before a wake that waited for them.
+  void ReadPending();
 
  private:
   // A listening socket, watched by this worker's loop.
@@ -112,6 +126,9 @@ class Worker {
 
   Server* server_;
   int index_;
+  int unread_epfd_ = -1;  // HasUnreadInput's epoll set: this worker's client sockets
+  // Inside a read callback (Connection::OnEvent): bytes read, their commands not yet run.
+  alignas(64) std::atomic<int> reading_{0};
   std::atomic<int> tid_{0};
   bool serving_while_busy_ = false;
   event_base* base_;

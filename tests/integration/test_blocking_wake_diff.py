@@ -649,3 +649,58 @@ def waiter_and_late_taker(port, taker, rounds):
 def test_a_waiter_is_served_before_a_later_pop_takes_its_element(kvrocks_server, redis_ref, taker):
     ours = waiter_and_late_taker(kvrocks_server.port, TAKERS[taker], 10)
     assert ours == waiter_and_late_taker(redis_ref.port, TAKERS[taker], 10)
+
+
+def on_the_worker_of(busy, port, same, tries=8):
+    """A new client that is (same) or is not on busy's worker, as far as a DEBUG SLEEP
+    of busy holds up its PING (redis-server: every client is on its one thread). After
+    `tries` misses, whichever came last: the test below only loses its point then."""
+    for attempt in range(tries):
+        c = RawClient(port)
+        busy.send_raw(encode(["DEBUG", "SLEEP", "0.3"]))
+        time.sleep(0.05)
+        start = time.monotonic()
+        c.call("PING")
+        held = time.monotonic() - start > 0.15
+        busy.read_reply()
+        if held == same or attempt == tries - 1:
+            return c
+        c.close()
+
+
+def first_waiter_unread(port, variant, workers=True):
+    """rd1 sends BRPOPLPUSH while its worker is busy (a DEBUG SLEEP of another client
+    on it), then rd2 sends one that blocks at once on another worker, then c pushes.
+    Redis runs them in that order: rd1 is served first (WRONGTYPE when its destination
+    is a string, the element stays for rd2; or the element, rd2 waiting on)."""
+    busy = RawClient(port)
+    busy.call("FLUSHALL")
+    if workers:
+        rd1, rd2, c = (on_the_worker_of(busy, port, same) for same in (True, False, False))
+    else:
+        rd1, rd2, c = (RawClient(port) for _ in range(3))
+    if variant == "wrongtype":
+        c.call("SET", "target1", "nolist")
+    busy.send_raw(encode(["DEBUG", "SLEEP", "0.5"]))
+    time.sleep(0.05)
+    rd1.send_raw(encode(["BRPOPLPUSH", "blist", "target1", "5"]))
+    time.sleep(0.05)
+    rd2.send_raw(encode(["BRPOPLPUSH", "blist", "target2", "5"]))
+    time.sleep(0.05)
+    out = [c.call("LPUSH", "blist", "foo"), rd1.read_reply()]
+    if variant != "wrongtype":
+        out.append(c.call("LPUSH", "blist", "bar"))
+    out += [rd2.read_reply(), busy.read_reply(), c.call("LRANGE", "target1", "0", "-1"),
+            c.call("LRANGE", "target2", "0", "-1"), c.call("LLEN", "blist")]
+    for x in (busy, rd1, rd2, c):
+        x.close()
+    return out
+
+
+@pytest.mark.parametrize("variant", ["wrongtype", "served"])
+def test_a_waiter_still_unread_on_a_busy_worker_is_served_first(kvrocks_server, redis_ref, variant):
+    """The push's wake waits for the worker that has unread input (Server::WakeBlocked):
+    before, rd2 got the element, and rd1 blocked behind it for nothing."""
+    for _ in range(2):
+        ours = first_waiter_unread(kvrocks_server.port, variant)
+        assert ours == first_waiter_unread(redis_ref.port, variant, workers=False)
