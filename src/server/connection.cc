@@ -413,6 +413,7 @@ void Connection::Flush() {
   awaiting_commit = false;
   flush_pending = false;
   if (awaiting_wakes && !close_after_reply_ && !closing_) return;  // WakesServed sends it
+  if (awaiting_own_null > 0 && !close_after_reply_ && !closing_) return;  // the null's task sends it
   if (out_pos_ < out_.size()) server()->stats().total_writes_processed.fetch_add(1, std::memory_order_relaxed);
   if (out_.size() > out_peak_) {
     out_peak_ = out_.size();

@@ -82,6 +82,11 @@ class Connection {
   // command, before it runs the next. One count per wait; each ends with
   // EndOwnMessagesWait.
   int awaiting_own_messages = 0;
+  // A flush's null for its own tracking is still to be sent (Tracking::InvalidateAll):
+  // the replies wait too, so that where tracking is redirected, the null is on its way
+  // to the other client before this one reads the flush's answer (Redis has written
+  // it to the other client's buffer by then).
+  int awaiting_own_null = 0;
   // Ends one such wait from the worker's queue, behind the messages queued
   // there so far, and goes on with the input when none is left.
   void EndOwnMessagesWait();

@@ -332,10 +332,12 @@ void Tracking::InvalidateAll(Connection* current) {
   Worker* w = server_->WorkerOf(current->id());
   if (w == nullptr) return sent(current->id());
   current->awaiting_own_messages++;
+  current->awaiting_own_null++;
   w->Post([this, w, id = current->id(), sent] {
     sent(id);
     Connection* c = w->Find(id);
     if (c == nullptr) return;  // closed meanwhile: Redis sends nothing then either
+    c->awaiting_own_null--;
     ClientState now;
     now.resp = c->resp;
     now.redirect = c->tracking_redirect;
@@ -344,6 +346,9 @@ void Tracking::InvalidateAll(Connection* current) {
     out.back().behind_flush = false;  // it is the pending null (another may follow it)
     Post(std::move(out), c);          // to the client itself: written now, behind the reply
     c->EndOwnMessagesWait();          // behind what it queued (a broken redirect's message)
+    // The replies go once the messages its batch told its tracking meanwhile
+    // (behind_flush, queued behind this task) are on their way too.
+    if (c->awaiting_own_null == 0) w->FlushAfterPosted(c);
   });
 }
 
