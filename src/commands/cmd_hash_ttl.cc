@@ -38,7 +38,7 @@ void ReplyResults(CommandCall& call, const std::vector<int64_t>& results) {
 }
 
 // HEXPIRE key seconds [NX|XX|GT|LT] FIELDS numfields field...
-void ExpireGeneric(CommandCall& call, int64_t unit_ms, bool absolute) {
+void HashExpireGeneric(CommandCall& call, int64_t unit_ms, bool absolute) {
   const auto& a = call.args;
   int64_t t;
   if (!IntArg(call, 2, &t)) return;
@@ -75,10 +75,10 @@ void ExpireGeneric(CommandCall& call, int64_t unit_ms, bool absolute) {
   ReplyResults(call, results);
 }
 
-void HExpire(CommandCall& call) { ExpireGeneric(call, 1000, false); }
-void HPExpire(CommandCall& call) { ExpireGeneric(call, 1, false); }
-void HExpireAt(CommandCall& call) { ExpireGeneric(call, 1000, true); }
-void HPExpireAt(CommandCall& call) { ExpireGeneric(call, 1, true); }
+void HExpire(CommandCall& call) { HashExpireGeneric(call, 1000, false); }
+void HPExpire(CommandCall& call) { HashExpireGeneric(call, 1, false); }
+void HExpireAt(CommandCall& call) { HashExpireGeneric(call, 1000, true); }
+void HPExpireAt(CommandCall& call) { HashExpireGeneric(call, 1, true); }
 
 // HTTL / HPTTL / HEXPIRETIME / HPEXPIRETIME key FIELDS numfields field...
 void TtlGeneric(CommandCall& call, bool ms, bool absolute) {

@@ -11,10 +11,6 @@ RedisHyperLogLog Hll(CommandCall& call, Database* db) {
   return RedisHyperLogLog(db, static_cast<size_t>(call.server->config()->hll_sparse_max_bytes));
 }
 
-std::vector<std::string_view> ArgsFrom(const CommandCall& call, size_t first) {
-  return std::vector<std::string_view>(call.args.begin() + static_cast<long>(first), call.args.end());
-}
-
 void PfAdd(CommandCall& call) {
   Database db = CurrentDb(call);
   bool updated;

@@ -12,10 +12,6 @@ namespace kvrocks {
 
 namespace {
 
-std::vector<std::string_view> ArgsFrom(const CommandCall& call, size_t first) {
-  return std::vector<std::string_view>(call.args.begin() + static_cast<long>(first), call.args.end());
-}
-
 void PushGeneric(CommandCall& call, bool left, bool only_if_exists) {
   Database db = CurrentDb(call);
   int64_t len;

@@ -12,10 +12,6 @@ namespace kvrocks {
 
 namespace {
 
-std::vector<std::string_view> ArgsFrom(const CommandCall& call, size_t first) {
-  return std::vector<std::string_view>(call.args.begin() + static_cast<long>(first), call.args.end());
-}
-
 void ReplySet(CommandCall& call, const std::vector<std::string>& members) {
   reply::SetHeader(call.out, members.size(), call.resp);
   for (const auto& m : members) reply::Bulk(call.out, m);

@@ -76,6 +76,10 @@ RespNode ParseNode(std::string_view in, size_t* pos) {
   return node;
 }
 
+}  // namespace
+
+// One of a command's key specifications (COMMAND INFO's key_specs); not in the
+// anonymous namespace, as CommandKeyFinder::Info holds them.
 struct KeySpec {
   uint32_t flags = 0;
   enum class Begin { kIndex, kKeyword, kUnknown } begin = Begin::kUnknown;
@@ -86,6 +90,8 @@ struct KeySpec {
   int lastkey = 0, keystep = 1, limit = 0;  // kRange
   int keynumidx = 0, firstkey = 0;          // kKeynum (keystep too)
 };
+
+namespace {
 
 KeySpec ParseKeySpec(const RespNode& map) {
   KeySpec s;

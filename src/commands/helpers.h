@@ -40,6 +40,11 @@ inline int64_t MaxStringLength(const CommandCall& call) {
   return call.conn->is_master ? INT64_MAX : call.server->config()->proto_max_bulk_len.get();
 }
 
+// The arguments from index first on (the elements of RPUSH, SADD, PFADD...).
+inline std::vector<std::string_view> ArgsFrom(const CommandCall& call, size_t first) {
+  return std::vector<std::string_view>(call.args.begin() + static_cast<long>(first), call.args.end());
+}
+
 // Parses args[i] as an integer; on failure replies "value is not an integer".
 inline bool IntArg(CommandCall& call, size_t i, int64_t* v) {
   if (ParseInt64(call.args[i], v)) return true;

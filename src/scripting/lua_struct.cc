@@ -103,7 +103,7 @@ void PutBytes(luaL_Buffer* b, const void* p, size_t size, bool little) {
   luaL_addlstring(b, buf, size);
 }
 
-int Pack(lua_State* L) {
+int StructPack(lua_State* L) {
   luaL_Buffer b;
   const char* fmt = luaL_checkstring(L, 1);
   Header h;
@@ -179,7 +179,7 @@ T GetFloat(const char* p, bool little) {
   return v;
 }
 
-int Unpack(lua_State* L) {
+int StructUnpack(lua_State* L) {
   Header h;
   const char* fmt = luaL_checkstring(L, 1);
   size_t ld;
@@ -269,9 +269,9 @@ int Size(lua_State* L) {
 
 int OpenStruct(lua_State* L) {
   lua_newtable(L);
-  lua_pushcfunction(L, Pack);
+  lua_pushcfunction(L, StructPack);
   lua_setfield(L, -2, "pack");
-  lua_pushcfunction(L, Unpack);
+  lua_pushcfunction(L, StructUnpack);
   lua_setfield(L, -2, "unpack");
   lua_pushcfunction(L, Size);
   lua_setfield(L, -2, "size");

@@ -19,10 +19,31 @@ REDIS_BIN = os.environ.get("REDIS_SERVER") or (
     "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else shutil.which("redis-server"))
 
 
+# Under pytest-xdist (scripts/test.sh runs the tests in two processes) each worker hands out
+# ports from its own block below the kernel's ephemeral range: two workers never pick the same
+# free port before a server binds it, nor does a client connection take it meanwhile.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_PORT_BLOCK = 2000
+_next_port = 0
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    global _next_port
+    if not _XDIST_WORKER.startswith("gw"):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    base = 20000 + int(_XDIST_WORKER[2:]) % 6 * _PORT_BLOCK
+    for _ in range(_PORT_BLOCK):
+        port = base + _next_port % _PORT_BLOCK
+        _next_port += 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))  # no SO_REUSEADDR: a port in TIME_WAIT is skipped too
+                return port
+            except OSError:
+                continue
+    raise RuntimeError(f"no free port in {base}..{base + _PORT_BLOCK - 1}")
 
 
 def wait_until(fn, timeout=30, what="condition"):
