@@ -643,8 +643,11 @@ def thread_stat_field(pid, field):
     (field counted from 0 after the name: 16 is the nice value, 38 the scheduling policy)."""
     values = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/stat") as f:
-            stat = f.read()
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended since the listing (RocksDB's short-lived ones)
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         values.setdefault(name, set()).add(int(stat[stat.rindex(")") + 2:].split()[field]))
     return values
