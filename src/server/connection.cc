@@ -211,6 +211,7 @@ void Connection::EndBlock() {
     block.timer = nullptr;
   }
   server()->Unblock(this);
+  block.serving = nullptr;
   block.keys.clear();
   block.args.clear();
   block.sent_args.clear();
@@ -222,12 +223,14 @@ void Connection::RetryBlocked(const std::pair<uint8_t, std::string>& ready, bool
   std::vector<std::string> args = block.args;
   processing_ = true;  // the connection must survive its own command
   block.key_removed = key_removed;
+  block.serving = &ready;
   bool ran;
   {
     ExpiryTimeFreeze frozen;
     ran = RetryBlockedCommand(this, args, ready);
   }
   block.key_removed = false;
+  block.serving = nullptr;
   // The key is gone or of another type: Redis ends the wait of every
   // XREADGROUP on such a stream, even behind a client that stays blocked.
   if (!ran) worker_->server()->WakeGroupReaders({ready});

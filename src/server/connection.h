@@ -119,6 +119,9 @@ class Connection {
     event* timer = nullptr;
     std::string timeout_reply;  // what a timeout replies; "" = a null array (BLPOP ...)
     bool key_removed = false;   // during a retry: the waking write left the key deleted
+    // During a retry: the key it runs for (a block it ends passes that key on at
+    // once, the others in their turn: Server::Unblock).
+    const std::pair<uint8_t, std::string>* serving = nullptr;
     // false: the client waits for the server's own work (COMPACT), which ends the
     // block (EndServerWait); CLIENT UNBLOCK cannot claim it.
     bool claimable = true;

@@ -644,8 +644,13 @@ void Server::Unblock(Connection* conn) {
     ReleaseBlockCountsLocked(conn);
     if (!freed_waiters_.empty()) freed_waiters_.erase(conn->id());
   }
-  // Whatever this client was woken for (or leaves behind) goes to the next in line.
-  for (auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kFirst, false, true);
+  // Whatever this client was woken for (or leaves behind) goes to the next in line:
+  // the key it was served from at once, the others in their turn.
+  const auto* served = conn->block.serving;
+  for (auto& [db, key] : keys) {
+    const bool from = served != nullptr && served->first == db && served->second == key;
+    WakeBlocked(db, key, Wakes::kFirst, false, from ? WakeCause::kPassOn : WakeCause::kLeftBehind);
+  }
 }
 
 namespace {
@@ -668,6 +673,36 @@ struct WakeTicket {
     uint32_t passed_on = 0;  // wakes this slot's retry passed on to the next in line
     uint32_t signalled = 0;  // wakes its own writes caused (the next round)
   };
+  // A key waiting for its turn: Redis serves one key's clients, then the next
+  // key's, and the keys their serving signals after this round's.
+  struct Queued {
+    std::pair<uint8_t, std::string> key;
+    bool all = false;
+    bool removed = false;
+    bool pass_on = false;  // a key a client left behind
+    int parent = -1;       // the slot whose run signalled it (-1: the owner's command)
+    uint64_t mark = 0;     // its first waiter's arrival, marked as being served meanwhile
+  };
+  enum class Turn { kNow, kQueued, kMerged };
+  // Whether q's key may be served at once (nothing of this ticket runs or waits:
+  // the caller then has the turn, `advancing`), or waits behind what does (kQueued,
+  // or kMerged into the same key's entry, which keeps its place, as Redis' ready_keys).
+  Turn Take(Queued q) {
+    std::lock_guard<std::mutex> g(mu);
+    if (in_flight == 0 && !advancing && queued.empty()) {
+      advancing = true;
+      return Turn::kNow;
+    }
+    for (Queued& e : queued) {
+      if (e.key != q.key) continue;
+      e.all |= q.all;
+      e.removed |= q.removed;
+      e.pass_on &= q.pass_on;
+      return Turn::kMerged;
+    }
+    queued.push_back(std::move(q));
+    return Turn::kQueued;
+  }
 
   WakeTicket(Server* s, Worker* w, uint64_t id) : server(s), owner(w, id) {}
   WakeTicket(const WakeTicket&) = delete;
@@ -692,6 +727,7 @@ struct WakeTicket {
       order.push_back(1 + p.passed_on++);
     }
     slots.push_back(Slot{std::move(order), client});
+    in_flight++;  // until its task has run (Server::WakeEnded)
     return slots.size() - 1;
   }
 
@@ -725,6 +761,9 @@ struct WakeTicket {
   std::mutex mu;
   std::vector<Slot> slots;
   uint32_t top = 0;
+  std::deque<Queued> queued;
+  uint32_t in_flight = 0;  // posted wakes (reserved slots) whose tasks have not run
+  bool advancing = false;  // a thread is serving the queued keys
 };
 
 // The client whose command runs on this thread (WakeScope), and the ticket its
@@ -821,9 +860,10 @@ bool Server::Kill(uint64_t id) {
   // (a blocked victim's keys) is served in the caller's turn.
   std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
   int slot = ReserveSlot(ticket, WakeTicket::Kind::kUnblock, {w, id});
-  w->Post([w, id, ticket, slot] {
+  w->Post([this, w, id, ticket, slot] {
     // CloseSoon: the client may be the one whose command (a busy script) is running.
     if (Connection* c = w->Find(id)) RunWithTicket(ticket, slot, [&] { c->CloseSoon(); });
+    WakeEnded(ticket);
   });
   return true;
 }
@@ -847,17 +887,80 @@ bool Server::UnblockClient(uint64_t id, bool error) {
   // for the caller's batch.
   std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
   int slot = ReserveSlot(ticket, WakeTicket::Kind::kUnblock, {w, id});
-  w->Post([w, id, error, ticket, slot] {
+  w->Post([this, w, id, error, ticket, slot] {
     if (Connection* c = w->Find(id)) RunWithTicket(ticket, slot, [&] { c->UnblockWith(error); });
+    WakeEnded(ticket);
   });
   return true;
 }
 
-void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, bool pass_on) {
-  std::lock_guard<std::mutex> g(blocked_mu_);
-  auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
-  if (it == blocked_.end() || it->second.empty()) return;
-  std::shared_ptr<WakeTicket> ticket = CurrentTicket(this);
+void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, WakeCause cause) {
+  std::shared_ptr<WakeTicket> ticket;
+  {
+    std::lock_guard<std::mutex> g(blocked_mu_);
+    auto it = blocked_.find({static_cast<uint8_t>(logical_db), key});
+    if (it == blocked_.end() || it->second.empty()) return;
+    ticket = CurrentTicket(this);
+    if (ticket == nullptr || cause == WakeCause::kPassOn || who == Wakes::kGroupReaders) {
+      PostWakesLocked(it, who, removed, cause != WakeCause::kSignal, ticket);
+      return;
+    }
+    const uint64_t first = it->second.front().arrival_ns;
+    WakeTicket::Queued q{it->first, who == Wakes::kAll, removed, cause == WakeCause::kLeftBehind, tl_slot, first};
+    switch (ticket->Take(std::move(q))) {
+      case WakeTicket::Turn::kNow:
+        PostWakesLocked(it, who, removed, cause != WakeCause::kSignal, ticket);
+        break;
+      case WakeTicket::Turn::kQueued:
+        // Until its turn, a pop that came after its first waiter parks (ParkBehindWakes).
+        serving_[it->first].insert(first);
+        wakes_in_flight_++;
+        return;
+      case WakeTicket::Turn::kMerged:
+        return;
+    }
+  }
+  AdvanceWakes(ticket);
+}
+
+void Server::AdvanceWakes(const std::shared_ptr<void>& t) {
+  auto ticket = std::static_pointer_cast<WakeTicket>(t);
+  for (;;) {
+    WakeTicket::Queued q;
+    {
+      std::lock_guard<std::mutex> g(ticket->mu);
+      if (ticket->in_flight > 0 || ticket->queued.empty()) {
+        ticket->advancing = false;
+        return;
+      }
+      q = std::move(ticket->queued.front());
+      ticket->queued.pop_front();
+    }
+    RunWithTicket(ticket, q.parent, [&] {
+      std::lock_guard<std::mutex> g(blocked_mu_);
+      auto it = blocked_.find(q.key);
+      if (it != blocked_.end() && !it->second.empty()) {
+        PostWakesLocked(it, q.all ? Wakes::kAll : Wakes::kFirst, q.removed, q.pass_on, ticket);
+      }
+    });
+    WakeRan(q.key, q.mark);  // its own wakes mark it now
+  }
+}
+
+void Server::WakeEnded(const std::shared_ptr<void>& t) {
+  if (t == nullptr) return;
+  auto* ticket = static_cast<WakeTicket*>(t.get());
+  {
+    std::lock_guard<std::mutex> g(ticket->mu);
+    if (--ticket->in_flight > 0 || ticket->advancing || ticket->queued.empty()) return;
+    ticket->advancing = true;
+  }
+  AdvanceWakes(t);
+}
+
+void Server::PostWakesLocked(WaitQueues::iterator it, Wakes who, bool removed, bool pass_on,
+                             const std::shared_ptr<void>& t) {
+  auto ticket = std::static_pointer_cast<WakeTicket>(t);
   const WakeTicket::Kind kind = pass_on ? WakeTicket::Kind::kPassOn : WakeTicket::Kind::kSignal;
   if (!pass_on) {
     // Redis runs the commands that came before this write first, so a client whose
@@ -875,8 +978,9 @@ void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool
       wakes_in_flight_++;
       w->Post([this, worker = w.get(), ready = it->first, who, removed, ticket, slot, first] {
         worker->ReadPending();
-        RunWithTicket(ticket, slot, [&] { WakeBlocked(ready.first, ready.second, who, removed, true); });
+        RunWithTicket(ticket, slot, [&] { WakeBlocked(ready.first, ready.second, who, removed, WakeCause::kPassOn); });
         WakeRan(ready, first);
+        WakeEnded(ticket);
       });
       return;
     }
@@ -895,6 +999,7 @@ void Server::WakeBlocked(int logical_db, const std::string& key, Wakes who, bool
         if (ticket != nullptr && worker->batcher()->pending()) worker->batcher()->AfterCommit([ticket] {});
       }
       WakeRan(ready, arrival);
+      WakeEnded(ticket);
     });
     if (who == Wakes::kFirst) break;
   }
@@ -945,12 +1050,12 @@ bool Server::ParkBehindWakes(Connection* conn, std::vector<std::pair<uint8_t, st
 }
 
 void Server::WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>& keys) {
-  for (const auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kGroupReaders, false, true);
+  for (const auto& [db, key] : keys) WakeBlocked(db, key, Wakes::kGroupReaders, false, WakeCause::kPassOn);
 }
 
 void Server::SignalKeyReady(int logical_db, const std::string& key, bool removed, bool all) {
   if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
-  if (logical_db >= 0) WakeBlocked(logical_db, key, all ? Wakes::kAll : Wakes::kFirst, removed, false);
+  if (logical_db >= 0) WakeBlocked(logical_db, key, all ? Wakes::kAll : Wakes::kFirst, removed, WakeCause::kSignal);
 }
 
 std::vector<std::pair<int, std::string>> Server::BlockedKeysIn(const std::vector<int>& logical_dbs) {

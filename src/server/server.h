@@ -400,7 +400,8 @@ class Server {
     bool group_read;  // XREADGROUP (WakeGroupReaders)
     uint64_t arrival_ns;  // a key's waiters queue in the order their commands arrived
   };
-  std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>> blocked_;
+  using WaitQueues = std::map<std::pair<uint8_t, std::string>, std::deque<Waiter>>;
+  WaitQueues blocked_;
   // Retries posted for each key and not yet run, by their waiters' arrival
   // times (under blocked_mu_), their number, and the clients parked behind them
   // (ParkBehindWakes) with their commands' arrival times.
@@ -440,11 +441,27 @@ class Server {
   // a SWAPDB later in the same transaction changed which one holds it now.
   int LogicalDbAt(const Context& ctx, uint8_t physical, bool is_touch, size_t index) const;
   // Posts a retry to the first, every, or every XREADGROUP client blocked on
-  // (logical db, key). pass_on: a client the key served (or that found it gone)
-  // passes it on to the next in line, who then comes right after it in the
-  // order the current ticket frees clients; otherwise a write signalled the key.
+  // (logical db, key). Why: a write signalled the key (kSignal); a client the
+  // key served (or that found it gone) passes it on to the next in line, who
+  // then comes right after it in the order the current ticket frees clients
+  // (kPassOn); a client whose wait ended leaves a key it was not served from,
+  // whose wake it may have taken (kLeftBehind). Under a ticket, signals and
+  // left keys wait their turn (AdvanceWakes): Redis serves a key's clients
+  // one after another before it looks at the next key (handleClientsBlockedOnKeys),
+  // so a client blocked on two keys that both got data is served from the
+  // one signalled first, and the keys its serving signals come after them.
   enum class Wakes { kFirst, kAll, kGroupReaders };
-  void WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, bool pass_on);
+  enum class WakeCause { kSignal, kPassOn, kLeftBehind };
+  void WakeBlocked(int logical_db, const std::string& key, Wakes who, bool removed, WakeCause cause);
+  // WakeBlocked's posting, under blocked_mu_, for the waiters of `it`.
+  void PostWakesLocked(WaitQueues::iterator it, Wakes who, bool removed, bool pass_on,
+                       const std::shared_ptr<void>& ticket);
+  // Serves the keys queued on ticket while none of its wakes is running; the
+  // caller has claimed the turn to do so (WakeTicket::advancing).
+  void AdvanceWakes(const std::shared_ptr<void>& ticket);
+  // A wake posted under ticket (null: none) has run: the next queued key's turn
+  // if it was the last.
+  void WakeEnded(const std::shared_ptr<void>& ticket);
 
   std::atomic<int64_t> pause_until_ms_{0};
   std::atomic<bool> pause_all_{false};

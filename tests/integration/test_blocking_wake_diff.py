@@ -401,6 +401,23 @@ FREED_ORDER = {
                                    [["FLUSHDB"], ["LPUSH", "l", "p"]]),
     "flushall_then_created": ([(["BLPOP", "l", "0"], "a"), (["BZPOPMIN", "z", "0"], "b")],
                               [["FLUSHALL"], ["ZADD", "z", "1", "m"], ["LPUSH", "l", "v"]]),
+    # A key serves all its clients before the next key is looked at, even a client
+    # that also waits on that next key and came first there; when the key runs
+    # out, that client is served from the next key.
+    "a_key_serves_every_client_before_the_next": ([(["BLPOP", "l", "0"], "a"), (["BLPOP", "m", "l", "0"], "b")],
+                                                  [["RPUSH", "l", "p", "q"], ["RPUSH", "m", "v"]]),
+    "a_sorted_set_too": ([(["BZPOPMIN", "z", "0"], "a"), (["BZPOPMIN", "y", "z", "0"], "b")],
+                         [["ZADD", "z", "1", "p", "2", "q"], ["ZADD", "y", "1", "v"]]),
+    "the_next_key_when_the_first_runs_out": ([(["BLPOP", "l", "0"], "a"), (["BLPOP", "m", "l", "0"], "b")],
+                                             [["RPUSH", "l", "p"], ["RPUSH", "m", "v"]]),
+    # Moves from two keys land in the destination in the keys' signal order.
+    "moves_in_key_order": ([(["BLMOVE", "l", "d", "LEFT", "LEFT", "0"], "a"),
+                            (["BLMOVE", "m", "d", "LEFT", "LEFT", "0"], "b")],
+                           [["RPUSH", "m", "q"], ["RPUSH", "l", "p"]]),
+    # What a served client's move makes ready waits for this round's keys.
+    "the_next_round_after_this_rounds_keys": ([(["BLMOVE", "l", "m", "LEFT", "LEFT", "0"], "a"),
+                                               (["BLPOP", "m", "0"], "b"), (["BLPOP", "k", "m", "0"], "c")],
+                                              [["RPUSH", "l", "p"], ["RPUSH", "k", "q"]]),
 }
 
 
@@ -427,6 +444,7 @@ def freed_order(port, name, transaction, shift):
     for b in clients:
         replies += [b.read_reply(), b.read_reply()]
     replies.append(c.call("GET", "s"))
+    replies.append(c.call("LRANGE", "d", "0", "-1"))
     for x in clients + [c] + extra:
         x.close()
     return replies
