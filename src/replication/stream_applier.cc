@@ -2,6 +2,10 @@
 
 #include <glog/logging.h>
 
+#include <chrono>
+#include <future>
+#include <optional>
+
 #include "commands/command.h"
 #include "commands/dirty.h"
 #include "common/encoding.h"
@@ -69,7 +73,7 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   limits.max_bulk_len = INT64_MAX;  // a master's commands have no size limit
   // Parse the complete commands at the front of the input (a partial one waits for more data).
   std::vector<ParsedCommand> cmds;
-  size_t p = 0, complete = 0;  // on kNeedMore the parser may have moved p into the partial command
+  size_t p = 0;  // on kNeedMore the parser may have moved p into the partial command
   while (cmds.size() < kMaxCommandsPerBatch && p < input.size()) {
     size_t start = p;
     std::vector<std::string> args;
@@ -78,15 +82,16 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
     if (r == RespParser::Result::kError) return Status::IOError("protocol error in the replication stream: " + error);
     if (r == RespParser::Result::kNeedMore) break;
     cmds.emplace_back(std::move(args), p - start);  // no args: a newline keep-alive, counted like any byte
-    complete = p;
   }
   if (cmds.empty()) return Status::OK();
   batch->more = cmds.size() == kMaxCommandsPerBatch;
 
   // Offsets advance in locals and are published only once their batch is committed.
   uint64_t pos = read_offset_.load();                          // stream offset after the last command taken
+  const uint64_t first = pos;
   Position safe{offset_.load(), db_.load(), applied_.load()};  // ... after the last one outside MULTI
-  MultiLockGuard all(server_->storage()->locks());
+  std::optional<MultiLockGuard> all;
+  all.emplace(server_->storage()->locks());
   Context ctx(server_->storage());
   ctx.set_dirty_counter(&server_->stats().dirty);
   ctx.set_expiry_left_to_master(true);
@@ -101,18 +106,24 @@ Status StreamApplier::Apply(std::string_view input, Batch* batch) {
   }
   SetCommitted(safe);
   read_offset_ = pos;
+  std::future<void> served;
   if (!ctx.touched().empty() || !ctx.ready_signals().empty()) {
-    server_->TouchKeys(ctx);
+    served = server_->TouchKeysServed(ctx);
   }
   server_->KeysChanged(ctx.touched(), 0);  // the master's writes, as a Redis replica invalidates them
   PublishEvents(server_, TakePendingEvents());
-  batch->consumed = complete;
+  batch->consumed = static_cast<size_t>(pos - first);  // every parsed command's bytes, unless cut short
+  all.reset();                                         // the retries take the key locks
+  while (served.valid() && served.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+    if (server_->stopping()) break;
+  }
   return Status::OK();
 }
 
 Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds, uint64_t* pos, Position* safe,
                                   Batch* batch) {
   Status s;
+  std::pair<size_t, size_t> waited_from{0, 0};
   for (auto& cmd : *cmds) {
     // A named reference, not a structured binding: lambdas may not capture bindings in C++17.
     std::vector<std::string>& args = cmd.first;
@@ -165,7 +176,15 @@ Status StreamApplier::ApplyParsed(Context* ctx, std::vector<ParsedCommand>* cmds
       }
     }
     *pos += size;
-    if (!in_multi_) *safe = Position{*pos, master_->db, 0};
+    if (!in_multi_) {
+      *safe = Position{*pos, master_->db, 0};
+      // A Redis replica serves its blocked clients after each command: the batch
+      // ends after one that may wake some, and the next waits until they are served.
+      if (server_->TouchesWaitedKeys(*ctx, &waited_from)) {
+        batch->more = true;
+        break;
+      }
+    }
   }
   return Status::OK();
 }

@@ -1,13 +1,7 @@
 #include "server/server.h"
 
-#include "commands/command.h"
-#include "commands/script_runner.h"
-#include "common/string_util.h"
-#include "replication/rdb_snapshot_sender.h"
-#include "replication/replica.h"
-#include "server/notify.h"
-
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,11 +9,17 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
 
-#include <unistd.h>
-
+#include "commands/command.h"
+#include "commands/script_runner.h"
+#include "common/string_util.h"
 #include "common/time_util.h"
+#include "replication/rdb_snapshot_sender.h"
+#include "replication/replica.h"
 #include "server/connection.h"
+#include "server/notify.h"
 #include "server/oom_score.h"
 #include "server/supervision.h"
 #include "server/worker.h"
@@ -418,6 +418,24 @@ void Server::SignalTouched(const Context& ctx) {
   }
 }
 
+bool Server::TouchesWaitedKeys(const Context& ctx, std::pair<size_t, size_t>* from) const {
+  const auto& keys = ctx.touched();
+  const auto& signals = ctx.ready_signals();
+  const size_t key_from = from->first, signal_from = from->second;
+  *from = {keys.size(), signals.size()};
+  if (blocked_clients_.load(std::memory_order_relaxed) == 0) return false;
+  auto waited = [&](const std::string& key) {
+    return block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) != 0;
+  };
+  for (size_t i = key_from; i < keys.size(); i++) {
+    if (waited(keys[i].second)) return true;
+  }
+  for (size_t i = signal_from; i < signals.size(); i++) {
+    if (waited(signals[i].key.second)) return true;
+  }
+  return false;
+}
+
 int Server::LogicalDbAt(const Context& ctx, uint8_t physical, bool is_touch, size_t index) const {
   int db = storage_->LogicalDb(physical);
   const auto& swaps = ctx.db_swaps();
@@ -732,7 +750,10 @@ struct WakeTicket {
   }
 
   ~WakeTicket() {
-    if (server->stopping()) return;  // workers may be gone
+    if (server->stopping()) {  // workers may be gone
+      if (on_done) on_done();
+      return;
+    }
     std::vector<const Slot*> done;
     for (const Slot& s : slots) {
       if (s.served) done.push_back(&s);
@@ -742,7 +763,12 @@ struct WakeTicket {
     for (const Slot* s : done) {
       if (std::find(served.begin(), served.end(), s->client) == served.end()) served.push_back(s->client);
     }
-    ResumeOwner(std::move(served));
+    if (owner.first != nullptr) {
+      ResumeOwner(std::move(served));
+    } else {
+      Connection::ResumeHeld(served);
+    }
+    if (on_done) on_done();
   }
 
   void ResumeOwner(std::vector<Connection::ClientRef> served) {
@@ -764,6 +790,7 @@ struct WakeTicket {
   std::deque<Queued> queued;
   uint32_t in_flight = 0;  // posted wakes (reserved slots) whose tasks have not run
   bool advancing = false;  // a thread is serving the queued keys
+  std::function<void()> on_done;  // a ticket without an owner client (the master link's)
 };
 
 // The client whose command runs on this thread (WakeScope), and the ticket its
@@ -822,6 +849,19 @@ Server::WakeScope::~WakeScope() {
   tl_waiter = outer_;
   tl_ticket = std::static_pointer_cast<WakeTicket>(std::move(outer_ticket_));
   tl_slot = outer_slot_;
+}
+
+std::future<void> Server::TouchKeysServed(const Context& ctx) {
+  if (blocked_clients_.load(std::memory_order_relaxed) == 0) {
+    TouchKeys(ctx);
+    return {};
+  }
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> served = done->get_future();
+  auto ticket = std::make_shared<WakeTicket>(this, nullptr, 0);
+  ticket->on_done = [done] { done->set_value(); };
+  RunWithTicket(ticket, -1, [&] { TouchKeys(ctx); });
+  return served;
 }
 
 bool Server::HoldForWakes(Connection* conn) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -166,6 +167,15 @@ class Server {
   // The touch kinds tell which touches are deletions (a watcher of a key stale
   // when watched is not dirtied by those).
   void TouchKeys(const Context& ctx);
+  // The master link's TouchKeys: as a Redis replica serves its blocked clients after
+  // each command of the master (handleClientsBlockedOnKeys), the applier waits,
+  // with its key locks released, until the future is ready: the clients these keys
+  // woke have been served (in Redis' order, under a ticket without an owner client)
+  // and their writes committed. No future (not valid()) if no client is blocked.
+  std::future<void> TouchKeysServed(const Context& ctx);
+  // Whether the keys ctx touched or signalled since *from (counts of its touches
+  // and ready signals, moved to the ends) may have clients blocked on them.
+  bool TouchesWaitedKeys(const Context& ctx, std::pair<size_t, size_t>* from) const;
   // A key's state in a database as WATCH sees it.
   enum class WatchedState { kAbsent, kLive, kStale };
   // A whole-database operation (FLUSHDB, FLUSHALL, SWAPDB) changed key of physical

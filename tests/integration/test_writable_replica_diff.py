@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from conftest import Kvrocks, RealRedis, wait_replicas_caught_up, wait_until
+from conftest import Kvrocks, RawClient, RealRedis, encode, wait_replicas_caught_up, wait_until
 
 
 def start_link():
@@ -314,3 +314,47 @@ def test_a_past_expiry_from_a_client_waits_for_the_replicas_cycle(shared_link, s
         seen.append((reply, right_after, c.dbsize() - size, events_until_mark(sub)))
         sub.close()
     assert seen[0] == seen[1]
+
+
+# (setup on the master, the blocking commands of the replica's clients, the master's
+# commands sent in one write)
+SERVED_PER_COMMAND = {
+    "xread": ([["XADD", "s", "1-1", "f", "v"]], [["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]],
+              [["XADD", "s", "2-1", "f", "v"], ["XADD", "s", "3-1", "f", "v"]]),
+    "blpop": ([], [["BLPOP", "l", "0"], ["BLPOP", "l", "0"]], [["LPUSH", "l", "x"], ["LPUSH", "l", "y"]]),
+    "blmove": ([], [["BLMOVE", "l", "d", "LEFT", "LEFT", "0"]],
+               [["RPUSH", "l", "x"], ["RPUSH", "l", "y"], ["DEL", "l"], ["LPUSH", "l", "z"]]),
+}
+
+
+@pytest.mark.parametrize("case", list(SERVED_PER_COMMAND))
+def test_a_replicas_blocked_clients_are_served_after_each_command_of_the_master(shared_link, case):
+    """As a Redis replica runs handleClientsBlockedOnKeys after each command of the
+    master's stream: a reader waiting with $ gets the first of two XADDs that came in
+    one write, and two BLPOPs get one LPUSH each."""
+    setup, blocking, writes = SERVED_PER_COMMAND[case]
+    master, replicas = shared_link
+    m = master.client()
+    m.flushall()
+    for cmd in setup:
+        m.execute_command(*cmd)
+    wait_replicas_caught_up(master, replicas)
+    waiting = []
+    for r in replicas:
+        for i, cmd in enumerate(blocking):
+            c = RawClient(r.port)
+            c.send_raw(encode(cmd))
+            wait_until(lambda: r.client().info("clients")["blocked_clients"] == i + 1, 10, "the client blocks")
+            waiting.append(c)
+    raw = RawClient(master.port)
+    raw.send_raw(b"".join(encode(cmd) for cmd in writes))
+    for _ in writes:
+        raw.read_reply()
+    raw.close()
+    wait_replicas_caught_up(master, replicas)
+    replies = [c.read_reply() for c in waiting]
+    for c in waiting:
+        c.close()
+    n = len(blocking)
+    after = [r.client().lrange("d", 0, -1) for r in replicas]
+    assert (replies[n:], after[1]) == (replies[:n], after[0])
