@@ -364,9 +364,6 @@ void Server::SignalTouched(const Context& ctx) {
   const auto& keys = ctx.touched();
   const auto& kinds = ctx.touch_kinds();
   const auto& ready = ctx.touch_ready();
-  auto waited = [&](const std::string& key) {
-    return block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) != 0;
-  };
   // Each key someone may wait on is signalled once, in Redis' ready_keys order:
   // where Redis first signals it (a `ready` touch, a ready signal), else where
   // it was first touched. Places are 2i+1 for touch i and 2*at for a signal
@@ -381,7 +378,7 @@ void Server::SignalTouched(const Context& ctx) {
   };
   std::map<std::pair<int, std::string>, Signal> signals;  // by logical db
   for (size_t i = 0; i < keys.size(); i++) {
-    if (!waited(keys[i].second)) continue;
+    if (!MayBeWaited(keys[i].second)) continue;
     Signal& sig = signals[{LogicalDbAt(ctx, keys[i].first, true, i), keys[i].second}];
     if (ready[i] && !sig.has_ready) {
       sig.place = 2 * i + 1;
@@ -395,7 +392,7 @@ void Server::SignalTouched(const Context& ctx) {
   const auto& noted = ctx.ready_signals();
   for (size_t j = 0; j < noted.size(); j++) {
     const Context::ReadySignal& r = noted[j];
-    if (!waited(r.key.second)) continue;
+    if (!MayBeWaited(r.key.second)) continue;
     Signal& sig = signals[{LogicalDbAt(ctx, r.key.first, false, j), r.key.second}];
     if (!sig.has_ready || 2 * r.at < sig.place) {
       sig.place = 2 * r.at;
@@ -424,14 +421,11 @@ bool Server::TouchesWaitedKeys(const Context& ctx, std::pair<size_t, size_t>* fr
   const size_t key_from = from->first, signal_from = from->second;
   *from = {keys.size(), signals.size()};
   if (blocked_clients_.load(std::memory_order_relaxed) == 0) return false;
-  auto waited = [&](const std::string& key) {
-    return block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) != 0;
-  };
   for (size_t i = key_from; i < keys.size(); i++) {
-    if (waited(keys[i].second)) return true;
+    if (MayBeWaited(keys[i].second)) return true;
   }
   for (size_t i = signal_from; i < signals.size(); i++) {
-    if (waited(signals[i].key.second)) return true;
+    if (MayBeWaited(signals[i].key.second)) return true;
   }
   return false;
 }
@@ -608,6 +602,10 @@ void Server::Postpone(Connection* conn, std::vector<std::string> args) {
 }
 
 size_t Server::BlockFilterSlot(const std::string& key) { return std::hash<std::string>()(key) % kBlockFilterSlots; }
+
+bool Server::MayBeWaited(const std::string& key) const {
+  return block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) != 0;
+}
 
 void Server::Block(Connection* conn) {
   conn->blocked = conn->block.claimable ? Connection::kBlockedClaimable : Connection::kBlockedForServer;
@@ -1094,7 +1092,7 @@ void Server::WakeGroupReaders(const std::vector<std::pair<uint8_t, std::string>>
 }
 
 void Server::SignalKeyReady(int logical_db, const std::string& key, bool removed, bool all) {
-  if (block_filter_[BlockFilterSlot(key)].load(std::memory_order_relaxed) == 0) return;
+  if (!MayBeWaited(key)) return;
   if (logical_db >= 0) WakeBlocked(logical_db, key, all ? Wakes::kAll : Wakes::kFirst, removed, WakeCause::kSignal);
 }
 

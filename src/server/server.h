@@ -444,6 +444,8 @@ class Server {
   static constexpr size_t kBlockFilterSlots = 1024;
   std::array<std::atomic<uint32_t>, kBlockFilterSlots> block_filter_{};
   static size_t BlockFilterSlot(const std::string& key);
+  // Whether a client may be blocked on key, in any database (the filter has false positives).
+  bool MayBeWaited(const std::string& key) const;
   // TouchKeys' part for blocked clients.
   void SignalTouched(const Context& ctx);
   // The logical database that held physical database `physical` when touch
