@@ -15,10 +15,12 @@ scripts/build.sh
 echo "== unit tests (ctest)"
 (cd build && ctest --output-on-failure -j2)
 
-echo "== fuzzing: RESP, RDB, script decoders, command lines, replication stream (bounded)"
+echo "== fuzzing: RESP, RDB, script decoders, command lines, replication streams (bounded)"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DKVROCKS_BUILD_TESTS=OFF -DKVROCKS_BUILD_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack fuzz_commands fuzz_repl_stream
-mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua build-fuzz/corpus-cmd build-fuzz/corpus-stream
+cmake --build build-fuzz -j2 --target fuzz_resp fuzz_rdb fuzz_lua_unpack fuzz_commands fuzz_repl_stream \
+  fuzz_native_batch
+mkdir -p build-fuzz/corpus build-fuzz/corpus-rdb build-fuzz/corpus-lua build-fuzz/corpus-cmd build-fuzz/corpus-stream \
+  build-fuzz/corpus-native
 # Each fuzzer runs for 30 s (15 s the script decoders'): the whole script has to stay well
 # under 30 minutes on a 2-CPU machine (31.5 minutes with 60 s runs on an AMD EPYC family 25
 # VM in session 72). FUZZ_SECONDS, FUZZ_LUA_SECONDS and FUZZ_STREAM_SECONDS fuzz longer.
@@ -49,6 +51,9 @@ fuzz fuzz_commands -detect_leaks=0 -max_total_time="${FUZZ_SECONDS:-30}" -max_le
 # A master's replication stream, split at every point, through the replica's StreamApplier.
 fuzz fuzz_repl_stream -detect_leaks=0 -max_total_time="${FUZZ_STREAM_SECONDS:-30}" -max_len=2048 \
   -dict=tests/fuzz/commands.dict build-fuzz/corpus-stream tests/fuzz/corpus-stream
+# A kvrocks master's WAL batches and snapshot records, as its replicas read them.
+fuzz fuzz_native_batch -detect_leaks=0 -max_total_time="${FUZZ_LUA_SECONDS:-15}" -max_len=1024 build-fuzz/corpus-native \
+  tests/fuzz/corpus-native
 rm -rf "${TMPDIR:-/tmp}"/kvrocks-fuzz-*
 
 echo "== integration tests (pytest)"

@@ -6,6 +6,7 @@
 #include "commands/helpers.h"
 #include "replication/rdb_snapshot_sender.h"
 #include "replication/replica.h"
+#include "replication/wal_sender.h"
 #include "scripting/functions.h"
 #include "server/connection.h"
 #include "server/server.h"
@@ -13,6 +14,33 @@
 namespace kvrocks {
 
 namespace {
+
+// The address part of "ip:port" ("[v6]:port" too).
+std::string IpOf(const std::string& peer) {
+  size_t colon = peer.rfind(':');
+  std::string ip = colon == std::string::npos ? peer : peer.substr(0, colon);
+  if (ip.size() >= 2 && ip.front() == '[') ip = ip.substr(1, ip.size() - 2);
+  return ip;
+}
+
+// REPLICAOF / KSLAVEOF host port.
+void FollowMaster(CommandCall& call, bool kvrocks) {
+  const auto& a = call.args;
+  Replica* rep = call.server->replica();
+  int64_t port;
+  if (!IntArg(call, 2, &port)) return;
+  if (port <= 0 || port > 65535) return ReplyError(call, "ERR Invalid master port");
+  Replica::Info info = rep->GetInfo();
+  if (rep->is_replica() && rep->follows_kvrocks() == kvrocks && info.host == a[1] && info.port == port) {
+    return reply::Simple(call.out, "OK Already connected to specified master");
+  }
+  const std::string master = a[1] + " " + std::to_string(port);
+  LOG(INFO) << (kvrocks ? "KSLAVEOF " : "REPLICAOF ") << a[1] << ":" << port << " enabled (user request)";
+  call.server->config()->SetValue(&Config::replicaof, kvrocks ? "" : master);
+  call.server->config()->SetValue(&Config::kslaveof, kvrocks ? master : "");
+  rep->Follow(a[1], static_cast<int>(port), kvrocks);
+  reply::Ok(call.out);
+}
 
 // REPLICAOF host port | NO ONE
 void ReplicaOf(CommandCall& call) {
@@ -23,20 +51,54 @@ void ReplicaOf(CommandCall& call) {
       LOG(INFO) << "MASTER MODE enabled (user request)";
       rep->Unfollow();
       call.server->config()->SetValue(&Config::replicaof, "");
+      call.server->config()->SetValue(&Config::kslaveof, "");
     }
     return reply::Ok(call.out);
   }
-  int64_t port;
-  if (!IntArg(call, 2, &port)) return;
-  if (port <= 0 || port > 65535) return ReplyError(call, "ERR Invalid master port");
-  Replica::Info info = rep->GetInfo();
-  if (rep->is_replica() && info.host == a[1] && info.port == port) {
-    return reply::Simple(call.out, "OK Already connected to specified master");
+  FollowMaster(call, false);
+}
+
+// KSLAVEOF host port | NO ONE: replicaof for a kvrocks master (native_follower.h).
+void KSlaveOf(CommandCall& call) {
+  const auto& a = call.args;
+  Replica* rep = call.server->replica();
+  if (TokenEquals(a[1], "no") && TokenEquals(a[2], "one")) {
+    if (rep->follows_kvrocks()) {
+      LOG(INFO) << "MASTER MODE enabled (user request: KSLAVEOF NO ONE)";
+      rep->Unfollow();
+      call.server->config()->SetValue(&Config::kslaveof, "");
+    }
+    return reply::Ok(call.out);
   }
-  LOG(INFO) << "REPLICAOF " << a[1] << ":" << port << " enabled (user request)";
-  call.server->config()->SetValue(&Config::replicaof, a[1] + " " + std::to_string(port));
-  rep->Follow(a[1], static_cast<int>(port));
-  reply::Ok(call.out);
+  FollowMaster(call, true);
+}
+
+// KPSYNC wal-id seq: a kvrocks replica asks for the stream (wal_sender.h).
+void KPSync(CommandCall& call) {
+  const auto& a = call.args;
+  int64_t seq;
+  if (!ParseInt64(a[2], &seq) || seq < 0) return ReplyError(call, kNotIntegerError);
+  if (!call.out->empty()) return ReplyError(call, "ERR SYNC and PSYNC are invalid with pending output");
+  if (call.server->config()->rocksdb_wal_compression != "no") {
+    // RocksDB 7.8's log reader misreads compressed records now and then (skipped
+    // batches, a failed assertion): the stream would be wrong, or end the master.
+    return ReplyError(call,
+                      "ERR kvrocks replicas need rocksdb.wal-compression no on their master: RocksDB 7.8 misreads "
+                      "compressed write-ahead logs");
+  }
+  WalSender::Request req;
+  req.fd = ::fcntl(call.conn->fd(), F_DUPFD_CLOEXEC, 0);
+  if (req.fd < 0) return ReplyError(call, "ERR can't hand the connection to the stream");
+  const Connection::ReplConf& rc = call.conn->replconf;
+  req.ip = rc.ip.empty() ? IpOf(call.conn->peer()) : rc.ip;
+  req.port = rc.port;
+  req.wal_id = a[1];
+  req.seq = static_cast<uint64_t>(seq);
+  req.timeout_s = call.server->config()->repl_timeout;
+  LOG(INFO) << "kvrocks replica " << call.conn->peer() << " asks for the stream from sequence " << seq;
+  // The stream owns the socket from here; the worker lets go of its copy.
+  call.server->wal_sender()->Start(std::move(req));
+  call.conn->CloseSoon();
 }
 
 void Role(CommandCall& call) {
@@ -45,7 +107,16 @@ void Role(CommandCall& call) {
     reply::ArrayHeader(call.out, 3);
     reply::Bulk(call.out, "master");
     reply::Integer(call.out, static_cast<int64_t>(rep->offset()));
-    return reply::ArrayHeader(call.out, 0);
+    // kvrocks replicas, their offsets sequence numbers of this server's write-ahead log.
+    std::vector<WalSender::ReplicaInfo> replicas = call.server->wal_sender()->Replicas();
+    reply::ArrayHeader(call.out, replicas.size());
+    for (const auto& r : replicas) {
+      reply::ArrayHeader(call.out, 3);
+      reply::Bulk(call.out, r.ip);
+      reply::Bulk(call.out, std::to_string(r.port));
+      reply::Bulk(call.out, std::to_string(r.acked));
+    }
+    return;
   }
   Replica::Info info = rep->GetInfo();
   reply::ArrayHeader(call.out, 5);
@@ -125,11 +196,13 @@ void ReplConf(CommandCall& call) {
       int64_t port;
       if (!IntArg(call, j + 1, &port)) return;
       rc.port_announced = true;
+      rc.port = static_cast<int>(port);
     } else if (TokenEquals(opt, "ip-address")) {
       if (v.size() >= 256) {  // NET_HOST_STR_LEN
         return ReplyError(call, "ERR REPLCONF ip-address provided by replica instance is too long: " +
                                     std::to_string(v.size()) + " bytes");
       }
+      rc.ip = v;
     } else if (TokenEquals(opt, "capa")) {
       if (TokenEquals(v, "eof")) rc.capa_eof = true;  // others (psync2) change nothing here
     } else if (TokenEquals(opt, "ack") || TokenEquals(opt, "getack")) {
@@ -242,6 +315,11 @@ void RegisterReplicationCommands(CommandTable* t) {
           "Internal command used for replication", "1.0.0"});
   t->Add({"psync", -3, kCmdAdmin | kCmdNoScript | kCmdDenyMulti, 0, 0, 0, Sync, "server",
           "Internal command used for replication", "2.8.0"});
+  t->Add({"kslaveof", 3, adm, 0, 0, 0, KSlaveOf, "server",
+          "Makes the server a replica of a kvrocks master (its storage and write-ahead log), or promotes it.",
+          "7.0.0"});
+  t->Add({"kpsync", 3, kCmdAdmin | kCmdNoScript | kCmdDenyMulti, 0, 0, 0, KPSync, "server",
+          "Internal command of kvrocks replicas: the master's write-ahead log from a sequence number", "7.0.0"});
   t->Add({"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, Role, "server", "Returns the replication role.", "2.8.12"});
 }
 

@@ -1,9 +1,9 @@
 // Server commands: INFO CONFIG TIME COMMAND SLOWLOG MONITOR LASTSAVE SAVE BGSAVE SHUTDOWN.
-#include <sys/resource.h>
 #include <fcntl.h>
+#include <glog/logging.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -16,11 +16,12 @@
 #include "commands/command_keys.h"
 #include "commands/helpers.h"
 #include "commands/redis_command_meta.h"
+#include "common/time_util.h"
 #include "replication/replica.h"
+#include "replication/wal_sender.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 #include "server/supervision.h"
-#include "common/time_util.h"
 
 extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
     __attribute__((weak));
@@ -299,7 +300,7 @@ std::string InfoStats(Server* srv) {
   Line(&s, "instantaneous_output_repl_kbps", Kbps(st.Rate(Stats::kNetReplOutput)));
   Line(&s, "rejected_connections", static_cast<int64_t>(st.rejected_connections.load()));
   Line(&s, "sync_full", static_cast<int64_t>(st.sync_full.load()));
-  Line(&s, "sync_partial_ok", 0);  // no replication backlog to continue from
+  Line(&s, "sync_partial_ok", static_cast<int64_t>(st.sync_partial_ok.load()));  // kvrocks replicas only
   Line(&s, "sync_partial_err", static_cast<int64_t>(st.sync_partial_err.load()));
   Line(&s, "expired_keys", static_cast<int64_t>(st.expired_keys.load()));
   Line(&s, "expired_subkeys", static_cast<int64_t>(st.expired_fields.load()));
@@ -369,17 +370,27 @@ std::string InfoReplication(Server* srv) {
       Line(&s, "master_sync_last_io_seconds_ago", info.last_io_seconds_ago);
     }
     Line(&s, "slave_priority", srv->config()->replica_priority);
-    Line(&s, "slave_read_only", srv->config()->replica_read_only ? 1 : 0);
+    Line(&s, "slave_read_only", srv->ReadOnlyReplica() ? 1 : 0);
     Line(&s, "replica_announced", srv->config()->replica_announced ? 1 : 0);
     // kvrocks' own counters.
     Line(&s, "replica_full_syncs", static_cast<int64_t>(info.full_syncs));
     Line(&s, "replica_partial_syncs", static_cast<int64_t>(info.partial_syncs));
     Line(&s, "replica_apply_errors", static_cast<int64_t>(info.apply_errors));
     if (!info.last_error.empty()) Line(&s, "replica_last_error", info.last_error);
+    if (info.kvrocks) Line(&s, "master_wal_id", info.master_wal_id);
   }
-  Line(&s, "connected_slaves", 0);
+  // kvrocks replicas (KSLAVEOF) of this server; their offsets are sequence numbers.
+  std::vector<WalSender::ReplicaInfo> replicas = srv->wal_sender()->Replicas();
+  Line(&s, "connected_slaves", static_cast<int64_t>(replicas.size()));
+  const uint64_t now_ms = MonotonicUs() / 1000;
+  for (size_t i = 0; i < replicas.size(); i++) {
+    const auto& r = replicas[i];
+    Line(&s, "slave" + std::to_string(i),
+         "ip=" + r.ip + ",port=" + std::to_string(r.port) + ",state=" + (r.online ? "online" : "wait_bgsave") +
+             ",offset=" + std::to_string(r.acked) + ",lag=" + std::to_string((now_ms - r.last_ack_ms) / 1000));
+  }
   if (srv->config()->min_replicas_to_write > 0 && srv->config()->min_replicas_max_lag > 0) {
-    Line(&s, "min_slaves_good_slaves", 0);
+    Line(&s, "min_slaves_good_slaves", srv->wal_sender()->GoodReplicas(srv->config()->min_replicas_max_lag));
   }
   Line(&s, "master_failover_state", "no-failover");
   Line(&s, "master_replid", rep->replid());
@@ -390,6 +401,9 @@ std::string InfoReplication(Server* srv) {
   Line(&s, "repl_backlog_size", 1048576);
   Line(&s, "repl_backlog_first_byte_offset", 0);
   Line(&s, "repl_backlog_histlen", 0);
+  // This server's write-ahead-log history, which kvrocks replicas follow.
+  Line(&s, "wal_id", srv->storage()->wal_id());
+  Line(&s, "wal_sequence", static_cast<int64_t>(srv->storage()->db()->GetLatestSequenceNumber()));
   return s;
 }
 

@@ -45,8 +45,7 @@ void DeleteExpiredFound(const CommandSpec& spec, CommandCall& call) {
   Server* srv = call.server;
   if (srv->ClientsPaused()) return;
   if (srv->IsReplica()) {
-    if (call.conn->is_master || srv->config()->replica_read_only ||
-        !(CommandTable::FlagsOf(spec, call.args) & kCmdWrite)) {
+    if (call.conn->is_master || srv->ReadOnlyReplica() || !(CommandTable::FlagsOf(spec, call.args) & kCmdWrite)) {
       return;
     }
     found = WriteLookups(spec, call, std::move(found));

@@ -158,7 +158,7 @@ class CommandScriptHost : public scripting::ScriptHost {
 
   static bool ReadOnlyReplica(const CommandCall& call) {
     Server* srv = call.server;
-    return !call.conn->is_master && srv->replica()->is_replica() && srv->config()->replica_read_only;
+    return !call.conn->is_master && srv->ReadOnlyReplica();
   }
 
  private:

@@ -99,4 +99,7 @@ inline uint64_t MonotonicUs() {
   return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
+// MonotonicUs in milliseconds.
+inline uint64_t MonotonicMs() { return MonotonicUs() / 1000; }
+
 }  // namespace kvrocks

@@ -679,6 +679,7 @@ Config::Config() {
   Add(RedisNumeric("hll-sparse-max-bytes", &hll_sparse_max_bytes, Memory(Unsigned(0, kLongMax)), true));
   Add(StringOption("load-rdb", &load_rdb, false));
   Add(WithAlias(Words(StringOption("replicaof", &replicaof, false)), "slaveof"));
+  Add(Words(StringOption("kslaveof", &kslaveof, false)));
   Add(StringOption("masterauth", &masterauth, true));
   Add(StringOption("masteruser", &masteruser, true));
   Add(WithAlias(BoolOption("replica-read-only", &replica_read_only, true), "slave-read-only"));
@@ -730,6 +731,8 @@ Config::Config() {
   Add(IntOption("rocksdb.blob-gc-age-cutoff", &rocksdb_blob_gc_age_cutoff, 0, 100, true));
   Add(IntOption("rocksdb.blob-gc-min-garbage-ratio", &rocksdb_blob_gc_min_garbage_ratio, 0, 100, true));
   Add(StringOption("rocksdb.wal-compression", &rocksdb_wal_compression, false, {"no", "zstd"}));
+  Add(Int64Option("rocksdb.wal-ttl-seconds", &rocksdb_wal_ttl_seconds, 0, false, false));
+  Add(Int64Option("rocksdb.wal-size-limit-mb", &rocksdb_wal_size_limit_mb, 0, false, false));
   Add(Int64Option("rocksdb.rate-limiter-bytes-per-sec", &rocksdb_rate_limiter_bytes_per_sec, 0, true, true));
   Add(BoolOption("rocksdb.use-direct-reads", &rocksdb_use_direct_reads, false));
   Add(BoolOption("rocksdb.use-direct-io-for-flush-and-compaction", &rocksdb_use_direct_io_for_flush_and_compaction,

@@ -138,6 +138,7 @@ struct Config {
   Relaxed<int64_t> stream_node_max_bytes = 4096;
   // Replication from a Redis master.
   std::string replicaof;  // "host port", empty = master
+  std::string kslaveof;   // "host port" of a kvrocks master (KSLAVEOF), empty = none
   std::string masterauth, masteruser;
   Relaxed<bool> replica_read_only = true;
   Relaxed<bool> replica_serve_stale_data = true;
@@ -195,7 +196,9 @@ struct Config {
   Relaxed<int> rocksdb_blob_gc_age_cutoff = 25;  // percent of the oldest blob files whose live values compaction moves
   Relaxed<int> rocksdb_blob_compression_min_saving = 10;  // percent sampled big values must shrink by to compress blobs
   Relaxed<int> rocksdb_blob_gc_min_garbage_ratio = 25;  // percent of blob bytes that must be garbage for GC to run
-  std::string rocksdb_wal_compression = "zstd";
+  std::string rocksdb_wal_compression = "no";
+  Relaxed<int64_t> rocksdb_wal_ttl_seconds = 10800;  // archived WAL: kvrocks replicas' backlog
+  Relaxed<int64_t> rocksdb_wal_size_limit_mb = 16384;
   Relaxed<int64_t> rocksdb_rate_limiter_bytes_per_sec = 0;  // 0: no limit
   Relaxed<bool> rocksdb_use_direct_reads = false;
   Relaxed<bool> rocksdb_use_direct_io_for_flush_and_compaction = false;

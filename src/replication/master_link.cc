@@ -20,8 +20,6 @@ namespace {
 
 constexpr int kSliceMs = 100;  // longest uninterrupted wait
 
-uint64_t NowMonoMs() { return MonotonicUs() / 1000; }
-
 }  // namespace
 
 MasterLink::~MasterLink() { Close(); }
@@ -74,10 +72,10 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms, co
     int r = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
     if (r != 0 && errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};
-      uint64_t deadline = NowMonoMs() + static_cast<uint64_t>(timeout_ms);
+      uint64_t deadline = MonotonicMs() + static_cast<uint64_t>(timeout_ms);
       r = -1;
       errno = ETIMEDOUT;
-      while (!stop_->load() && NowMonoMs() < deadline) {
+      while (!stop_->load() && MonotonicMs() < deadline) {
         int n = ::poll(&p, 1, kSliceMs);
         if (n > 0) {
           int err = 0;
@@ -94,7 +92,7 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms, co
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
       fd_ = fd;
-      last_io_ms_ = NowMonoMs();
+      last_io_ms_ = MonotonicMs();
       result = Status::OK();
       break;
     }
@@ -108,10 +106,10 @@ Status MasterLink::Connect(const std::string& host, int port, int timeout_ms, co
 
 Status MasterLink::Send(const std::string& bytes, int timeout_ms) {
   size_t done = 0;
-  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : NowMonoMs() + static_cast<uint64_t>(timeout_ms);
+  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : MonotonicMs() + static_cast<uint64_t>(timeout_ms);
   while (done < bytes.size()) {
     if (stop_->load()) return Status::Aborted("stopping");
-    if (NowMonoMs() >= deadline) return Status::TimedOut("timeout writing to the peer");
+    if (MonotonicMs() >= deadline) return Status::TimedOut("timeout writing to the peer");
     ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
     if (n > 0) {
       done += static_cast<size_t>(n);
@@ -135,7 +133,7 @@ Status MasterLink::SendCommand(const std::vector<std::string>& args) {
 
 Status MasterLink::Fill(int timeout_ms, size_t* got) {
   *got = 0;
-  uint64_t deadline = NowMonoMs() + static_cast<uint64_t>(timeout_ms);
+  uint64_t deadline = MonotonicMs() + static_cast<uint64_t>(timeout_ms);
   while (true) {
     if (stop_->load()) return Status::Aborted("stopping");
     char buf[64 * 1024];
@@ -144,14 +142,14 @@ Status MasterLink::Fill(int timeout_ms, size_t* got) {
       if (bytes_in_ != nullptr) bytes_in_->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       in_.append(buf, static_cast<size_t>(n));
       *got = static_cast<size_t>(n);
-      last_io_ms_ = NowMonoMs();
+      last_io_ms_ = MonotonicMs();
       return Status::OK();
     }
     if (n == 0) return Status::IOError("connection closed by master");
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       return Status::IOError(std::string("read from master failed: ") + strerror(errno));
     }
-    uint64_t now = NowMonoMs();
+    uint64_t now = MonotonicMs();
     if (now >= deadline) return Status::OK();
     pollfd p{fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<uint64_t>(kSliceMs, deadline - now)));
@@ -184,8 +182,13 @@ void MasterLink::Compact() {
   }
 }
 
+Status MasterLink::Ask(const std::vector<std::string>& args, std::string* line, int timeout_ms) {
+  Status s = SendCommand(args);
+  return s.ok() ? ReadLine(line, timeout_ms) : s;
+}
+
 Status MasterLink::ReadLine(std::string* line, int timeout_ms) {
-  uint64_t deadline = NowMonoMs() + static_cast<uint64_t>(timeout_ms);
+  uint64_t deadline = MonotonicMs() + static_cast<uint64_t>(timeout_ms);
   while (true) {
     size_t nl = in_.find('\n', pos_);
     if (nl != std::string::npos) {
@@ -195,7 +198,7 @@ Status MasterLink::ReadLine(std::string* line, int timeout_ms) {
       Compact();
       return Status::OK();
     }
-    uint64_t now = NowMonoMs();
+    uint64_t now = MonotonicMs();
     if (now >= deadline) return Status::TimedOut("timeout reading from master");
     size_t got;
     Status s = Fill(static_cast<int>(deadline - now), &got);

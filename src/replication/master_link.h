@@ -30,6 +30,8 @@ class MasterLink {
   // Writes all of bytes, waiting at most timeout_ms in all (-1: no limit).
   Status Send(const std::string& bytes, int timeout_ms = -1);
   Status SendCommand(const std::vector<std::string>& args);
+  // Sends a command and reads the first line of its reply.
+  Status Ask(const std::vector<std::string>& args, std::string* line, int timeout_ms);
   // Reads a line (without its \r\n or \n).
   Status ReadLine(std::string* line, int timeout_ms);
   // Reads exactly n bytes.

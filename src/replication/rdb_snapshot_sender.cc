@@ -12,6 +12,7 @@
 #include <cstring>
 #include <future>
 
+#include "common/socket_send.h"
 #include "replication/rdb_file.h"
 #include "stats/stats.h"
 
@@ -22,17 +23,6 @@ namespace {
 Status SocketError(const char* what) {
   if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::TimedOut(std::string(what) + ": timed out");
   return Status::IOError(std::string(what) + ": " + std::strerror(errno));
-}
-
-Status SendAll(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return SocketError("send");
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::OK();
 }
 
 // Sends the file's bytes [0, size) without copying them through user space.
@@ -66,10 +56,7 @@ void RdbSnapshotSender::Stop() { transfers_.Stop(); }
 void RdbSnapshotSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint64_t id) {
   // Blocking sends, each bounded by repl-timeout (Redis drops a replica that
   // does not read for that long).
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  timeval tv{};
-  tv.tv_sec = req.timeout_s;
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  SetBlockingWithSendTimeout(fd, req.timeout_s);
 
   const std::string path = req.dir + "/temp-sync-" + std::to_string(::getpid()) + "-" + std::to_string(id) + ".rdb";
   Status s = SendAll(fd, req.preamble.data(), req.preamble.size());

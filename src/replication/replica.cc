@@ -13,6 +13,7 @@
 #include "common/time_util.h"
 #include "replication/apply_priority.h"
 #include "replication/master_link.h"
+#include "replication/native_follower.h"
 #include "replication/rdb_loader.h"
 #include "replication/stream_applier.h"
 #include "scripting/functions.h"
@@ -29,8 +30,6 @@ namespace {
 
 const char kStateKey[] = "replication";
 constexpr uint64_t kBackoffMinMs = 200, kBackoffMaxMs = 5000;
-
-uint64_t NowMonoMs() { return MonotonicUs() / 1000; }
 
 // Publishes a pointer under a mutex for as long as it lives.
 class Watched {
@@ -104,11 +103,16 @@ class PayloadSource : public rdb::Source {
 
 }  // namespace
 
-Replica::Replica(Server* server) : server_(server), applier_(server, kStateKey) {}
+Replica::Replica(Server* server)
+    : server_(server), native_(std::make_unique<NativeFollower>(server)), applier_(server, kStateKey) {}
 
 Replica::~Replica() { Stop(); }
 
+uint64_t Replica::offset() const { return follows_kvrocks() ? native_->seq() : applier_.offset(); }
+
 Status Replica::LoadState() {
+  Status ns = native_->LoadState();
+  if (!ns.ok()) return ns;
   std::string v;
   rocksdb::ReadOptions ro;
   Storage* st = server_->storage();
@@ -133,20 +137,21 @@ std::string Replica::replid() {
   return replid_;
 }
 
-void Replica::Follow(const std::string& host, int port) {
+void Replica::Follow(const std::string& host, int port, bool kvrocks) {
   {
     std::lock_guard<std::mutex> g(mu_);
     host_ = host;
     port_ = port;
     last_error_.clear();
   }
+  kvrocks_ = kvrocks;
   following_ = true;
   DropMasterClient();
   ApplyOomScoreAdj(*server_->config(), true);
   // As a Redis replica: expired keys stay whole until the master deletes them.
   server_->storage()->KeepExpiredSubkeys(true);
   state_ = kConnect;
-  Request(true, host, port);
+  Request(true, host, port, kvrocks);
 }
 
 void Replica::DropMasterClient() {
@@ -161,6 +166,9 @@ void Replica::Unfollow() {
   DropMasterClient();
   ApplyOomScoreAdj(*server_->config(), false);
   server_->storage()->KeepExpiredSubkeys(false);
+  // A kvrocks master's expire index arrived around this server's bookkeeping:
+  // the active-expire cycle scans it from its start again.
+  for (int db = 0; db < Storage::kMaxDatabases; db++) server_->storage()->LowerExpireFloor(static_cast<uint8_t>(db), 0);
   state_ = kNone;
   {
     // A promoted replica starts its own history: a later PSYNC with the old id
@@ -170,10 +178,10 @@ void Replica::Unfollow() {
     host_.clear();
     port_ = 0;
   }
-  Request(false, "", 0);
+  Request(false, "", 0, false);
 }
 
-void Replica::Request(bool follow, const std::string& host, int port) {
+void Replica::Request(bool follow, const std::string& host, int port, bool kvrocks) {
   std::lock_guard<std::mutex> g(req_mu_);
   if (!supervisor_.joinable()) {
     supervisor_ = std::thread([this] {
@@ -181,7 +189,7 @@ void Replica::Request(bool follow, const std::string& host, int port) {
       Supervise();
     });
   }
-  requests_.push_back(Pending{follow, host, port});
+  requests_.push_back(Pending{follow, host, port, kvrocks});
   req_cv_.notify_all();
 }
 
@@ -205,6 +213,12 @@ void Replica::Supervise() {
     requests_.clear();
     g.unlock();
     StopSession();
+    if (!last.follow || !last.kvrocks) {
+      // A promoted replica's writes are its own history, as is a Redis master's
+      // data set: a later KSLAVEOF starts with a full sync.
+      Status fs = native_->ForgetState();
+      if (!fs.ok()) LOG(WARNING) << "Forgetting the kvrocks replication position: " << fs.message();
+    }
     if (!last.follow) {
       renew_master_client = true;
     } else {
@@ -215,7 +229,7 @@ void Replica::Supervise() {
       stop_ = false;
       thread_ = std::thread([this, last] {
         pthread_setname_np(pthread_self(), "replica");
-        Run(last.host, last.port);
+        Run(last.host, last.port, last.kvrocks);
       });
     }
     g.lock();
@@ -259,7 +273,7 @@ Replica::Info Replica::GetInfo() {
   info.link_up = st == kConnected;
   info.sync_in_progress = st == kSync;
   uint64_t last = last_io_ms_.load();
-  info.last_io_seconds_ago = last == 0 ? -1 : static_cast<int64_t>((NowMonoMs() - last) / 1000);
+  info.last_io_seconds_ago = last == 0 ? -1 : static_cast<int64_t>((MonotonicMs() - last) / 1000);
   info.offset = applier_.offset();
   info.read_offset = applier_.read_offset();
   info.full_syncs = full_syncs_.load();
@@ -269,14 +283,23 @@ Replica::Info Replica::GetInfo() {
   info.sync_read_bytes = sync_read_bytes_.load();
   info.loading_start_s = loading_start_s_.load();
   info.loading_used_mem = loading_used_mem_.load();
+  if (follows_kvrocks()) {
+    info.kvrocks = true;
+    info.offset = info.read_offset = native_->seq();
+    info.master_wal_id = native_->wal_id();
+    info.full_syncs = native_->full_syncs();
+    info.partial_syncs = native_->partial_syncs();
+    info.sync_total_bytes = -1;
+    info.sync_read_bytes = native_->sync_read_bytes();
+  }
   return info;
 }
 
-void Replica::Run(std::string host, int port) {
+void Replica::Run(std::string host, int port, bool kvrocks) {
   uint64_t backoff = kBackoffMinMs;
   while (!stop_.load()) {
     stream_began_ms_ = 0;
-    Status s = Session(host, port);
+    Status s = Session(host, port, kvrocks);
     if (stop_.load()) break;
     state_ = kConnect;
     // A link that streamed is retried at once, as Redis reconnects when it loses
@@ -284,7 +307,7 @@ void Replica::Run(std::string host, int port) {
     // or as soon as it did, waits longer each time, so that a link that cannot
     // stay up is no busy loop.
     uint64_t wait = backoff;
-    if (stream_began_ms_ != 0 && (master_client_->kill_requested.load() || NowMonoMs() - stream_began_ms_ >= 1000)) {
+    if (stream_began_ms_ != 0 && (master_client_->kill_requested.load() || MonotonicMs() - stream_began_ms_ >= 1000)) {
       wait = 0;
       backoff = kBackoffMinMs;
     } else {
@@ -293,32 +316,43 @@ void Replica::Run(std::string host, int port) {
     LOG(WARNING) << "Replication from " << host << ":" << port << " interrupted: " << s.message() << "; retrying in "
                  << wait << " ms";
     SetError(s.message());
-    uint64_t until = NowMonoMs() + wait;
-    while (!stop_.load() && NowMonoMs() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    uint64_t until = MonotonicMs() + wait;
+    while (!stop_.load() && MonotonicMs() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
-Status Replica::Session(const std::string& host, int port) {
+Status Replica::Session(const std::string& host, int port, bool kvrocks) {
   const Config* cfg = server_->config();
   MasterLink link(&stop_, &server_->stats().net_repl_input_bytes);
   state_ = kConnecting;
   Status s = link.Connect(host, port, cfg->repl_timeout * 1000, cfg->Value(&Config::bind_source_addr));
   if (!s.ok()) return s;
-  last_io_ms_ = NowMonoMs();
+  last_io_ms_ = MonotonicMs();
+  s = Greet(&link);
+  if (!s.ok()) return s;
+  if (kvrocks) {
+    return native_->Follow(&link, &stop_, [this](NativeFollower::Phase phase) {
+      if (phase == NativeFollower::Phase::kSync) {
+        state_ = kSync;
+        loading_start_s_ = static_cast<int64_t>(time(nullptr));
+        return;
+      }
+      loading_start_s_ = 0;
+      state_ = kConnected;
+      SetError("");
+      stream_began_ms_ = MonotonicMs();
+    });
+  }
   s = Handshake(&link, host, port);
   if (!s.ok()) return s;
   return StreamCommands(&link);
 }
 
-Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
+Status Replica::Greet(MasterLink* link) {
   const Config* cfg = server_->config();
   const int timeout = cfg->repl_timeout * 1000;
   std::string line;
-  auto ask = [&](const std::vector<std::string>& cmd) {
-    Status s = link->SendCommand(cmd);
-    if (s.ok()) s = link->ReadLine(&line, timeout);
-    return s;
-  };
+  auto ask = [&](const std::vector<std::string>& cmd) { return link->Ask(cmd, &line, timeout); };
   Status s = ask({"PING"});
   if (!s.ok()) return s;
   // Like Redis, a master that wants AUTH first may answer the PING with NOAUTH.
@@ -342,7 +376,15 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
   if (!announce_ip.empty()) {
     if (!(s = ask({"REPLCONF", "ip-address", announce_ip})).ok()) return s;
   }
-  if (!(s = ask({"REPLCONF", "capa", "eof", "capa", "psync2"})).ok()) return s;
+  return Status::OK();
+}
+
+Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
+  const Config* cfg = server_->config();
+  const int timeout = cfg->repl_timeout * 1000;
+  std::string line;
+  Status s = link->Ask({"REPLCONF", "capa", "eof", "capa", "psync2"}, &line, timeout);
+  if (!s.ok()) return s;
 
   std::string replid;
   uint64_t offset = applier_.offset();
@@ -412,7 +454,7 @@ Status Replica::ReceivePayload(MasterLink* link, const std::string& replid, uint
   Status s;
   do {  // the master sends newlines while it prepares the RDB
     if (!(s = link->ReadLine(&line, timeout)).ok()) return s;
-    last_io_ms_ = NowMonoMs();
+    last_io_ms_ = MonotonicMs();
   } while (line.empty());
   if (line[0] != '$') return Status::IOError("bad bulk payload header from master: " + line);
   std::string eof_mark;
@@ -485,7 +527,7 @@ Status Replica::StreamCommands(MasterLink* link) {
   // the database selected at the applied offset: a resumed stream (PSYNC) selects no
   // database it already had selected, and Redis' cached master keeps its db too.
   applier_.Reset(replid(), applier_.offset(), applier_.db(), applier_.applied());
-  stream_began_ms_ = NowMonoMs();
+  stream_began_ms_ = MonotonicMs();
   Connection* master = master_client_.get();
   master->SetLink(PeerAddress(link->fd()), LocalAddress(link->fd()), link->fd());
   master->kill_requested = false;
@@ -500,7 +542,7 @@ Status Replica::StreamCommands(MasterLink* link) {
     bool more = false;
     Status s = ApplyBuffered(link, &more);
     if (!s.ok()) return s;
-    uint64_t now = NowMonoMs();
+    uint64_t now = MonotonicMs();
     int max_lag_ms = cfg->replica_idle_apply_max_lag_ms;  // 0: no socket check needed
     priority.Update(max_lag_ms > 0 && !more && link->Unread() == 0, now, max_lag_ms);
     if (now - last_ack >= 1000 && !pre_psync_master_) {  // Redis' replicationCron; GETACK is answered
@@ -511,10 +553,10 @@ Status Replica::StreamCommands(MasterLink* link) {
     size_t got;
     if (!(s = link->Fill(100, &got)).ok()) return s;
     if (got > 0) {
-      last_io_ms_ = NowMonoMs();
+      last_io_ms_ = MonotonicMs();
       master->last_interaction_ms = static_cast<int64_t>(NowMs());  // CLIENT LIST idle=
     }
-    if (NowMonoMs() - link->last_io_ms() > static_cast<uint64_t>(cfg->repl_timeout) * 1000) {
+    if (MonotonicMs() - link->last_io_ms() > static_cast<uint64_t>(cfg->repl_timeout) * 1000) {
       return Status::IOError("timeout: no data from master for " + std::to_string(cfg->repl_timeout) + " s");
     }
   }
@@ -523,7 +565,7 @@ Status Replica::StreamCommands(MasterLink* link) {
 
 void Replica::WatchApplier() {
   std::lock_guard<std::mutex> g(priority_mu_);
-  if (priority_ != nullptr) priority_->RaiseIfLate(NowMonoMs(), server_->config()->replica_idle_apply_max_lag_ms);
+  if (priority_ != nullptr) priority_->RaiseIfLate(MonotonicMs(), server_->config()->replica_idle_apply_max_lag_ms);
 }
 
 Status Replica::ApplyBuffered(MasterLink* link, bool* more) {
@@ -538,7 +580,7 @@ Status Replica::ApplyBuffered(MasterLink* link, bool* more) {
   if (batch.consumed == 0) return Status::OK();
   pos += batch.consumed;
   link->Compact();
-  last_io_ms_ = NowMonoMs();
+  last_io_ms_ = MonotonicMs();
   if (batch.ack_requested) return link->SendCommand({"REPLCONF", "ACK", std::to_string(batch.ack_offset)});
   return Status::OK();
 }

@@ -32,6 +32,7 @@ class ApplyPriority;
 class Server;
 class Connection;
 class MasterLink;
+class NativeFollower;
 class Context;
 
 class Replica {
@@ -45,8 +46,9 @@ class Replica {
   Status LoadState();
   // REPLICAOF host port: follows a (new) master. Returns at once: a supervisor
   // thread stops the previous session and starts the new one (the caller, a
-  // worker, may hold key locks the old session is waiting for).
-  void Follow(const std::string& host, int port);
+  // worker, may hold key locks the old session is waiting for). kvrocks: the
+  // master is a kvrocks server (KSLAVEOF host port, native_follower.h).
+  void Follow(const std::string& host, int port, bool kvrocks = false);
   // REPLICAOF NO ONE: stops following; the data stays and writes are accepted.
   void Unfollow();
   // Stops the threads (shutdown).
@@ -54,6 +56,8 @@ class Replica {
 
   // Whether kvrocks is a replica (role slave).
   bool is_replica() const { return following_.load(); }
+  // Whether it follows a kvrocks master (KSLAVEOF).
+  bool follows_kvrocks() const { return following_.load() && kvrocks_.load(); }
   // Whether the link to the master is up (streaming).
   bool link_up() const { return state_.load() == kConnected; }
 
@@ -72,11 +76,14 @@ class Replica {
     int64_t loading_start_s = 0;  // 0: no RDB loading
     uint64_t loading_used_mem = 0;
     std::string last_error;
+    bool kvrocks = false;       // the master is kvrocks (KSLAVEOF)
+    std::string master_wal_id;  // its WAL history (offset: the sequence number applied)
   };
   Info GetInfo();
   // The replication id and offset kvrocks reports as master_replid / master_repl_offset.
   std::string replid();
-  uint64_t offset() const { return applier_.offset(); }
+  // A kvrocks master's: the last sequence number of its write-ahead log applied.
+  uint64_t offset() const;
 
   // Called periodically by a thread at normal priority (the server's cron):
   // raises a starved idle-priority applier (apply_priority.h).
@@ -85,18 +92,20 @@ class Replica {
  private:
   enum State { kNone, kConnect, kConnecting, kSync, kConnected };
 
-  void Run(std::string host, int port);
+  void Run(std::string host, int port, bool kvrocks);
   void Supervise();
   // A new master client (a new id, age 0) for the stream to come; the session
   // thread's, or the supervisor's while no session runs.
   void NewMasterClient();
   // REPLICAOF (any thread): the session is to stop, its master client is unlisted now.
   void DropMasterClient();
-  void Request(bool follow, const std::string& host, int port);
+  void Request(bool follow, const std::string& host, int port, bool kvrocks);
   // Stops the running session thread and waits for it.
   void StopSession();
   // One connection's life: handshake, sync, stream until an error.
-  Status Session(const std::string& host, int port);
+  Status Session(const std::string& host, int port, bool kvrocks);
+  // PING, AUTH and REPLCONF listening-port / ip-address.
+  Status Greet(MasterLink* link);
   Status Handshake(MasterLink* link, const std::string& host, int port);
   Status ReceivePayload(MasterLink* link, const std::string& replid, uint64_t offset);
   Status StreamCommands(MasterLink* link);
@@ -114,11 +123,14 @@ class Replica {
     bool follow;
     std::string host;
     int port;
+    bool kvrocks;
   };
   std::vector<Pending> requests_;
   bool quit_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> following_{false};
+  std::atomic<bool> kvrocks_{false};  // the master is kvrocks (KSLAVEOF)
+  std::unique_ptr<NativeFollower> native_;
   std::atomic<int> state_{kNone};
   std::mutex mu_;  // guards host_, port_, replid_, last_error_
   std::string host_;

@@ -198,6 +198,8 @@ class Connection {
   // What the client said about itself as a replica (REPLCONF), for SYNC / PSYNC.
   struct ReplConf {
     bool port_announced = false;     // listening-port given: a replica, not redis-cli
+    int port = 0;                    // the listening-port (INFO replication of kvrocks replicas)
+    std::string ip;                  // ip-address, if given
     bool capa_eof = false;
     bool rdb_only = false;           // rdb-only 1: an RDB snapshot, no stream after it
     bool exclude_data = false;       // rdb-filter-only without keys

@@ -754,7 +754,7 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
                      ((flags & kCmdWrite) ||
                       (conn->in_multi && std::string_view(spec->name) == "exec" && QueuedWrites(*conn)));
   if (write && srv->NotEnoughGoodReplicas()) err = "NOREPLICAS Not enough good replicas to write.";
-  if (write && err.empty() && srv->replica()->is_replica() && srv->config()->replica_read_only) {
+  if (write && err.empty() && srv->ReadOnlyReplica()) {
     err = "READONLY You can't write against a read only replica.";
   }
   if (err.empty() && spec != nullptr && conn->resp == 2 && conn->subscribed() && !(spec->flags & kCmdSubscribedOk)) {
@@ -769,6 +769,9 @@ void DispatchCommand(Connection* conn, std::vector<std::string>& args) {
         !(flags & kCmdStale)) {
       err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
     }
+  }
+  if (err.empty() && spec != nullptr && srv->loading() && !(flags & kCmdLoading)) {
+    err = "LOADING Redis is loading the dataset in memory";
   }
   if (!err.empty()) {
     CommandCounters* counters = spec != nullptr ? CommandTable::CountersOf(*spec, args) : nullptr;

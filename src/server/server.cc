@@ -18,6 +18,7 @@
 #include "common/time_util.h"
 #include "replication/rdb_snapshot_sender.h"
 #include "replication/replica.h"
+#include "replication/wal_sender.h"
 #include "server/connection.h"
 #include "server/notify.h"
 #include "server/oom_score.h"
@@ -39,7 +40,8 @@ Server::Server(Config* config, Storage* storage)
       last_save_(static_cast<int64_t>(std::time(nullptr))) {}
 
 bool Server::NotEnoughGoodReplicas() {
-  return !replica_->is_replica() && config_->min_replicas_to_write > 0 && config_->min_replicas_max_lag > 0;
+  return !replica_->is_replica() && config_->min_replicas_to_write > 0 && config_->min_replicas_max_lag > 0 &&
+         wal_sender_->GoodReplicas(config_->min_replicas_max_lag) < config_->min_replicas_to_write;
 }
 
 Server::~Server() {
@@ -157,15 +159,21 @@ Status Server::Start() {
   // already follows, so that no write slips in) before a worker serves anyone.
   replica_ = std::make_unique<Replica>(this);
   rdb_sender_ = std::make_unique<RdbSnapshotSender>(storage_, config_->databases, &stats_);
+  wal_sender_ = std::make_unique<WalSender>(storage_, &stats_);
   Status s = replica_->LoadState();
   if (!s.ok()) return s;
-  if (!config_->replicaof.empty()) {
+  if (!config_->replicaof.empty() && !config_->kslaveof.empty()) {
+    return Status::InvalidArgument("replicaof and kslaveof are both set: a server follows one master");
+  }
+  for (const std::string* master : {&config_->replicaof, &config_->kslaveof}) {
+    if (master->empty()) continue;
     std::string host;
     int port = 0;
-    if (!ParseHostPort(config_->replicaof, &host, &port)) {
-      return Status::InvalidArgument("bad replicaof '" + config_->replicaof + "' (expected: host port)");
+    const char* name = master == &config_->replicaof ? "replicaof" : "kslaveof";
+    if (!ParseHostPort(*master, &host, &port)) {
+      return Status::InvalidArgument(std::string("bad ") + name + " '" + *master + "' (expected: host port)");
     }
-    replica_->Follow(host, port);
+    replica_->Follow(host, port, master == &config_->kslaveof);
   }
   for (auto& w : workers_) w->Start();
   memory_stats_.MarkStartup();
@@ -188,6 +196,7 @@ void Server::Wait() {
   }
   if (replica_) replica_->Stop();
   if (rdb_sender_) rdb_sender_->Stop();
+  if (wal_sender_) wal_sender_->Stop();
   detached_.Stop();
   StopCompactions();
   for (auto& w : workers_) w->Stop();
@@ -1382,7 +1391,9 @@ void Server::DeleteExpiredKey(Context* ctx, uint8_t db, const std::string& key, 
 
 bool Server::IsReplica() { return replica_ && replica_->is_replica(); }
 
-bool Server::NotesOwnExpiries() { return !config_->replica_read_only && IsReplica(); }
+bool Server::NotesOwnExpiries() { return IsReplica() && !ReadOnlyReplica(); }
+
+bool Server::ReadOnlyReplica() { return IsReplica() && (config_->replica_read_only || replica_->follows_kvrocks()); }
 
 void Server::NoteOwnExpiries(std::vector<std::pair<uint8_t, std::string>> keys) {
   std::lock_guard<std::mutex> g(own_expiries_mu_);

@@ -36,6 +36,7 @@ class Worker;
 class Connection;
 class Replica;
 class RdbSnapshotSender;
+class WalSender;
 struct CommandSpec;
 
 // Parses "host port" (the replicaof option).
@@ -59,6 +60,12 @@ class Server {
   // RDB snapshots sent to SYNC / PSYNC clients (redis-cli --rdb, rdb-only
   // replicas); never null after Start().
   RdbSnapshotSender* rdb_sender() { return rdb_sender_.get(); }
+  // The streams to kvrocks replicas (KPSYNC); never null after Start().
+  WalSender* wal_sender() { return wal_sender_.get(); }
+  // While a kvrocks replica loads its master's snapshot, commands without the
+  // `loading` flag get -LOADING, as on a Redis replica loading its RDB.
+  bool loading() const { return loading_.load(std::memory_order_relaxed); }
+  void set_loading(bool v) { loading_.store(v); }
 
   // A writable replica expires the keys its own clients gave a TTL (Redis'
   // rememberSlaveKeyWithExpire and expireSlaveKeys); the master's keys wait for its
@@ -68,14 +75,17 @@ class Server {
   // their key locks; ForgetOwnExpiries drops them all (FLUSHALL, a full sync: Redis'
   // emptyData).
   bool NotesOwnExpiries();
-  // Whether this server follows a master now (REPLICAOF host port).
+  // Whether this server follows a master now (REPLICAOF host port, KSLAVEOF host port).
   bool IsReplica();
+  // Whether clients may not write here: a replica with replica-read-only on, or any
+  // replica of a kvrocks master (its storage is a copy of the master's).
+  bool ReadOnlyReplica();
   void NoteOwnExpiries(std::vector<std::pair<uint8_t, std::string>> keys);
   void ForgetOwnExpiries();
   // SCRIPT DEBUG sessions (ended before storage closes).
   DetachedSessions* detached() { return &detached_; }
   // Redis' checkGoodReplicasStatus failing: a master whose min-replicas-to-write
-  // and min-replicas-max-lag are set has fewer good replicas (it has none).
+  // and min-replicas-max-lag are set has fewer good (kvrocks) replicas.
   bool NotEnoughGoodReplicas();
   MigrateSockets& migrate_sockets() { return migrate_sockets_; }
   Storage* storage() { return storage_; }
@@ -382,6 +392,8 @@ class Server {
   std::set<std::pair<uint8_t, std::string>> own_expiries_;
   std::pair<uint8_t, std::string> own_expiries_cursor_;  // the last key ExpireOwnKeys visited
   std::unique_ptr<RdbSnapshotSender> rdb_sender_;
+  std::unique_ptr<WalSender> wal_sender_;
+  std::atomic<bool> loading_{false};
   DetachedSessions detached_;
 
   std::atomic<uint64_t> next_client_id_{0};

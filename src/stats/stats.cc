@@ -16,6 +16,7 @@ void Stats::Reset() {
   net_repl_input_bytes = 0;
   net_repl_output_bytes = 0;
   sync_full = 0;
+  sync_partial_ok = 0;
   sync_partial_err = 0;
   total_reads_processed = 0;
   total_writes_processed = 0;

@@ -28,9 +28,10 @@ class Stats {
   // (Redis' stat_unexpected_error_replies: the master applied them).
   std::atomic<uint64_t> unexpected_error_replies{0};
   std::atomic<uint64_t> net_repl_input_bytes{0};    // bytes received from a master
-  std::atomic<uint64_t> net_repl_output_bytes{0};   // bytes sent to replicas (RDB snapshots)
-  std::atomic<uint64_t> sync_full{0};               // full syncs served (RDB snapshots sent)
-  std::atomic<uint64_t> sync_partial_err{0};        // PSYNCs of a known replid that got no partial sync
+  std::atomic<uint64_t> net_repl_output_bytes{0};   // bytes sent to replicas (RDB snapshots, kvrocks replicas)
+  std::atomic<uint64_t> sync_full{0};               // full syncs served (RDB snapshots, KPSYNC snapshots)
+  std::atomic<uint64_t> sync_partial_ok{0};         // KPSYNCs continued from the write-ahead log
+  std::atomic<uint64_t> sync_partial_err{0};        // (K)PSYNCs of a known history that got no partial sync
   std::atomic<uint64_t> total_reads_processed{0};   // socket read events of clients
   std::atomic<uint64_t> total_writes_processed{0};  // socket write events of clients
   std::atomic<uint64_t> expire_cycle_us{0};         // time spent in active expiry passes (us)

@@ -10,10 +10,11 @@
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
-
 #include <sys/stat.h>
 
+#include <cstring>
 #include <filesystem>
+#include <random>
 #include <unordered_map>
 
 #include "common/encoding.h"
@@ -38,6 +39,19 @@ const char kVersionKey[] = "version";
 // Physical dbs whose data is garbage if found at start (one byte each): the
 // staging dbs of a bulk load in progress, or the dbs a finished load replaced.
 const char kDropKey[] = "dbs-to-drop";
+const char kWalIdKey[] = "wal-id";
+// Per-instance records of other modules (docs/encoding.md): the positions of a
+// replica of a Redis master and of a kvrocks master.
+const char* const kLocalStateKeys[] = {kWalIdKey, "replication", "native-replication"};
+
+std::string RandomHexId() {
+  static const char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ NowUs());
+  std::string id(40, '0');
+  for (auto& c : id) c = kHex[rng() & 15];
+  return id;
+}
 
 // Adds signed 64-bit integers stored big-endian: the key counters.
 class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
@@ -259,6 +273,10 @@ Status Storage::Open() {
   dbo.keep_log_file_num = 5;
   // Rarely written column families (state, expire) would otherwise pin old WAL files.
   dbo.max_total_wal_size = 4 * static_cast<uint64_t>(config_->rocksdb_write_buffer_size);
+  // Write-ahead logs no longer needed for recovery are archived for a while: they
+  // are the backlog kvrocks replicas resume from (docs/replication.md).
+  dbo.WAL_ttl_seconds = static_cast<uint64_t>(config_->rocksdb_wal_ttl_seconds);
+  dbo.WAL_size_limit_MB = static_cast<uint64_t>(config_->rocksdb_wal_size_limit_mb);
   rate_limiter_.reset(rocksdb::NewGenericRateLimiter(RateLimit(config_->rocksdb_rate_limiter_bytes_per_sec)));
   dbo.rate_limiter = rate_limiter_;
 
@@ -292,34 +310,60 @@ Status Storage::Open() {
     if (it->Valid() && it->key().starts_with(kMovedKeyPrefix)) g_subkey_filter->note_moved();
   }
   tombstone_compactor_ = std::make_unique<TombstoneCompactor>(db_.get());
+  std::string id;
+  s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kState), kWalIdKey, &id);
+  if (s.ok() && id.size() == 40) {
+    std::lock_guard<std::mutex> g(wal_id_mu_);
+    wal_id_ = id;
+  } else {
+    NoteWalGap();
+  }
   return LoadState();
 }
 
+bool Storage::IsLocalStateKey(const rocksdb::Slice& key) {
+  for (const char* k : kLocalStateKeys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+std::string Storage::wal_id() {
+  std::lock_guard<std::mutex> g(wal_id_mu_);
+  return wal_id_;
+}
+
+void Storage::NoteWalGap() {
+  std::lock_guard<std::mutex> g(wal_id_mu_);
+  wal_id_ = RandomHexId();
+  rocksdb::WriteOptions wo;
+  wo.sync = sync_writes_.load(std::memory_order_relaxed);
+  rocksdb::Status s = db_->Put(wo, cf(ColumnFamily::kState), kWalIdKey, wal_id_);
+  if (!s.ok()) LOG(WARNING) << "Persisting the WAL id: " << s.ToString();
+  wal_generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Storage::WaitForWrites(uint64_t seq, int timeout_ms) {
+  std::unique_lock<std::mutex> g(writes_mu_);
+  write_waiters_.fetch_add(1);
+  writes_cv_.wait_for(g, std::chrono::milliseconds(timeout_ms), [&] { return db_->GetLatestSequenceNumber() > seq; });
+  write_waiters_.fetch_sub(1);
+}
+
+Status Storage::ReloadState() { return LoadMapAndCounters(); }
+
+void Storage::ObserveVersion(uint64_t v) {
+  uint64_t last = last_version_.load(std::memory_order_relaxed);
+  while (last < v && !last_version_.compare_exchange_weak(last, v, std::memory_order_relaxed)) {
+  }
+}
+
 Status Storage::LoadState() {
+  Status ls = LoadMapAndCounters();
+  if (!ls.ok()) return ls;
   rocksdb::ReadOptions ro;
   std::string v;
-  rocksdb::Status s = db_->Get(ro, cf(ColumnFamily::kState), kDbMapKey, &v);
-  if (s.ok() && v.size() == kMaxDatabases) {
-    for (int i = 0; i < kMaxDatabases; i++) db_map_[i].store(static_cast<uint8_t>(v[i]));
-  }
-  for (int i = 0; i < kMaxDatabases; i++) {
-    s = db_->Get(ro, cf(ColumnFamily::kState), kKeyCountPrefix + std::to_string(i), &v);
-    if (s.ok() && v.size() == 8) key_counts_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
-    s = db_->Get(ro, cf(ColumnFamily::kState), kExpireCountPrefix + std::to_string(i), &v);
-    if (s.ok() && v.size() == 8) expire_counts_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
-    s = db_->Get(ro, cf(ColumnFamily::kState), kExpireSecondsPrefix + std::to_string(i), &v);
-    if (s.ok() && v.size() == 8) {
-      expire_seconds_[i].store(static_cast<int64_t>(DecodeBE64(v.data())));
-    } else if (s.IsNotFound() && expire_counts_[i].load() != 0) {
-      // Data from before the sum was kept: computed once from the keys' metadata.
-      Status rs = RebuildExpireSeconds(static_cast<uint8_t>(i));
-      if (!rs.ok()) return rs;
-    }
-  }
-  s = db_->Get(ro, cf(ColumnFamily::kState), kVersionKey, &v);
-  uint64_t persisted = (s.ok() && v.size() == 8) ? DecodeBE64(v.data()) : 0;
-  last_version_.store(std::max(persisted, NowUs() << 10));
-  s = db_->Get(ro, cf(ColumnFamily::kState), kDropKey, &v);
+  rocksdb::Status s = db_->Get(ro, cf(ColumnFamily::kState), kDropKey, &v);
   if (s.ok() && !v.empty()) {
     LOG(WARNING) << "Dropping the data of a bulk load that did not finish, or of the databases it replaced ("
                  << v.size() << " physical dbs)";
@@ -329,6 +373,37 @@ Status Storage::LoadState() {
     }
     return MarkToDrop({});
   }
+  return Status::OK();
+}
+
+Status Storage::LoadMapAndCounters() {
+  rocksdb::ReadOptions ro;
+  std::string v;
+  rocksdb::Status s = db_->Get(ro, cf(ColumnFamily::kState), kDbMapKey, &v);
+  const bool mapped = s.ok() && v.size() == kMaxDatabases;
+  for (int i = 0; i < kMaxDatabases; i++) db_map_[i].store(static_cast<uint8_t>(mapped ? v[i] : i));
+  // A counter without a record is 0 (after a replica's full sync, too).
+  auto counter = [&](const std::string& key) {
+    s = db_->Get(ro, cf(ColumnFamily::kState), key, &v);
+    return s.ok() && v.size() == 8 ? static_cast<int64_t>(DecodeBE64(v.data())) : 0;
+  };
+  for (int i = 0; i < kMaxDatabases; i++) {
+    key_counts_[i].store(counter(kKeyCountPrefix + std::to_string(i)));
+    expire_counts_[i].store(counter(kExpireCountPrefix + std::to_string(i)));
+    int64_t sum = counter(kExpireSecondsPrefix + std::to_string(i));
+    if (s.ok() && v.size() == 8) {
+      expire_seconds_[i].store(sum);
+    } else if (s.IsNotFound() && expire_counts_[i].load() != 0) {
+      // Data from before the sum was kept: computed once from the keys' metadata.
+      Status rs = RebuildExpireSeconds(static_cast<uint8_t>(i));
+      if (!rs.ok()) return rs;
+    } else {
+      expire_seconds_[i].store(0);
+    }
+  }
+  s = db_->Get(ro, cf(ColumnFamily::kState), kVersionKey, &v);
+  uint64_t persisted = (s.ok() && v.size() == 8) ? DecodeBE64(v.data()) : 0;
+  ObserveVersion(std::max(persisted, NowUs() << 10));
   return Status::OK();
 }
 
@@ -375,7 +450,13 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool without_wal) {
     wo.sync = sync_writes_.load(std::memory_order_relaxed);
   }
   rocksdb::Status s = db_->Write(wo, batch);
-  return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+  if (!s.ok()) return Status::IOError(s.ToString());
+  if (without_wal) NoteWalGap();
+  if (write_waiters_.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard<std::mutex> g(writes_mu_);
+    writes_cv_.notify_all();
+  }
+  return Status::OK();
 }
 
 void Storage::KeepExpiredSubkeys(bool keep) { g_subkey_filter->set_keep_expired(keep); }
@@ -420,6 +501,7 @@ Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<rocksdb
     io.allow_global_seqno = true;
     io.allow_blocking_flush = true;
     s = db_->IngestExternalFile(cf(c), {path}, io);
+    if (s.ok()) NoteWalGap();
   }
   ::unlink(path.c_str());
   return s.ok() ? Status::OK() : Status::IOError(s.ToString());
@@ -493,6 +575,30 @@ void Storage::AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db
     PutBE64(&v, static_cast<uint64_t>(d.expire_seconds));
     batch->Merge(cf(ColumnFamily::kState), kExpireSecondsPrefix + std::to_string(physical_db), v);
   }
+}
+
+bool Storage::DecodeCountMerge(const rocksdb::Slice& key, const rocksdb::Slice& value,
+                               std::map<uint8_t, CountDeltas>* d) {
+  int64_t CountDeltas::*field = nullptr;
+  size_t skip = 0;
+  for (auto [prefix, f] :
+       {std::pair{kKeyCountPrefix, &CountDeltas::keys}, std::pair{kExpireCountPrefix, &CountDeltas::expires},
+        std::pair{kExpireSecondsPrefix, &CountDeltas::expire_seconds}}) {
+    if (key.starts_with(prefix)) {
+      field = f;
+      skip = std::strlen(prefix);
+      break;
+    }
+  }
+  int64_t db;
+  if (field == nullptr || value.size() != 8 ||
+      !ParseInt64(std::string_view(key.data() + skip, key.size() - skip), &db) || db < 0 || db >= kMaxDatabases) {
+    return false;
+  }
+  // Wrapping, as the merge operator's sum does in effect (bytes from a replica's link may be anything).
+  int64_t& sum = (*d)[static_cast<uint8_t>(db)].*field;
+  sum = static_cast<int64_t>(static_cast<uint64_t>(sum) + DecodeBE64(value.data()));
+  return true;
 }
 
 int64_t Storage::ExpireSeconds(uint64_t expire_ms) {

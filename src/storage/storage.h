@@ -10,6 +10,8 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -113,6 +115,10 @@ class Storage {
   // Adds persistent counter updates for db to batch; apply them with
   // ApplyCountDeltas after the write succeeds.
   void AddCountMerges(rocksdb::WriteBatchBase* batch, uint8_t physical_db, const CountDeltas& d);
+  // Whether key/value is a merge operand AddCountMerges writes; if so, adds it to
+  // (*d)[its physical db].
+  static bool DecodeCountMerge(const rocksdb::Slice& key, const rocksdb::Slice& value,
+                               std::map<uint8_t, CountDeltas>* d);
   // Computes a db's sum of ExpireSeconds from its keys (data written before the
   // sum was kept).
   Status RebuildExpireSeconds(uint8_t physical_db);
@@ -153,6 +159,28 @@ class Storage {
   // Cancels running manual compactions (CompactAll's) and refuses later ones, for a
   // shutdown.
   void CancelManualCompactions();
+
+  // The history of this database's write-ahead log, as kvrocks replicas
+  // (KSLAVEOF) follow it: a random id (40 hex digits, persisted) naming the
+  // sequence-number space they resume in. Data that reaches storage without the
+  // WAL (IngestSorted, Write without_wal) is a gap a replica streaming the WAL
+  // would miss, so each such write gives the database a new id first (a replica
+  // with the old one needs a full sync) and bumps wal_generation(), which a
+  // running stream checks to end itself.
+  std::string wal_id();
+  uint64_t wal_generation() const { return wal_generation_.load(std::memory_order_acquire); }
+  // State column family records that belong to this instance and never travel
+  // to a kvrocks replica (its own replication positions, the WAL id).
+  static bool IsLocalStateKey(const rocksdb::Slice& key);
+  // Waits up to timeout_ms for a write past sequence number seq.
+  void WaitForWrites(uint64_t seq, int timeout_ms);
+  // Re-reads what the server keeps in memory of the state column family (the
+  // database map, the counters, the version high-water mark) after writes that
+  // bypassed this class's bookkeeping: a kvrocks replica applying its master's
+  // batches. Does not drop anything (see MarkToDrop).
+  Status ReloadState();
+  // Versions below v are taken (a kvrocks replica saw its master use v).
+  void ObserveVersion(uint64_t v);
 
   // Writes a consistent RocksDB checkpoint to dir (which must not exist).
   Status Checkpoint(const std::string& dir);
@@ -209,6 +237,10 @@ class Storage {
 
  private:
   Status LoadState();
+  // The map and counters from the state column family.
+  Status LoadMapAndCounters();
+  // A new WAL id, persisted (see wal_id()).
+  void NoteWalGap();
   rocksdb::ColumnFamilyOptions CFOptions(ColumnFamily c);
   // Blob GC runs from the start, whatever the share of garbage.
   bool BlobGcUnconditional() const;
@@ -241,6 +273,12 @@ class Storage {
   std::array<std::atomic<uint64_t>, kMaxDatabases> expire_floor_;
   std::mutex close_mu_;
   std::mutex staging_mu_;
+  std::mutex wal_id_mu_;  // guards wal_id_
+  std::string wal_id_;
+  std::atomic<uint64_t> wal_generation_{0};
+  std::mutex writes_mu_;  // with writes_cv_: WaitForWrites
+  std::condition_variable writes_cv_;
+  std::atomic<int> write_waiters_{0};
   std::unique_ptr<TombstoneCompactor> tombstone_compactor_;
 };
 

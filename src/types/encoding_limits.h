@@ -18,6 +18,10 @@
 
 namespace kvrocks {
 
+// A hash's or set's metadata payload[0] flag: Redis would hold it as a hashtable
+// (OBJECT ENCODING), set once a limit below is passed.
+inline constexpr uint8_t kHashtableFlag = 1;
+
 struct EncodingLimits {
   std::atomic<uint64_t> hash_max_listpack_entries{512};
   std::atomic<uint64_t> hash_max_listpack_value{64};

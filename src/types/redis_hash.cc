@@ -14,7 +14,6 @@
 
 namespace kvrocks {
 
-static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
 // payload[0]: some field has (or had) a TTL; every value then starts with its
 // absolute expiry, expire_ms(8, BE, 0 = none).
 static constexpr uint8_t kFieldTtlFlag = 2;

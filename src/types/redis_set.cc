@@ -9,7 +9,6 @@
 
 namespace kvrocks {
 
-static constexpr uint8_t kHashtableFlag = 1;  // payload[0]: reported as hashtable
 // payload[0] bits 1-2: the widest intset encoding the set has needed (0: 16 bits,
 // 1: 32, 2: 64). An intset never narrows when members go, and DUMP shows the width.
 static constexpr int kWidthShift = 1;

@@ -51,15 +51,13 @@ struct FuzzEnv {
 // Commands (lower-case names) that act on the process rather than on data,
 // wait, or need a real client (WATCH): the harnesses never run them.
 inline bool ActsOnProcess(const std::string& name) {
-  static const char* const kSkip[] = {"shutdown", "debug",  "save",    "bgsave",  "replicaof", "slaveof",
-                                      "compact",  "monitor", "client", "config",  "wait",      "subscribe",
-                                      "psubscribe", "ssubscribe", "eval", "evalsha", "eval_ro", "evalsha_ro",
-                                      "fcall", "fcall_ro", "function", "script", "acl", "quit", "reset",
-                                      "hello", "auth", "latency", "watch", "unwatch",
-                                      // INFO, ROLE, FAILOVER, SYNC and PSYNC read the replica, made by
-                                      // Server::Start
-                                      "info", "role", "failover", "sync", "psync",
-                                      "migrate"};  // connects to the network
+  static const char* const kSkip[] = {
+      "shutdown", "debug", "save", "bgsave", "replicaof", "slaveof", "compact", "monitor", "client", "config", "wait",
+      "subscribe", "psubscribe", "ssubscribe", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro",
+      "function", "script", "acl", "quit", "reset", "hello", "auth", "latency", "watch", "unwatch",
+      // INFO, ROLE, FAILOVER, SYNC, PSYNC, KSLAVEOF and KPSYNC read the
+      // replica or the WAL sender, made by Server::Start
+      "info", "role", "failover", "sync", "psync", "kslaveof", "kpsync", "migrate"};  // connects to the network
   for (const char* s : kSkip) {
     if (name == s) return true;
   }

@@ -56,10 +56,12 @@ def wait_until(fn, timeout=30, what="condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def wait_replicas_caught_up(master, replicas, timeout=30):
+def wait_replicas_caught_up(master, replicas, timeout=30, offset=None):
     """Waits until every server in replicas (objects with client()) has its link to master
-    up and has read the master's current replication offset."""
-    offset = master.client().info("replication")["master_repl_offset"]
+    up and has read the master's current replication offset (or offset: a kvrocks
+    master's wal_sequence for its kvrocks replicas)."""
+    if offset is None:
+        offset = master.client().info("replication")["master_repl_offset"]
 
     def caught_up():
         for r in replicas:

@@ -8,7 +8,7 @@ import redis
 
 from conftest import RawClient
 
-EXTRAS = {"kvrocks_version", "workers", "used_disk_bytes", "expired_subkeys"}
+EXTRAS = {"kvrocks_version", "workers", "used_disk_bytes", "expired_subkeys", "wal_id", "wal_sequence"}
 SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "cluster"]
 
 

@@ -1,0 +1,347 @@
+"""kvrocks replicating kvrocks (KSLAVEOF host port): a full sync copies the
+master's storage, then the replica follows its write-ahead log, resumes after a
+broken link or a restart, and can serve replicas of its own (A -> B -> C).
+Replicas must hold exactly their master's data set: DEBUG DIGEST, then key by
+key (DEBUG DIGEST-VALUE, type, TTL), and INFO keyspace's counts."""
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import Kvrocks, RawClient, wait_replicas_caught_up, wait_until
+from random_commands import Gen, feed_master, key_differences
+
+
+def follow(replica, master):
+    assert replica.client().execute_command("KSLAVEOF", "127.0.0.1", master.port) == b"OK"
+
+
+def wal_sequence(server):
+    return server.client().info("replication")["wal_sequence"]
+
+
+def wait_caught_up(master, replicas):
+    wait_replicas_caught_up(master, replicas, offset=wal_sequence(master))
+
+
+def keyspace_counts(server):
+    c = server.client()
+    return {db: (v["keys"], v["expires"]) for db, v in c.info("keyspace").items()}
+
+
+def assert_same(master, replica, history=(), seed=None):
+    """The replica holds the master's data set (the master quiet meanwhile)."""
+    m, r = master.client(), replica.client()
+    deadline = time.time() + 10
+    # A key may expire between the two digests: the master's DEL follows soon.
+    while m.execute_command("DEBUG", "DIGEST") != r.execute_command("DEBUG", "DIGEST"):
+        if time.time() > deadline:
+            diffs = key_differences(r, m, seed, list(history))
+            pytest.fail("DEBUG DIGEST differs:\n" + "".join(diffs or ["no key differs"]))
+        time.sleep(0.1)
+        wait_caught_up(master, [replica])
+    assert keyspace_counts(master) == keyspace_counts(replica)
+
+
+def replication_log(server):
+    """The lines of a server's log about its kvrocks master or replicas."""
+    with open(server.log_path, "rb") as f:
+        return "".join(line.decode(errors="replace") for line in f
+                       if b"sync" in line.lower() or b"kvrocks replica" in line or b"stream" in line.lower())
+
+
+@pytest.fixture
+def servers():
+    made = []
+
+    def make(*extra):
+        s = Kvrocks(extra=list(extra)).start()
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.cleanup()
+
+
+def fill(c):
+    """Keys of every type in two databases, big and small, with and without TTLs."""
+    c.set("s", "v")
+    c.set("big", "x" * 20000)
+    c.set("n", 12)
+    c.hset("h", mapping={f"f{i}": i for i in range(600)})
+    c.hset("hs", mapping={"a": 1, "b": 2})
+    c.rpush("l", *range(300))
+    c.sadd("set", *range(700))
+    c.sadd("iset", 1, 2, 3)
+    c.zadd("z", {f"m{i}": i for i in range(200)})
+    c.xadd("st", {"a": "1"})
+    c.xgroup_create("st", "g", id="0")
+    c.pfadd("hll", *range(100))
+    c.setbit("bits", 100000, 1)
+    c.set("ttl", "v", ex=1000)
+    c.hset("httl", "f", "v")
+    c.expire("httl", 2000)
+    c.execute_command("SELECT", 3)
+    c.set("in3", "three")
+    c.execute_command("SELECT", 0)
+    c.execute_command("FUNCTION", "LOAD",
+                      "#!lua name=lib\nredis.register_function('f', function(k, a) return 1 end)")
+
+
+def test_a_full_sync_copies_every_type_database_and_function(servers):
+    master = servers()
+    c = master.client()
+    fill(c)
+    c.execute_command("SWAPDB", 0, 5)  # the database map travels too
+    replica = servers()
+    follow(replica, master)
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    r = replica.client()
+    assert r.execute_command("FUNCTION", "LIST") == c.execute_command("FUNCTION", "LIST")
+    assert r.execute_command("SELECT", 5) and r.hlen("h") == 600
+    assert r.ttl("ttl") > 900
+    info = r.info("replication")
+    assert info["role"] == "slave" and info["replica_full_syncs"] == 1 and info["slave_read_only"] == 1
+    assert master.client().info("stats")["sync_full"] == 1
+    m_info = c.info("replication")
+    assert m_info["connected_slaves"] == 1
+    assert m_info["slave0"]["port"] == replica.port and m_info["slave0"]["state"] == "online"
+    assert r.execute_command("ROLE")[:3] == [b"slave", b"127.0.0.1", master.port]
+
+
+def test_the_replica_follows_writes_and_is_read_only(servers):
+    master = servers()
+    replica = servers()
+    follow(replica, master)
+    wait_until(lambda: replica.client().info("replication")["master_link_status"] == "up", 20, "the link")
+    c = master.client()
+    fill(c)
+    c.hset("h", "f1", "changed")  # an element alone, no metadata
+    c.rename("h", "h2")
+    c.hset("h2", "f2", "after rename")  # elements under the old name
+    c.execute_command("MOVE", "z", 3)
+    c.execute_command("SWAPDB", 0, 3)
+    c.execute_command("SELECT", 3)
+    c.execute_command("FLUSHDB")
+    c.execute_command("SELECT", 0)
+    c.delete("set")
+    c.set("new", "1")
+    c.incrbyfloat("new", 1.5)
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    r = replica.client()
+    with pytest.raises(redis.ResponseError, match="read only replica"):
+        r.set("x", "y")
+    # replica-read-only no does not make a kvrocks replica writable: its storage is a copy.
+    r.config_set("replica-read-only", "no")
+    with pytest.raises(redis.ResponseError, match="read only replica"):
+        r.set("x", "y")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_commands_reach_a_chain_of_replicas(servers, seed):
+    a, b, c = servers(), servers(), servers()
+    follow(b, a)
+    follow(c, b)
+    wait_until(lambda: all(s.client().info("replication")["master_link_status"] == "up" for s in (b, c)), 20,
+               "the links")
+    history = feed_master(RawClient(a.port), Gen(seed), 1500)
+    wait_caught_up(a, [b])
+    wait_caught_up(b, [c])
+    assert_same(a, b, history, seed)
+    assert_same(a, c, history, seed)
+    # Nothing but the first sync was a full one.
+    assert a.client().info("stats")["sync_full"] + b.client().info("stats")["sync_full"] == 2, \
+        replication_log(a) + replication_log(b) + replication_log(c)
+
+
+def test_restarts_resume_where_the_data_ends(servers):
+    a, b, c = servers(), servers(), servers()
+    follow(b, a)
+    follow(c, b)
+    wait_until(lambda: all(s.client().info("replication")["master_link_status"] == "up" for s in (b, c)), 20,
+               "the links")
+    gen = Gen(77)
+    ra = RawClient(a.port)
+    history = feed_master(ra, gen, 300)
+    b.kill9()
+    history += feed_master(ra, gen, 300)  # while the middle of the chain is down
+    b.extra += ["--kslaveof", f"127.0.0.1 {a.port}"]
+    b.start()
+    history += feed_master(ra, gen, 300)
+    a.kill9()
+    a.start()
+    ra = RawClient(a.port)
+    history += feed_master(ra, gen, 300)
+    wait_caught_up(a, [b])
+    wait_caught_up(b, [c])
+    assert_same(a, b, history, 77)
+    assert_same(a, c, history, 77)
+    # Every reconnection continued from the write-ahead log.
+    assert a.client().info("stats")["sync_partial_ok"] >= 1
+    assert b.client().info("stats")["sync_partial_ok"] >= 1
+    assert a.client().info("stats")["sync_full"] == 0  # restarted: counts from its start
+    assert b.client().info("replication")["replica_full_syncs"] == 0
+    assert c.client().info("replication")["replica_full_syncs"] == 1
+
+
+def test_data_written_around_the_wal_means_a_full_sync(servers):
+    master, replica = servers(), servers()
+    follow(replica, master)
+    c = master.client()
+    fill(c)
+    wait_caught_up(master, [replica])
+    id_before = c.info("replication")["wal_id"]
+    c.execute_command("DEBUG", "RELOAD")  # ingests files: not in the write-ahead log
+    assert c.info("replication")["wal_id"] != id_before
+    c.set("after", "reload")
+    wait_until(lambda: replica.client().info("replication")["replica_full_syncs"] == 2, 20, "a second full sync")
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+
+
+def test_a_purged_log_means_a_full_sync(servers):
+    master = servers("--rocksdb.wal-ttl-seconds", "0", "--rocksdb.wal-size-limit-mb", "0")
+    replica = servers()
+    follow(replica, master)
+    c = master.client()
+    c.set("a", 1)
+    wait_caught_up(master, [replica])
+    replica.stop()
+    for i in range(200):
+        c.set(f"k{i}", "v" * 100)
+    c.execute_command("COMPACT")  # memtables flushed: their logs are gone
+    replica.extra += ["--kslaveof", f"127.0.0.1 {master.port}"]
+    replica.start()
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    assert replica.client().info("replication")["replica_full_syncs"] == 1  # since its restart
+    assert c.info("stats")["sync_partial_err"] == 1
+
+
+def test_a_promoted_replica_writes_its_own_history(servers):
+    master, replica = servers(), servers()
+    follow(replica, master)
+    c = master.client()
+    c.hset("h", mapping={"a": 1, "b": 2})
+    c.rpush("l", 1, 2)
+    wait_caught_up(master, [replica])
+    r = replica.client()
+    assert r.execute_command("KSLAVEOF", "NO", "ONE") == b"OK"
+    assert r.info("replication")["role"] == "master"
+    assert r.config_get("kslaveof") == {"kslaveof": ""}
+    # New incarnations of the master's keys, and writes to them, are the replica's own.
+    r.delete("h")
+    r.hset("h", "c", 3)
+    r.rpush("l", 3)
+    assert r.hgetall("h") == {b"c": b"3"}
+    assert r.lrange("l", 0, -1) == [b"1", b"2", b"3"]
+    assert r.dbsize() == 2
+    # Following the master again starts over with a full sync.
+    follow(replica, master)
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    assert r.info("replication")["replica_full_syncs"] == 2
+
+
+def test_watch_tracking_and_xread_on_a_replica_see_the_masters_writes(servers):
+    master, replica = servers(), servers()
+    follow(replica, master)
+    c = master.client()
+    c.set("k", "1")
+    c.xadd("st", {"a": "1"})
+    wait_caught_up(master, [replica])
+    r = replica.client()
+    reader = replica.client()
+    got = []
+    t = threading.Thread(target=lambda: got.append(reader.xread({"st": "$"}, block=10000)))
+    t.start()
+    wait_until(lambda: r.info("clients")["blocked_clients"] == 1, 10, "XREAD to block")
+    pipe = r.pipeline()
+    pipe.watch("k")
+    c.set("k", "2")
+    c.xadd("st", {"b": "2"})
+    wait_caught_up(master, [replica])
+    pipe.multi()
+    pipe.get("k")
+    with pytest.raises(redis.WatchError):
+        pipe.execute()
+    t.join(10)
+    assert got and got[0][0][1][0][1] == {b"b": b"2"}
+
+
+def test_kpsync_and_kslaveof_arguments(servers):
+    server = servers()
+    c = server.client()
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+        c.execute_command("KSLAVEOF", "127.0.0.1")
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        c.execute_command("KSLAVEOF", "127.0.0.1", "x")
+    with pytest.raises(redis.ResponseError, match="Invalid master port"):
+        c.execute_command("KSLAVEOF", "127.0.0.1", "0")
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        c.execute_command("KPSYNC", "?", "-1")
+    assert c.execute_command("KSLAVEOF", "NO", "ONE") == b"OK"  # not a replica: nothing to do
+    with pytest.raises(redis.ResponseError, match="not allowed inside a transaction"):
+        p = c.pipeline()
+        p.execute_command("KPSYNC", "?", "1")
+        p.execute()
+    # A KPSYNC from anyone gets the snapshot frames on its socket, then the stream.
+    raw = RawClient(server.port)
+    raw.send_raw(b"KPSYNC ? 1\r\n")
+    line = b""
+    while not line.endswith(b"\r\n"):
+        line += raw.sock.recv(1)
+    assert line.startswith(b"+FULLSYNC ")
+    raw.close()
+
+
+def test_kslaveof_in_the_config_file_follows_at_start(servers):
+    master = servers()
+    master.client().set("a", "b")
+    replica = servers("--kslaveof", f"127.0.0.1 {master.port}")
+    wait_caught_up(master, [replica])
+    assert replica.client().get("a") == b"b"
+    assert replica.client().config_get("kslaveof") == {"kslaveof": f"127.0.0.1 {master.port}"}
+
+
+def test_a_master_with_a_compressed_log_refuses_replicas(servers):
+    # RocksDB 7.8 misreads compressed write-ahead logs now and then (kvrocks.conf).
+    master = servers("--rocksdb.wal-compression", "zstd")
+    with pytest.raises(redis.ResponseError, match="rocksdb.wal-compression no"):
+        master.client().execute_command("KPSYNC", "?", "1")
+    replica = servers()
+    follow(replica, master)
+    wait_until(lambda: "wal-compression" in replica.client().info("replication").get("replica_last_error", ""), 20,
+               "the refusal")
+    assert replica.client().info("replication")["master_link_status"] == "down"
+
+
+def test_following_itself_keeps_the_data(servers):
+    server = servers()
+    c = server.client()
+    c.set("a", "b")
+    follow(server, server)
+    wait_until(lambda: "itself" in c.info("replication").get("replica_last_error", ""), 20, "the refusal")
+    assert c.execute_command("KSLAVEOF", "NO", "ONE") == b"OK"
+    assert c.get("a") == b"b"
+
+
+def test_min_replicas_to_write_counts_kvrocks_replicas(servers):
+    master = servers()
+    c = master.client()
+    c.config_set("min-replicas-to-write", 1)
+    with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+        c.set("a", "b")
+    replica = servers()
+    follow(replica, master)
+    wait_until(lambda: c.info("replication").get("min_slaves_good_slaves") == 1, 20, "a good replica")
+    assert c.set("a", "b")
+    role = c.execute_command("ROLE")
+    assert role[0] == b"master" and role[2][0][:2] == [b"127.0.0.1", str(replica.port).encode()]
+    replica.stop()
+    wait_until(lambda: c.info("replication")["connected_slaves"] == 0, 20, "the replica to go")
+    with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+        c.set("a", "c")
