@@ -127,10 +127,13 @@ void Role(CommandCall& call) {
   reply::Integer(call.out, info.link_up ? static_cast<int64_t>(info.offset) : -1);
 }
 
-// WAIT numreplicas timeout. kvrocks has no replicas of its own yet (nothing
-// connects to it as a Redis replica), so the count is always 0: WAIT returns
-// at once when 0 replicas are wanted, else when the timeout expires (never
-// with timeout 0, as in Redis), or on CLIENT UNBLOCK.
+// WAIT numreplicas timeout: Redis' waitCommand over kvrocks replicas
+// (KSLAVEOF). A Redis master waits for the offset of the client's last write;
+// here it is the sequence number of the last write of any client when WAIT
+// runs (at least as late). Replicas are asked to acknowledge at once. The
+// reply is the count of replicas that acknowledged it: as soon as there are
+// numreplicas, else when the timeout expires (never with timeout 0, as in
+// Redis), or on CLIENT UNBLOCK. In MULTI it answers the count at once.
 void Wait(CommandCall& call) {
   if (call.server->replica()->is_replica()) {
     return ReplyError(call,
@@ -142,9 +145,10 @@ void Wait(CommandCall& call) {
   if (!IntArg(call, 1, &wanted)) return;
   if (!ParseInt64(call.args[2], &timeout)) return ReplyError(call, "ERR timeout is not an integer or out of range");
   if (timeout < 0) return ReplyError(call, "ERR timeout is negative");
-  const int64_t acked = 0;
+  const uint64_t seq = call.server->storage()->LatestSequence();
+  const int64_t acked = call.server->ReplicasAcked(seq);
   if (wanted <= acked || call.in_exec) return reply::Integer(call.out, acked);
-  call.conn->RequestBlock({}, static_cast<uint64_t>(timeout), {}, ":" + std::to_string(acked) + "\r\n");
+  call.server->WaitForReplicaAcks(call.conn, seq, wanted, static_cast<uint64_t>(timeout));
 }
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]. Redis' checks in its

@@ -276,6 +276,9 @@ Status NativeFollower::Stream(MasterLink* link, const std::atomic<bool>* stop) {
     last_io = MonotonicMs();
     if (type == native::kBatch && payload.size() >= 8) {
       if (!(s = Apply(DecodeBE64(payload.data()), payload.substr(8))).ok()) return s;
+    } else if (type == native::kGetAck) {
+      if (!(s = SendAck(link)).ok()) return s;
+      last_ack = MonotonicMs();
     } else if (type != native::kHeartbeat) {
       return Status::Corruption("a bad frame in the master's stream");
     }

@@ -12,7 +12,8 @@
 // brings the replica to, so that after kill -9 the replica resumes exactly
 // where its data ends; the keys it touched are signalled to WATCH, client-side
 // caching and blocked clients as a Redis replica signals its master's writes.
-// The replica acknowledges the last sequence applied every second.
+// The replica acknowledges the last sequence applied every second, and at once
+// when the master asks (a client of the master WAITs).
 //
 // Not thread-safe: one session thread runs it; the getters may be read by any.
 #pragma once

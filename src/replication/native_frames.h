@@ -7,8 +7,10 @@
 //   'E'  the snapshot is complete (empty payload); the stream follows
 //   'B'  a write batch of the master's WAL: seq(8, BE) | WriteBatch data
 //   'H'  a heartbeat while there is nothing to send: the master's last seq(8, BE)
+//   'G'  acknowledge now (empty payload): a client WAITs for replicas
 // and from the replica:
 //   'A'  acknowledgement: the last sequence number applied (8, BE), every second
+//        and after each 'G'
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,7 @@
 
 namespace kvrocks::native {
 
-constexpr char kChunk = 'K', kSnapshotEnd = 'E', kBatch = 'B', kHeartbeat = 'H', kAck = 'A';
+constexpr char kChunk = 'K', kSnapshotEnd = 'E', kBatch = 'B', kHeartbeat = 'H', kGetAck = 'G', kAck = 'A';
 constexpr size_t kHeaderSize = 5;
 // Frames longer than this are refused (a batch can hold a 512 MB bulk, and more).
 constexpr uint32_t kMaxFrame = 1u << 31;

@@ -1,6 +1,7 @@
 #include "replication/wal_sender.h"
 
 #include <glog/logging.h>
+#include <poll.h>
 #include <rocksdb/transaction_log.h>
 #include <sys/socket.h>
 
@@ -81,6 +82,18 @@ int WalSender::GoodReplicas(int max_lag_s) {
     if (r.online && (now - r.last_ack_ms) / 1000 <= static_cast<uint64_t>(max_lag_s)) good++;
   }
   return good;
+}
+
+int WalSender::AckedReplicas(uint64_t seq) {
+  std::lock_guard<std::mutex> g(mu_);
+  int n = 0;
+  for (const auto& [id, r] : replicas_) n += r.online && r.acked >= seq;
+  return n;
+}
+
+void WalSender::RequestAcks() {
+  ack_requests_.fetch_add(1);
+  storage_->WakeWriteWaiters();
 }
 
 bool WalSender::CanContinue(uint64_t seq) {
@@ -189,10 +202,15 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
     replicas_[id].acked = next - 1;
     replicas_[id].last_ack_ms = MonotonicMs();
   }
+  if (ack_listener_) ack_listener_();
 
   AckReader acks(fd);
   std::unique_ptr<rocksdb::TransactionLogIterator> it;
   uint64_t last_send_ms = MonotonicMs(), last_ack_ms = MonotonicMs();
+  uint64_t acks_asked = ack_requests_.load();
+  // While a 'G' is out: the sequence number its answer will cover.
+  bool ack_out = false;
+  uint64_t ack_awaited = 0;
   // Times in a row the log seemed to skip a batch (see below).
   constexpr int kGapRetries = 100;
   int gap_retries = 0;
@@ -204,9 +222,13 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
     const uint64_t now = MonotonicMs();
     if (got) {
       last_ack_ms = now;
-      std::lock_guard<std::mutex> g(mu_);
-      replicas_[id].acked = acked;
-      replicas_[id].last_ack_ms = now;
+      if (acked >= ack_awaited) ack_out = false;
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        replicas_[id].acked = acked;
+        replicas_[id].last_ack_ms = now;
+      }
+      if (ack_listener_) ack_listener_();
     } else if (now - last_ack_ms > static_cast<uint64_t>(req.timeout_s) * 1000) {
       s = Status::TimedOut("no acknowledgement from the replica for " + std::to_string(req.timeout_s) + " s");
       break;
@@ -253,6 +275,14 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
     }
+    if (const uint64_t asked = ack_requests_.load(); asked != acks_asked) {
+      acks_asked = asked;
+      const size_t start = out.size();
+      native::BeginFrame(&out, native::kGetAck);
+      native::EndFrame(&out, start);
+      ack_out = true;
+      ack_awaited = next - 1;
+    }
     if (!out.empty()) {
       s = send(out);
       out.clear();
@@ -265,7 +295,14 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       out.clear();
       last_send_ms = now;
     }
-    if (s.ok()) storage_->WaitForWrites(next - 1, 100);
+    if (!s.ok()) break;
+    if (ack_out) {
+      // The answer to a 'G' is awaited: watch the socket closely, writes a little less.
+      pollfd p{fd, POLLIN, 0};
+      ::poll(&p, 1, 2);
+    } else {
+      storage_->WaitForWrites(next - 1, 100);
+    }
   }
   if (!s.IsAborted() || !cancel->load()) {
     LOG(WARNING) << "Stream to kvrocks replica " << peer << " ended: " << s.message();

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -61,6 +62,15 @@ class WalSender {
   // (Redis' good replicas, for min-replicas-to-write).
   int GoodReplicas(int max_lag_s);
 
+  // Streaming replicas that have acknowledged sequence number seq (WAIT).
+  int AckedReplicas(uint64_t seq);
+  // Asks every streaming replica to acknowledge at once what it has applied
+  // (WAIT); the answers reach the ack listener.
+  void RequestAcks();
+  // Called on a stream's thread after each acknowledgement.
+  // Set before the first Start.
+  void SetAckListener(std::function<void()> listener) { ack_listener_ = std::move(listener); }
+
   // Whether a stream can resume at seq of this database's history.
   bool CanContinue(uint64_t seq);
 
@@ -70,6 +80,8 @@ class WalSender {
   Storage* storage_;
   Stats* stats_;
   std::atomic<uint64_t> next_id_{0};
+  std::atomic<uint64_t> ack_requests_{0};  // RequestAcks calls
+  std::function<void()> ack_listener_;
   std::mutex mu_;  // guards replicas_
   std::map<uint64_t, ReplicaInfo> replicas_;
   DetachedSessions streams_;

@@ -151,6 +151,8 @@ void Connection::UnblockWith(bool error) {
   std::string reply = block.timeout_reply;
   if (error) {
     reply = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n";
+  } else if (block.ack_wait != 0) {
+    reply::Integer(&reply, server()->ReplicasAcked(block.ack_seq));
   } else if (reply.empty()) {
     reply::NullArray(&reply, resp);
   }
@@ -159,6 +161,10 @@ void Connection::UnblockWith(bool error) {
 
 void Connection::EndServerWait(const std::string& reply) {
   if (block.active && !block.claimable) EndBlockWith(reply);
+}
+
+void Connection::EndAckWait(uint64_t serial, const std::string& reply) {
+  if (block.active && block.ack_wait == serial) EndBlockWith(reply);
 }
 
 void Connection::EndBlockWith(const std::string& reply) {
@@ -216,6 +222,10 @@ void Connection::EndBlock() {
   block.args.clear();
   block.sent_args.clear();
   block.claimable = true;
+  if (block.ack_wait != 0) {
+    server()->ForgetReplicaAckWait(this);
+    block.ack_wait = 0;
+  }
 }
 
 void Connection::RetryBlocked(const std::pair<uint8_t, std::string>& ready, bool key_removed) {

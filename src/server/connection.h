@@ -125,6 +125,10 @@ class Connection {
     // false: the client waits for the server's own work (COMPACT), which ends the
     // block (EndServerWait); CLIENT UNBLOCK cannot claim it.
     bool claimable = true;
+    // WAIT: the server's serial of the wait (0: the block is no WAIT) and the
+    // sequence number the replicas are to acknowledge.
+    uint64_t ack_wait = 0;
+    uint64_t ack_seq = 0;
   };
   BlockState block;
   // Called by a blocking command that found nothing: block on keys. retry_args,
@@ -137,6 +141,8 @@ class Connection {
   // Ends a block that waits for the server's own work (not claimable) with reply;
   // nothing if the client no longer waits so.
   void EndServerWait(const std::string& reply);
+  // Ends WAIT `serial` with reply; nothing if the client no longer waits so.
+  void EndAckWait(uint64_t serial, const std::string& reply);
   // When the command running now arrived (wall-clock ns): the kernel's receive
   // time of the bytes that completed it when it runs as soon as they are read,
   // else (a command that waited in the buffer behind others) now. Blocked

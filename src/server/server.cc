@@ -160,6 +160,7 @@ Status Server::Start() {
   replica_ = std::make_unique<Replica>(this);
   rdb_sender_ = std::make_unique<RdbSnapshotSender>(storage_, config_->databases, &stats_);
   wal_sender_ = std::make_unique<WalSender>(storage_, &stats_);
+  wal_sender_->SetAckListener([this] { OnReplicaAck(); });
   Status s = replica_->LoadState();
   if (!s.ok()) return s;
   if (!config_->replicaof.empty() && !config_->kslaveof.empty()) {
@@ -1479,6 +1480,45 @@ void Server::CompactFor(Connection* conn) {
   if (compact_thread_.joinable()) compact_thread_.join();  // the last run's, which has ended
   compact_running_ = true;
   compact_thread_ = std::thread([this] { CompactLoop(); });
+}
+
+void Server::WaitForReplicaAcks(Connection* conn, uint64_t seq, int64_t wanted, uint64_t timeout_ms) {
+  conn->RequestBlock({}, timeout_ms);
+  {
+    std::lock_guard<std::mutex> g(ack_waits_mu_);
+    conn->block.ack_wait = ++ack_wait_serial_;
+    conn->block.ack_seq = seq;
+    ack_waits_.push_back({conn->worker(), conn->id(), conn->block.ack_wait, seq, wanted});
+  }
+  wal_sender_->RequestAcks();
+}
+
+int Server::ReplicasAcked(uint64_t seq) { return wal_sender_->AckedReplicas(seq); }
+
+void Server::ForgetReplicaAckWait(Connection* conn) {
+  std::lock_guard<std::mutex> g(ack_waits_mu_);
+  for (size_t i = 0; i < ack_waits_.size(); i++) {
+    if (ack_waits_[i].serial == conn->block.ack_wait) {
+      ack_waits_.erase(ack_waits_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
+}
+
+void Server::OnReplicaAck() {
+  std::lock_guard<std::mutex> g(ack_waits_mu_);
+  for (size_t i = 0; i < ack_waits_.size();) {
+    const AckWait w = ack_waits_[i];
+    const int n = wal_sender_->AckedReplicas(w.seq);
+    if (n < w.wanted) {
+      i++;
+      continue;
+    }
+    ack_waits_.erase(ack_waits_.begin() + static_cast<std::ptrdiff_t>(i));
+    w.worker->Post([w, n] {
+      if (Connection* c = w.worker->Find(w.client_id)) c->EndAckWait(w.serial, ":" + std::to_string(n) + "\r\n");
+    });
+  }
 }
 
 void Server::CompactLoop() {

@@ -314,6 +314,15 @@ class Server {
   // it). Called on conn's worker, from the command.
   void CompactFor(Connection* conn);
 
+  // WAIT on a master: blocks conn (on its worker, from the command) until
+  // `wanted` kvrocks replicas have acknowledged sequence number seq, then
+  // replies their count; the timeout and CLIENT UNBLOCK reply the count then.
+  void WaitForReplicaAcks(Connection* conn, uint64_t seq, int64_t wanted, uint64_t timeout_ms);
+  // kvrocks replicas streaming that have acknowledged seq.
+  int ReplicasAcked(uint64_t seq);
+  // Drops conn's wait (its block ended otherwise). Called on conn's worker.
+  void ForgetReplicaAckWait(Connection* conn);
+
   // SAVE / BGSAVE: a RocksDB checkpoint at dir/checkpoint.
   Status Save();
   bool BgSave();  // false if one is running
@@ -511,6 +520,19 @@ class Server {
   // running compaction) before the workers when the server stops.
   void CompactLoop();
   void StopCompactions();
+  // WaitForReplicaAcks: answers the waits an acknowledgement satisfied.
+  void OnReplicaAck();
+  struct AckWait {
+    Worker* worker;
+    uint64_t client_id;
+    uint64_t serial;  // the connection's block.ack_wait of this wait
+    uint64_t seq;
+    int64_t wanted;
+  };
+  std::mutex ack_waits_mu_;
+  std::vector<AckWait> ack_waits_;
+  uint64_t ack_wait_serial_ = 0;  // under ack_waits_mu_
+
   std::mutex compact_mu_;
   std::vector<std::pair<Worker*, uint64_t>> compact_waiters_;  // (worker, client id)
   bool compact_running_ = false;

@@ -346,8 +346,16 @@ void Storage::NoteWalGap() {
 void Storage::WaitForWrites(uint64_t seq, int timeout_ms) {
   std::unique_lock<std::mutex> g(writes_mu_);
   write_waiters_.fetch_add(1);
-  writes_cv_.wait_for(g, std::chrono::milliseconds(timeout_ms), [&] { return db_->GetLatestSequenceNumber() > seq; });
+  const uint64_t wakes = write_wakes_;
+  writes_cv_.wait_for(g, std::chrono::milliseconds(timeout_ms),
+                      [&] { return db_->GetLatestSequenceNumber() > seq || write_wakes_ != wakes; });
   write_waiters_.fetch_sub(1);
+}
+
+void Storage::WakeWriteWaiters() {
+  std::lock_guard<std::mutex> g(writes_mu_);
+  write_wakes_++;
+  writes_cv_.notify_all();
 }
 
 Status Storage::ReloadState() { return LoadMapAndCounters(); }

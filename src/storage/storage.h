@@ -172,8 +172,12 @@ class Storage {
   // State column family records that belong to this instance and never travel
   // to a kvrocks replica (its own replication positions, the WAL id).
   static bool IsLocalStateKey(const rocksdb::Slice& key);
-  // Waits up to timeout_ms for a write past sequence number seq.
+  // Waits up to timeout_ms for a write past sequence number seq, or for a
+  // WakeWriteWaiters call.
   void WaitForWrites(uint64_t seq, int timeout_ms);
+  void WakeWriteWaiters();
+  // The sequence number of the last write.
+  uint64_t LatestSequence() { return db_->GetLatestSequenceNumber(); }
   // Re-reads what the server keeps in memory of the state column family (the
   // database map, the counters, the version high-water mark) after writes that
   // bypassed this class's bookkeeping: a kvrocks replica applying its master's
@@ -278,6 +282,7 @@ class Storage {
   std::atomic<uint64_t> wal_generation_{0};
   std::mutex writes_mu_;  // with writes_cv_: WaitForWrites
   std::condition_variable writes_cv_;
+  uint64_t write_wakes_ = 0;  // WakeWriteWaiters calls, under writes_mu_
   std::atomic<int> write_waiters_{0};
   std::unique_ptr<TombstoneCompactor> tombstone_compactor_;
 };

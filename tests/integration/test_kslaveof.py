@@ -345,3 +345,40 @@ def test_min_replicas_to_write_counts_kvrocks_replicas(servers):
     wait_until(lambda: c.info("replication")["connected_slaves"] == 0, 20, "the replica to go")
     with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
         c.set("a", "c")
+
+
+def test_wait_counts_the_replicas_that_applied_the_writes(servers):
+    master = servers()
+    c = master.client()
+    assert c.execute_command("WAIT", 1, 100) == 0
+    replicas = [servers(), servers()]
+    for r in replicas:
+        follow(r, master)
+    wait_until(lambda: c.info("replication")["connected_slaves"] == 2, 30, "two replicas streaming")
+    # Each write is on both replicas once WAIT says so.
+    for i in range(30):
+        c.set(f"k{i}", i)
+        assert c.execute_command("WAIT", 2, 0) == 2
+        assert all(r.client().get(f"k{i}") == str(i).encode() for r in replicas)
+    # More replicas than there are: the count when the timeout expires.
+    assert c.execute_command("WAIT", 3, 200) == 2
+    pipe = c.pipeline(transaction=True)
+    pipe.set("m", 1).execute_command("WAIT", 3, 0)
+    assert pipe.execute()[1] in (0, 1, 2)
+    # CLIENT UNBLOCK answers the count too.
+    waiter = master.client()
+    wid = waiter.client_id()
+    got = []
+    t = threading.Thread(target=lambda: got.append(waiter.execute_command("WAIT", 3, 0)))
+    t.start()
+    wait_until(lambda: c.info("clients")["blocked_clients"] == 1, 10, "the WAIT to block")
+    assert c.execute_command("CLIENT", "UNBLOCK", wid) == 1
+    t.join()
+    assert got == [2]
+    with pytest.raises(redis.ResponseError, match="WAIT cannot be used with replica instances"):
+        replicas[0].client().execute_command("WAIT", 0, 0)
+    replicas[1].stop()
+    wait_until(lambda: c.info("replication")["connected_slaves"] == 1, 30, "a replica to go")
+    c.set("after", 1)
+    assert c.execute_command("WAIT", 2, 300) == 1
+    assert replicas[0].client().get("after") == b"1"
