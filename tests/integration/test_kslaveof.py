@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from conftest import Kvrocks, RawClient, wait_replicas_caught_up, wait_until
+from conftest import Kvrocks, RawClient, RealRedis, wait_replicas_caught_up, wait_until
 from random_commands import Gen, feed_master, key_differences
 
 
@@ -382,3 +382,35 @@ def test_wait_counts_the_replicas_that_applied_the_writes(servers):
     c.set("after", 1)
     assert c.execute_command("WAIT", 2, 300) == 1
     assert replicas[0].client().get("after") == b"1"
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_chain_can_start_at_a_redis_master(servers, seed):
+    """Redis -> kvrocks (REPLICAOF) -> kvrocks (KSLAVEOF): the end of the chain holds
+    what a Redis replica of the same master holds, the RDB's keys and the stream's."""
+    master, ref = RealRedis(), None
+    try:
+        m = master.client()
+        fill(m)
+        ref = RealRedis(extra=["--replicaof", f"127.0.0.1 {master.port}"])
+        a = servers("--replicaof", f"127.0.0.1 {master.port}")
+        b = servers()
+        follow(b, a)
+        wait_until(lambda: all(s.client().info("replication")["master_link_status"] == "up" for s in (a, b, ref)),
+                   30, "the links")
+        history = feed_master(RawClient(master.port), Gen(seed), 1000)
+        wait_replicas_caught_up(master, [a, ref])
+        wait_caught_up(a, [b])
+        rb, rr = b.client(), ref.client()
+        deadline = time.time() + 10
+        while rb.execute_command("DEBUG", "DIGEST") != rr.execute_command("DEBUG", "DIGEST"):
+            if time.time() > deadline:
+                pytest.fail("DEBUG DIGEST differs:\n" + "".join(key_differences(rb, rr, seed, history)
+                                                               or ["no key differs"]))
+            time.sleep(0.1)
+            wait_caught_up(a, [b])
+        assert keyspace_counts(a) == keyspace_counts(b)
+    finally:
+        master.cleanup()
+        if ref:
+            ref.cleanup()
