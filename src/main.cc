@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
       if (server.stopping()) return;
       LOG(INFO) << "Received " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << " scheduling shutdown...";
       // As SHUTDOWN with the options shutdown-on-sigint/-sigterm give (NOW waits for
-      // no replica: kvrocks has none).
+      // no replica: kvrocks replicas resume from the master's WAL after its restart).
       const int flags = sig == SIGINT ? cfg.shutdown_on_sigint.load() : cfg.shutdown_on_sigterm.load();
       kvrocks::Status saved =
           server.SaveBeforeShutdown(flags & Config::kShutdownNoSave, flags & Config::kShutdownSave);

@@ -152,9 +152,10 @@ void Wait(CommandCall& call) {
 }
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]. Redis' checks in its
-// order; kvrocks has no replicas of its own (nothing connects to it as a Redis
-// replica), so no failover ever starts: a valid call ends at "requires
-// connected replicas", as on a Redis master without replicas.
+// order; no Redis replica connects to kvrocks, and a failover does not hand
+// over to kvrocks replicas (KSLAVEOF NO ONE on one does), so none ever starts:
+// a valid call ends at "requires connected replicas", as on a Redis master
+// without replicas.
 void Failover(CommandCall& call) {
   const auto& a = call.args;
   if (a.size() == 2 && TokenEquals(a[1], "abort")) return ReplyError(call, "ERR No failover in progress.");

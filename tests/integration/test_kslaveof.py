@@ -414,3 +414,18 @@ def test_a_chain_can_start_at_a_redis_master(servers, seed):
         master.cleanup()
         if ref:
             ref.cleanup()
+
+
+def test_a_promoted_middle_of_a_chain_keeps_its_replicas(servers):
+    a, b, c = servers(), servers(), servers()
+    follow(b, a)
+    follow(c, b)
+    a.client().set("x", 1)
+    wait_caught_up(a, [b])
+    wait_caught_up(b, [c])
+    assert b.client().execute_command("KSLAVEOF", "NO", "ONE") == b"OK"
+    b.client().set("y", 2)
+    wait_caught_up(b, [c])
+    assert c.client().mget("x", "y") == [b"1", b"2"]
+    assert c.client().info("replication")["replica_full_syncs"] == 1
+    assert_same(b, c)
