@@ -101,8 +101,11 @@ bool WalSender::CanContinue(uint64_t seq) {
   const uint64_t latest = db->GetLatestSequenceNumber();
   if (seq == latest + 1) return true;
   if (seq == 0 || seq > latest) return false;
+  const uint64_t generation = storage_->wal_generation();
   // As in Run: the log iterator may miss a file being archived; a few tries.
   for (int attempt = 0; attempt < 20; attempt++) {
+    auto reading = storage_->LockWalReads();
+    if (storage_->wal_generation() != generation) return false;
     std::unique_ptr<rocksdb::TransactionLogIterator> it;
     if (db->GetUpdatesSince(seq, &it).ok() && it->Valid()) {
       rocksdb::BatchResult b = it->GetBatch();
@@ -233,6 +236,11 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       s = Status::TimedOut("no acknowledgement from the replica for " + std::to_string(req.timeout_s) + " s");
       break;
     }
+    auto reading = storage_->LockWalReads();
+    if (storage_->wal_generation() != generation) {
+      s = Status::Aborted("data was written around the write-ahead log (a full sync or DEBUG RELOAD here)");
+      break;
+    }
     if (!it && db->GetLatestSequenceNumber() >= next) {
       rocksdb::Status rs = db->GetUpdatesSince(next, &it);
       if (!rs.ok()) {
@@ -269,6 +277,7 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       next = b.sequence + b.writeBatchPtr->Count();
       it->Next();
     }
+    reading.unlock();
     if (!s.ok()) break;
     if (it && !it->Valid()) it.reset();  // drained: a new iterator once more is written
     if (gap_seen && out.empty()) {

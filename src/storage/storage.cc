@@ -263,7 +263,12 @@ Status Storage::Open() {
   dbo.use_direct_io_for_flush_and_compaction = config_->rocksdb_use_direct_io_for_flush_and_compaction;
   dbo.bytes_per_sync = 1024 * 1024;
   dbo.wal_bytes_per_sync = 512 * 1024;
-  dbo.enable_pipelined_write = true;
+  // No pipelined writes: with them the sequence number RocksDB publishes can end
+  // inside a WAL record (a WAL group split into memtable groups), and its log
+  // iterator (kvrocks replicas tail the WAL) then reads a batch past it, which
+  // Debian's RocksDB, built with assertions, aborts on. They gained nothing
+  // measurable here (bench/RESULTS.md, session 11 and session 80).
+  dbo.enable_pipelined_write = false;
   // Every write goes through the WAL; compressing it halves the bytes written for
   // big values on a disk-bandwidth-bound machine (bench/RESULTS.md).
   dbo.wal_compression = ParseCompression(config_->rocksdb_wal_compression);
@@ -457,9 +462,12 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool without_wal) {
   } else {
     wo.sync = sync_writes_.load(std::memory_order_relaxed);
   }
+  std::unique_lock<std::shared_mutex> gap;
+  if (without_wal) gap = std::unique_lock<std::shared_mutex>(wal_gap_mu_);
   rocksdb::Status s = db_->Write(wo, batch);
   if (!s.ok()) return Status::IOError(s.ToString());
   if (without_wal) NoteWalGap();
+  if (gap.owns_lock()) gap.unlock();
   if (write_waiters_.load(std::memory_order_relaxed) > 0) {
     std::lock_guard<std::mutex> g(writes_mu_);
     writes_cv_.notify_all();
@@ -508,6 +516,7 @@ Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<rocksdb
     io.move_files = true;
     io.allow_global_seqno = true;
     io.allow_blocking_flush = true;
+    std::unique_lock<std::shared_mutex> gap(wal_gap_mu_);
     s = db_->IngestExternalFile(cf(c), {path}, io);
     if (s.ok()) NoteWalGap();
   }

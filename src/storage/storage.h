@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,13 @@ class Storage {
   // running stream checks to end itself.
   std::string wal_id();
   uint64_t wal_generation() const { return wal_generation_.load(std::memory_order_acquire); }
+  // Held by readers of the WAL (GetUpdatesSince and its iterator), who check
+  // wal_generation() under it. The writes that leave a gap in the WAL hold it
+  // exclusively until wal_generation() has moved on: RocksDB's log iterator
+  // reads the record after a gap while the sequence number it has published
+  // is still inside the gap, so it can read a batch not yet published, which
+  // an assertion of Debian's RocksDB (built with assertions) aborts on.
+  std::shared_lock<std::shared_mutex> LockWalReads() { return std::shared_lock<std::shared_mutex>(wal_gap_mu_); }
   // State column family records that belong to this instance and never travel
   // to a kvrocks replica (its own replication positions, the WAL id).
   static bool IsLocalStateKey(const rocksdb::Slice& key);
@@ -280,6 +288,7 @@ class Storage {
   std::mutex wal_id_mu_;  // guards wal_id_
   std::string wal_id_;
   std::atomic<uint64_t> wal_generation_{0};
+  std::shared_mutex wal_gap_mu_;  // LockWalReads
   std::mutex writes_mu_;  // with writes_cv_: WaitForWrites
   std::condition_variable writes_cv_;
   uint64_t write_wakes_ = 0;  // WakeWriteWaiters calls, under writes_mu_

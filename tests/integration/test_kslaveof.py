@@ -3,6 +3,7 @@ master's storage, then the replica follows its write-ahead log, resumes after a
 broken link or a restart, and can serve replicas of its own (A -> B -> C).
 Replicas must hold exactly their master's data set: DEBUG DIGEST, then key by
 key (DEBUG DIGEST-VALUE, type, TTL), and INFO keyspace's counts."""
+import subprocess
 import threading
 import time
 
@@ -429,3 +430,18 @@ def test_a_promoted_middle_of_a_chain_keeps_its_replicas(servers):
     assert c.client().mget("x", "y") == [b"1", b"2"]
     assert c.client().info("replication")["replica_full_syncs"] == 1
     assert_same(b, c)
+
+
+def test_concurrent_writers_while_replicas_tail_the_log(servers):
+    """Many clients writing at once make RocksDB group their batches; the master's
+    log readers must never read a batch it has not published (that aborted a
+    master with pipelined writes) and the replica ends with the same data."""
+    master, replica = servers(), servers()
+    follow(replica, master)
+    wait_until(lambda: master.client().info("replication")["connected_slaves"] == 1, 20, "the replica")
+    bench = subprocess.run(["redis-benchmark", "-p", str(master.port), "-t", "set,incr,lpush,hset", "-n", "50000",
+                            "-r", "20000", "-c", "50", "-d", "100", "-q"], capture_output=True, text=True, timeout=300)
+    assert bench.returncode == 0, bench.stdout[-500:] + bench.stderr[-500:]
+    assert master.client().ping()
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
