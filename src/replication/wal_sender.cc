@@ -241,6 +241,13 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       s = Status::Aborted("data was written around the write-ahead log (a full sync or DEBUG RELOAD here)");
       break;
     }
+    if (it && !it->Valid() && it->status().ok() && db->GetLatestSequenceNumber() >= next) {
+      // The iterator stopped at the end of what was written then: it reads on in
+      // its files (a new one re-seeks from the start of the file holding next,
+      // which costs the file's size).
+      it->Next();
+      if (!it->Valid()) it.reset();
+    }
     if (!it && db->GetLatestSequenceNumber() >= next) {
       rocksdb::Status rs = db->GetUpdatesSince(next, &it);
       if (!rs.ok()) {
@@ -279,7 +286,7 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
     }
     reading.unlock();
     if (!s.ok()) break;
-    if (it && !it->Valid()) it.reset();  // drained: a new iterator once more is written
+    if (it && !it->Valid() && !it->status().ok()) it.reset();  // a new iterator once more is written
     if (gap_seen && out.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
