@@ -104,13 +104,15 @@ bool WalSender::CanContinue(uint64_t seq) {
   const uint64_t generation = storage_->wal_generation();
   // As in Run: the log iterator may miss a file being archived; a few tries.
   for (int attempt = 0; attempt < 20; attempt++) {
-    auto reading = storage_->LockWalReads();
-    if (storage_->wal_generation() != generation) return false;
-    std::unique_ptr<rocksdb::TransactionLogIterator> it;
-    if (db->GetUpdatesSince(seq, &it).ok() && it->Valid()) {
-      rocksdb::BatchResult b = it->GetBatch();
-      if (b.sequence == seq) return true;
-      if (b.sequence < seq) return false;  // seq is inside a batch: no boundary of this history
+    {
+      WalReadGate::Reading reading(storage_->wal_gate());
+      if (storage_->wal_generation() != generation) return false;
+      std::unique_ptr<rocksdb::TransactionLogIterator> it;
+      if (db->GetUpdatesSince(seq, &it).ok() && it->Valid()) {
+        rocksdb::BatchResult b = it->GetBatch();
+        if (b.sequence == seq) return true;
+        if (b.sequence < seq) return false;  // seq is inside a batch: no boundary of this history
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -236,7 +238,7 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       s = Status::TimedOut("no acknowledgement from the replica for " + std::to_string(req.timeout_s) + " s");
       break;
     }
-    auto reading = storage_->LockWalReads();
+    WalReadGate::Reading reading(storage_->wal_gate());
     if (storage_->wal_generation() != generation) {
       s = Status::Aborted("data was written around the write-ahead log (a full sync or DEBUG RELOAD here)");
       break;

@@ -263,12 +263,11 @@ Status Storage::Open() {
   dbo.use_direct_io_for_flush_and_compaction = config_->rocksdb_use_direct_io_for_flush_and_compaction;
   dbo.bytes_per_sync = 1024 * 1024;
   dbo.wal_bytes_per_sync = 512 * 1024;
-  // No pipelined writes: with them the sequence number RocksDB publishes can end
-  // inside a WAL record (a WAL group split into memtable groups), and its log
-  // iterator (kvrocks replicas tail the WAL) then reads a batch past it, which
-  // Debian's RocksDB, built with assertions, aborts on. They gained nothing
-  // measurable here (bench/RESULTS.md, session 11 and session 80).
-  dbo.enable_pipelined_write = false;
+  // Pipelined writes: an 8 KiB SET's WAL write overlaps the memtable insert of
+  // the one before (set_8k 0.33-0.35 of Redis without, 0.47-0.53 with:
+  // bench/RESULTS.md, session 80). They publish sequence numbers inside WAL
+  // records, which the WAL's readers must not see (wal_read_gate.h).
+  dbo.enable_pipelined_write = true;
   // Every write goes through the WAL; compressing it halves the bytes written for
   // big values on a disk-bandwidth-bound machine (bench/RESULTS.md).
   dbo.wal_compression = ParseCompression(config_->rocksdb_wal_compression);
@@ -462,12 +461,12 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool without_wal) {
   } else {
     wo.sync = sync_writes_.load(std::memory_order_relaxed);
   }
-  std::unique_lock<std::shared_mutex> gap;
-  if (without_wal) gap = std::unique_lock<std::shared_mutex>(wal_gap_mu_);
-  rocksdb::Status s = db_->Write(wo, batch);
-  if (!s.ok()) return Status::IOError(s.ToString());
-  if (without_wal) NoteWalGap();
-  if (gap.owns_lock()) gap.unlock();
+  {
+    WalReadGate::Writing writing(&wal_gate_);
+    rocksdb::Status s = db_->Write(wo, batch);
+    if (!s.ok()) return Status::IOError(s.ToString());
+    if (without_wal) NoteWalGap();
+  }
   if (write_waiters_.load(std::memory_order_relaxed) > 0) {
     std::lock_guard<std::mutex> g(writes_mu_);
     writes_cv_.notify_all();
@@ -516,7 +515,7 @@ Status Storage::IngestSorted(ColumnFamily c, const std::vector<std::pair<rocksdb
     io.move_files = true;
     io.allow_global_seqno = true;
     io.allow_blocking_flush = true;
-    std::unique_lock<std::shared_mutex> gap(wal_gap_mu_);
+    WalReadGate::Writing writing(&wal_gate_);
     s = db_->IngestExternalFile(cf(c), {path}, io);
     if (s.ok()) NoteWalGap();
   }
@@ -652,6 +651,7 @@ Status Storage::RebuildExpireSeconds(uint8_t physical_db) {
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   std::string value;
   PutBE64(&value, static_cast<uint64_t>(sum));
+  WalReadGate::Writing writing(&wal_gate_);
   rocksdb::Status s =
       db_->Put(rocksdb::WriteOptions(), cf(ColumnFamily::kState), kExpireSecondsPrefix + std::to_string(physical_db), value);
   if (!s.ok()) return Status::IOError(s.ToString());

@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include "storage/compression_sampler.h"
 #include "storage/lock_manager.h"
 #include "storage/tombstone_compactor.h"
+#include "storage/wal_read_gate.h"
 
 namespace kvrocks {
 
@@ -171,12 +171,9 @@ class Storage {
   std::string wal_id();
   uint64_t wal_generation() const { return wal_generation_.load(std::memory_order_acquire); }
   // Held by readers of the WAL (GetUpdatesSince and its iterator), who check
-  // wal_generation() under it. The writes that leave a gap in the WAL hold it
-  // exclusively until wal_generation() has moved on: RocksDB's log iterator
-  // reads the record after a gap while the sequence number it has published
-  // is still inside the gap, so it can read a batch not yet published, which
-  // an assertion of Debian's RocksDB (built with assertions) aborts on.
-  std::shared_lock<std::shared_mutex> LockWalReads() { return std::shared_lock<std::shared_mutex>(wal_gap_mu_); }
+  // wal_generation() under it: no write is in flight meanwhile, and a write
+  // that leaves a gap in the WAL has moved wal_generation() on (wal_read_gate.h).
+  WalReadGate* wal_gate() { return &wal_gate_; }
   // State column family records that belong to this instance and never travel
   // to a kvrocks replica (its own replication positions, the WAL id).
   static bool IsLocalStateKey(const rocksdb::Slice& key);
@@ -288,7 +285,7 @@ class Storage {
   std::mutex wal_id_mu_;  // guards wal_id_
   std::string wal_id_;
   std::atomic<uint64_t> wal_generation_{0};
-  std::shared_mutex wal_gap_mu_;  // LockWalReads
+  WalReadGate wal_gate_;  // every write to db_ holds it (Writing)
   std::mutex writes_mu_;  // with writes_cv_: WaitForWrites
   std::condition_variable writes_cv_;
   uint64_t write_wakes_ = 0;  // WakeWriteWaiters calls, under writes_mu_
