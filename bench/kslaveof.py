@@ -7,6 +7,9 @@ same machine in the same run:
       kvrocks replica, a Redis master alone and a Redis master with a Redis
       replica; prints medians and ratios, how long each replica needed after the
       load to reach its master, and the replica's CPU per write.
+  bench/kslaveof.py --wait [--requests 2000]
+      SET, its reply, then WAIT 1 0, its reply: one client: the time per pair with a
+      kvrocks master and replica, and with a Redis master and replica.
   bench/kslaveof.py --apply-rate [--requests 1000000]
       the most each replica applies: the replica is stopped (SIGSTOP) while the
       master takes pipelined writes, then continued; the writes over the time it
@@ -16,6 +19,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -23,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import REDIS_SERVER, ROOT, call, free_port, machine, wait_ready  # noqa: E402
+from common import REDIS_SERVER, ROOT, call, encode, free_port, machine, wait_ready  # noqa: E402
 from keep_up import benchmark, config_set, cpu_seconds, info  # noqa: E402
 
 
@@ -102,6 +106,21 @@ def apply_rate(pair, args):
     return args.requests / (time.time() - t0)
 
 
+def wait_pairs(pair, args):
+    """Seconds per SET + WAIT 1 0 pair over one connection."""
+    with socket.create_connection(("127.0.0.1", pair.mport)) as sock:
+        t0 = time.time()
+        for i in range(args.requests):
+            for cmd, reply in ((encode("SET", f"k{i}", "v"), b"+OK\r\n"), (encode("WAIT", 1, 0), b":1\r\n")):
+                sock.sendall(cmd)
+                buf = b""
+                while not buf.endswith(b"\r\n"):
+                    buf += sock.recv(4096)
+                if buf != reply:
+                    raise RuntimeError(f"answered {buf!r}")
+        return (time.time() - t0) / args.requests
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=1000000)
@@ -109,8 +128,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--kvrocks", default=os.path.join(ROOT, "build", "kvrocks"))
     ap.add_argument("--apply-rate", action="store_true")
+    ap.add_argument("--wait", action="store_true")
     args = ap.parse_args()
     print(machine())
+    if args.wait:
+        times = {"kvrocks": [], "Redis": []}
+        for _ in range(3):
+            for kind in ("kvrocks", "Redis"):
+                with Pair(kind, args, True) as pair:
+                    times[kind].append(wait_pairs(pair, args))
+        k, r = statistics.median(times["kvrocks"]), statistics.median(times["Redis"])
+        print(f"SET + WAIT 1 0, {args.requests} pairs, medians of 3 runs: kvrocks {k * 1e3:.3f} ms, "
+              f"Redis {r * 1e3:.3f} ms per pair, ratio {k / r:.2f}")
+        return
     if args.apply_rate:
         rates = {}
         for kind in ("kvrocks", "Redis"):
