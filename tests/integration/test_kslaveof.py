@@ -445,3 +445,25 @@ def test_concurrent_writers_while_replicas_tail_the_log(servers):
     assert master.client().ping()
     wait_caught_up(master, [replica])
     assert_same(master, replica)
+
+
+def test_a_replica_killed_under_load_resumes_from_the_log(servers):
+    master, replica = servers(), servers()
+    follow(replica, master)
+    wait_until(lambda: master.client().info("replication")["connected_slaves"] == 1, 20, "the replica")
+    bench = subprocess.Popen(["redis-benchmark", "-p", str(master.port), "-t", "set,lpush,hset,incr", "-n", "60000",
+                              "-r", "20000", "-c", "30", "-d", "50", "-q"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: wal_sequence(master) > 20000, 60, "writes under way")
+        replica.kill9()
+        time.sleep(0.2)
+        replica.extra += ["--kslaveof", f"127.0.0.1 {master.port}"]
+        replica.start()
+        assert bench.wait(timeout=300) == 0
+    finally:
+        bench.kill()
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    r = replica.client().info("replication")
+    assert r["replica_full_syncs"] == 0 and r["replica_partial_syncs"] >= 1
