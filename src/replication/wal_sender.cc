@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "common/socket_send.h"
@@ -238,19 +239,21 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       s = Status::TimedOut("no acknowledgement from the replica for " + std::to_string(req.timeout_s) + " s");
       break;
     }
-    WalReadGate::Reading reading(storage_->wal_gate());
+    // The gate stops writes: closed only when there is something to read.
+    std::optional<WalReadGate::Reading> reading;
+    if (db->GetLatestSequenceNumber() >= next) reading.emplace(storage_->wal_gate());
     if (storage_->wal_generation() != generation) {
       s = Status::Aborted("data was written around the write-ahead log (a full sync or DEBUG RELOAD here)");
       break;
     }
-    if (it && !it->Valid() && it->status().ok() && db->GetLatestSequenceNumber() >= next) {
+    if (reading && it && !it->Valid() && it->status().ok()) {
       // The iterator stopped at the end of what was written then: it reads on in
       // its files (a new one re-seeks from the start of the file holding next,
       // which costs the file's size).
       it->Next();
       if (!it->Valid()) it.reset();
     }
-    if (!it && db->GetLatestSequenceNumber() >= next) {
+    if (reading && !it) {
       rocksdb::Status rs = db->GetUpdatesSince(next, &it);
       if (!rs.ok()) {
         s = Status::IOError("the write-ahead log no longer holds sequence " + std::to_string(next) + ": " +
@@ -259,7 +262,7 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       }
     }
     bool gap_seen = false;
-    while (it && it->Valid() && out.size() < native::kChunkBytes) {
+    while (reading && it && it->Valid() && out.size() < native::kChunkBytes) {
       rocksdb::BatchResult b = it->GetBatch();
       if (b.sequence + b.writeBatchPtr->Count() <= next) {  // sent already (a reseek from before next)
         it->Next();
@@ -286,7 +289,7 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
       next = b.sequence + b.writeBatchPtr->Count();
       it->Next();
     }
-    reading.unlock();
+    reading.reset();
     if (!s.ok()) break;
     if (it && !it->Valid() && !it->status().ok()) it.reset();  // a new iterator once more is written
     if (gap_seen && out.empty()) {
