@@ -105,10 +105,6 @@ std::vector<rocksdb::CompressionType> CompressionPerLevel(const std::string& spe
   return levels;
 }
 
-// rocksdb.rate-limiter-bytes-per-sec as the limiter's rate: 0 (no limit) as the
-// largest rate, which the limiter grants at once.
-int64_t RateLimit(int64_t configured) { return configured > 0 ? configured : INT64_MAX; }
-
 std::shared_ptr<SubkeyFilterFactory> g_subkey_filter = std::make_shared<SubkeyFilterFactory>();
 
 }  // namespace
@@ -281,7 +277,7 @@ Status Storage::Open() {
   // are the backlog kvrocks replicas resume from (docs/replication.md).
   dbo.WAL_ttl_seconds = static_cast<uint64_t>(config_->rocksdb_wal_ttl_seconds);
   dbo.WAL_size_limit_MB = static_cast<uint64_t>(config_->rocksdb_wal_size_limit_mb);
-  rate_limiter_.reset(rocksdb::NewGenericRateLimiter(RateLimit(config_->rocksdb_rate_limiter_bytes_per_sec)));
+  rate_limiter_ = std::make_shared<SwitchableRateLimiter>(config_->rocksdb_rate_limiter_bytes_per_sec);
   dbo.rate_limiter = rate_limiter_;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
@@ -984,7 +980,7 @@ Status Storage::ApplyOption(const std::string& name) {
     return Status::OK();
   }
   if (name == "rocksdb.rate-limiter-bytes-per-sec") {
-    rate_limiter_->SetBytesPerSecond(RateLimit(c.rocksdb_rate_limiter_bytes_per_sec));
+    rate_limiter_->SetBytesPerSecond(c.rocksdb_rate_limiter_bytes_per_sec);
     return Status::OK();
   }
   return Status::InvalidArgument("not a run-time RocksDB option: " + name);

@@ -21,6 +21,7 @@
 #include "config/config.h"
 #include "storage/compression_sampler.h"
 #include "storage/lock_manager.h"
+#include "storage/switchable_rate_limiter.h"
 #include "storage/tombstone_compactor.h"
 #include "storage/wal_read_gate.h"
 
@@ -258,7 +259,7 @@ class Storage {
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::shared_ptr<rocksdb::Cache> block_cache_;
-  std::shared_ptr<rocksdb::RateLimiter> rate_limiter_;  // always there: its rate can change at run time
+  std::shared_ptr<SwitchableRateLimiter> rate_limiter_;  // always there: its rate can change at run time
   std::atomic<bool> sync_writes_{false};  // rocksdb.sync-writes: each WAL write fsync'd
   LockManager locks_;
   std::atomic<uint64_t> last_version_{0};
