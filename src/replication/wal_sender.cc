@@ -20,6 +20,10 @@ namespace kvrocks {
 
 namespace {
 
+Status HistoryChanged() {
+  return Status::Aborted("data was written around the write-ahead log (a full sync or DEBUG RELOAD here)");
+}
+
 // The replica's side of the socket: its acknowledgements ('A' frames).
 class AckReader {
  public:
@@ -142,7 +146,7 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
   auto send = [&](const std::string& bytes) {
     if (cancel->load()) return Status::Aborted("stopping");
     if (storage_->wal_generation() != generation) {
-      return Status::Aborted("data was written around the write-ahead log (a full sync or DEBUG RELOAD here)");
+      return HistoryChanged();
     }
     Status s = SendAll(fd, bytes.data(), bytes.size());
     if (s.ok()) stats_->net_repl_output_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
@@ -243,7 +247,7 @@ void WalSender::Run(int fd, std::atomic<bool>* cancel, const Request& req, uint6
     std::optional<WalReadGate::Reading> reading;
     if (db->GetLatestSequenceNumber() >= next) reading.emplace(storage_->wal_gate());
     if (storage_->wal_generation() != generation) {
-      s = Status::Aborted("data was written around the write-ahead log (a full sync or DEBUG RELOAD here)");
+      s = HistoryChanged();
       break;
     }
     if (reading && it && !it->Valid() && it->status().ok()) {
