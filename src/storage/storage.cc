@@ -22,6 +22,7 @@
 #include "common/time_util.h"
 #include "storage/compaction_filter.h"
 #include "storage/key_encoding.h"
+#include "storage/wal_archive_file_system.h"
 
 namespace kvrocks {
 
@@ -247,6 +248,10 @@ Status Storage::Open() {
   block_cache_ = rocksdb::NewLRUCache(cache_options);
 
   rocksdb::DBOptions dbo;
+  if (config_->rocksdb_wal_ttl_seconds > 0 || config_->rocksdb_wal_size_limit_mb > 0) {
+    env_ = rocksdb::NewCompositeEnv(std::make_shared<WalArchiveFileSystem>(rocksdb::FileSystem::Default()));
+    dbo.env = env_.get();
+  }
   if (config_->rocksdb_low_priority_compaction) {
     rocksdb::Status s = dbo.env->LowerThreadPoolCPUPriority(rocksdb::Env::LOW, rocksdb::CpuPriority::kLow);
     if (!s.ok()) LOG(WARNING) << "Compaction threads keep their CPU priority: " << s.ToString();

@@ -256,6 +256,8 @@ class Storage {
   bool BlobGcUnconditional() const;
 
   const Config* config_;
+  // Declared before db_ so that it outlives it: archives logs (wal_archive_file_system.h).
+  std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::shared_ptr<rocksdb::Cache> block_cache_;
