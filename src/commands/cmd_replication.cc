@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 
 #include "commands/helpers.h"
+#include "replication/native_frames.h"
 #include "replication/rdb_snapshot_sender.h"
 #include "replication/replica.h"
 #include "replication/wal_sender.h"
@@ -31,7 +32,7 @@ void FollowMaster(CommandCall& call, bool kvrocks) {
   if (!IntArg(call, 2, &port)) return;
   if (port <= 0 || port > 65535) return ReplyError(call, "ERR Invalid master port");
   Replica::Info info = rep->GetInfo();
-  if (rep->is_replica() && rep->follows_kvrocks() == kvrocks && info.host == a[1] && info.port == port) {
+  if (rep->is_replica() && rep->kvrocks_requested() == kvrocks && info.host == a[1] && info.port == port) {
     return reply::Simple(call.out, "OK Already connected to specified master");
   }
   const std::string master = a[1] + " " + std::to_string(port);
@@ -210,6 +211,7 @@ void ReplConf(CommandCall& call) {
       rc.ip = v;
     } else if (TokenEquals(opt, "capa")) {
       if (TokenEquals(v, "eof")) rc.capa_eof = true;  // others (psync2) change nothing here
+      if (TokenEquals(v, "kvrocks")) rc.capa_kvrocks = true;
     } else if (TokenEquals(opt, "ack") || TokenEquals(opt, "getack")) {
       return;  // the clients that may send these are never served a stream here
     } else if (TokenEquals(opt, "rdb-only")) {
@@ -251,6 +253,8 @@ constexpr uint64_t kReplicaRefusalDelayMs = 1000;
 // before 7.0 sends only capa eof and SYNC). A PSYNC FAILOVER with this replica's replid would make Redis a master that
 // then serves the old one as a replica; kvrocks cannot serve it, so it is
 // refused in the same way and kvrocks stays a replica (the failover aborts).
+// A kvrocks replica (REPLCONF capa kvrocks) gets KVROCKS to its PSYNC at once and
+// follows this server with KPSYNC instead (native_frames.h).
 void Sync(CommandCall& call) {
   const auto& a = call.args;
   const bool psync = TokenEquals(a[0], "psync");
@@ -258,6 +262,10 @@ void Sync(CommandCall& call) {
   if (psync && a.size() > 3 && TokenEquals(a[3], "failover")) {
     if (!rep->is_replica()) return ReplyError(call, "ERR PSYNC FAILOVER can't be sent to a master.");
     if (a[1] != rep->replid()) return ReplyError(call, "ERR PSYNC FAILOVER replid must match my replid.");
+  }
+  if (psync && call.conn->replconf.capa_kvrocks && !call.conn->replconf.rdb_only) {
+    // A kvrocks replica (REPLICAOF): it follows this master by its write-ahead log.
+    return ReplyError(call, native::kUseKpsync);
   }
   if (rep->is_replica() && !rep->link_up()) {
     return ReplyError(call, "NOMASTERLINK Can't SYNC while not connected with my master");

@@ -11,6 +11,12 @@
 // and from the replica:
 //   'A'  acknowledgement: the last sequence number applied (8, BE), every second
 //        and after each 'G'
+//
+// A kvrocks replica told REPLICAOF (the Redis handshake) says `REPLCONF capa
+// kvrocks` (Redis masters ignore capabilities they do not know); a kvrocks
+// master answers its PSYNC with kUseKpsync, and the replica goes on with KPSYNC
+// on the same link. So REPLICAOF of a kvrocks master is KSLAVEOF (Sentinel
+// reconfigures replicas with REPLICAOF).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +29,8 @@ namespace kvrocks::native {
 
 constexpr char kChunk = 'K', kSnapshotEnd = 'E', kBatch = 'B', kHeartbeat = 'H', kGetAck = 'G', kAck = 'A';
 constexpr size_t kHeaderSize = 5;
+// The error (without '-') a kvrocks master answers a kvrocks replica's PSYNC with.
+constexpr char kUseKpsync[] = "KVROCKS this master streams its write-ahead log: follow it with KPSYNC";
 // Frames longer than this are refused (a batch can hold a 512 MB bulk, and more).
 constexpr uint32_t kMaxFrame = 1u << 31;
 // The snapshot is cut into chunks of about this many bytes.

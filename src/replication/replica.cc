@@ -14,6 +14,7 @@
 #include "replication/apply_priority.h"
 #include "replication/master_link.h"
 #include "replication/native_follower.h"
+#include "replication/native_frames.h"
 #include "replication/rdb_loader.h"
 #include "replication/stream_applier.h"
 #include "scripting/functions.h"
@@ -213,11 +214,16 @@ void Replica::Supervise() {
     requests_.clear();
     g.unlock();
     StopSession();
-    if (!last.follow || !last.kvrocks) {
-      // A promoted replica's writes are its own history, as is a Redis master's
-      // data set: a later KSLAVEOF starts with a full sync.
+    native_link_ = false;
+    replid_shifted_ = false;
+    if (!last.follow) {
+      // A promoted replica's writes are its own history: a later KSLAVEOF starts
+      // with a full sync, and a later PSYNC with the id Unfollow gave it. (A Redis
+      // master's data set is forgotten in the same way when its PSYNC reply comes.)
       Status fs = native_->ForgetState();
       if (!fs.ok()) LOG(WARNING) << "Forgetting the kvrocks replication position: " << fs.message();
+      fs = PersistReplId(applier_.offset());
+      if (!fs.ok()) LOG(WARNING) << "Persisting the new replication id: " << fs.message();
     }
     if (!last.follow) {
       renew_master_client = true;
@@ -330,22 +336,48 @@ Status Replica::Session(const std::string& host, int port, bool kvrocks) {
   last_io_ms_ = MonotonicMs();
   s = Greet(&link);
   if (!s.ok()) return s;
-  if (kvrocks) {
-    return native_->Follow(&link, &stop_, [this](NativeFollower::Phase phase) {
-      if (phase == NativeFollower::Phase::kSync) {
-        state_ = kSync;
-        loading_start_s_ = static_cast<int64_t>(time(nullptr));
-        return;
-      }
-      loading_start_s_ = 0;
-      state_ = kConnected;
-      SetError("");
-      stream_began_ms_ = MonotonicMs();
-    });
-  }
-  s = Handshake(&link, host, port);
+  if (kvrocks) return FollowNative(&link);
+  bool kvrocks_master = false;
+  s = Handshake(&link, host, port, &kvrocks_master);
   if (!s.ok()) return s;
+  if (kvrocks_master) {
+    if (!native_link_.exchange(true)) LOG(INFO) << "The master is kvrocks: following its write-ahead log (KPSYNC)";
+    return FollowNative(&link);
+  }
   return StreamCommands(&link);
+}
+
+Status Replica::FollowNative(MasterLink* link) {
+  if (!replid_shifted_) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      replid_ = RandomReplId();
+    }
+    Status s = PersistReplId(0);
+    if (!s.ok()) return s;
+    replid_shifted_ = true;
+  }
+  return native_->Follow(link, &stop_, [this](NativeFollower::Phase phase) {
+    if (phase == NativeFollower::Phase::kSync) {
+      state_ = kSync;
+      loading_start_s_ = static_cast<int64_t>(time(nullptr));
+      return;
+    }
+    loading_start_s_ = 0;
+    state_ = kConnected;
+    SetError("");
+    stream_began_ms_ = MonotonicMs();
+  });
+}
+
+Status Replica::PersistReplId(uint64_t offset) {
+  const std::string id = replid();
+  Storage* st = server_->storage();
+  rocksdb::WriteBatch batch;
+  batch.Put(st->cf(ColumnFamily::kState), kStateKey, StreamApplier::EncodeState(id, {offset, 0, 0}));
+  Status s = st->Write(&batch);
+  if (s.ok()) applier_.Reset(id, offset, 0, 0);
+  return s;
 }
 
 Status Replica::Greet(MasterLink* link) {
@@ -379,11 +411,11 @@ Status Replica::Greet(MasterLink* link) {
   return Status::OK();
 }
 
-Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
+Status Replica::Handshake(MasterLink* link, const std::string& host, int port, bool* kvrocks) {
   const Config* cfg = server_->config();
   const int timeout = cfg->repl_timeout * 1000;
   std::string line;
-  Status s = link->Ask({"REPLCONF", "capa", "eof", "capa", "psync2"}, &line, timeout);
+  Status s = link->Ask({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "kvrocks"}, &line, timeout);
   if (!s.ok()) return s;
 
   std::string replid;
@@ -398,6 +430,14 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port) {
   do {
     if (!(s = link->ReadLine(&line, timeout)).ok()) return s;
   } while (line.empty());  // keep-alive newlines
+  if (line.rfind(std::string("-") + native::kUseKpsync, 0) == 0) {
+    *kvrocks = true;
+    return Status::OK();
+  }
+  if (line.rfind("-NOMASTERLINK", 0) != 0 && line.rfind("-LOADING", 0) != 0) {
+    // What comes now is a Redis master's data set.
+    if (!(s = native_->ForgetState()).ok()) return s;
+  }
   if (line.rfind("+FULLRESYNC", 0) == 0) {
     char id[41] = {0};
     unsigned long long off = 0;

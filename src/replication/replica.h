@@ -1,8 +1,9 @@
 // kvrocks as a replica of a Redis master (REPLICAOF host port): a state
 // machine on its own thread, after Redis' replication.c.
 //
-//   connect -> PING -> AUTH -> REPLCONF listening-port / capa eof psync2
+//   connect -> PING -> AUTH -> REPLCONF listening-port / capa eof psync2 kvrocks
 //     -> PSYNC <replid> <offset+1>  (or PSYNC ? -1 the first time)
+//        -KVROCKS ...       -> the master is kvrocks: KPSYNC (native_follower.h)
 //        +FULLRESYNC id off -> payload ($len or $EOF:<mark>) parsed while it
 //                              arrives, loaded beside the visible data, switched in
 //        +CONTINUE [id]     -> stream
@@ -56,8 +57,11 @@ class Replica {
 
   // Whether kvrocks is a replica (role slave).
   bool is_replica() const { return following_.load(); }
-  // Whether it follows a kvrocks master (KSLAVEOF).
-  bool follows_kvrocks() const { return following_.load() && kvrocks_.load(); }
+  // Whether it follows a kvrocks master (KSLAVEOF, or REPLICAOF of a master
+  // that turned out to be kvrocks).
+  bool follows_kvrocks() const { return following_.load() && (kvrocks_.load() || native_link_.load()); }
+  // Whether the master was given by KSLAVEOF (not REPLICAOF).
+  bool kvrocks_requested() const { return kvrocks_.load(); }
   // Whether the link to the master is up (streaming).
   bool link_up() const { return state_.load() == kConnected; }
 
@@ -106,7 +110,14 @@ class Replica {
   Status Session(const std::string& host, int port, bool kvrocks);
   // PING, AUTH and REPLCONF listening-port / ip-address.
   Status Greet(MasterLink* link);
-  Status Handshake(MasterLink* link, const std::string& host, int port);
+  // *kvrocks: the master is kvrocks and wants KPSYNC (native_frames.h); nothing else happened.
+  Status Handshake(MasterLink* link, const std::string& host, int port, bool* kvrocks);
+  // Follows the kvrocks master on the link (native_follower.h).
+  Status FollowNative(MasterLink* link);
+  // Persists replid_ with the offset as the position a PSYNC to a Redis master
+  // asks for. Given a new id, such a PSYNC cannot resume: after a promotion, or
+  // once the data comes from a kvrocks master. No session may run but the caller's.
+  Status PersistReplId(uint64_t offset);
   Status ReceivePayload(MasterLink* link, const std::string& replid, uint64_t offset);
   Status StreamCommands(MasterLink* link);
   // Applies the complete commands at the front of the link's buffer.
@@ -129,7 +140,9 @@ class Replica {
   bool quit_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> following_{false};
-  std::atomic<bool> kvrocks_{false};  // the master is kvrocks (KSLAVEOF)
+  std::atomic<bool> kvrocks_{false};      // the master is kvrocks (KSLAVEOF)
+  std::atomic<bool> native_link_{false};  // REPLICAOF's master is kvrocks (said so to PSYNC)
+  bool replid_shifted_ = false;           // for this request's kvrocks master; the session thread's
   std::unique_ptr<NativeFollower> native_;
   std::atomic<int> state_{kNone};
   std::mutex mu_;  // guards host_, port_, replid_, last_error_

@@ -207,6 +207,7 @@ class Connection {
     int port = 0;                    // the listening-port (INFO replication of kvrocks replicas)
     std::string ip;                  // ip-address, if given
     bool capa_eof = false;
+    bool capa_kvrocks = false;       // a kvrocks replica: it follows a kvrocks master by KPSYNC
     bool rdb_only = false;           // rdb-only 1: an RDB snapshot, no stream after it
     bool exclude_data = false;       // rdb-filter-only without keys
     bool exclude_functions = false;  // rdb-filter-only without "functions"

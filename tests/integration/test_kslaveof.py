@@ -469,3 +469,117 @@ def test_a_replica_killed_under_load_resumes_from_the_log(servers):
     assert_same(master, replica)
     r = replica.client().info("replication")
     assert r["replica_full_syncs"] == 0 and r["replica_partial_syncs"] >= 1
+
+
+def test_replicaof_a_kvrocks_master_follows_its_log(servers):
+    """REPLICAOF (what Sentinel and redis-cli send) of a kvrocks master: the replica
+    says `REPLCONF capa kvrocks`, the master answers its PSYNC with KVROCKS, and the
+    replica follows the master's write-ahead log as KSLAVEOF would, restarts included."""
+    master = servers()
+    c = master.client()
+    fill(c)
+    replica = servers("--replicaof", f"127.0.0.1 {master.port}")
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    r = replica.client()
+    info = r.info("replication")
+    assert info["role"] == "slave" and info["master_wal_id"] == c.info("replication")["wal_id"]
+    assert info["replica_full_syncs"] == 1 and info["slave_read_only"] == 1
+    assert c.info("replication")["slave0"]["port"] == replica.port
+    assert r.config_get("replicaof") == {"replicaof": f"127.0.0.1 {master.port}"}
+    assert r.execute_command("REPLICAOF", "127.0.0.1", master.port) == b"OK Already connected to specified master"
+    with pytest.raises(redis.ReadOnlyError):
+        r.set("x", 1)
+    c.set("after", "sync")
+    c.rpush("l", "more")
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    # A restart resumes from the log (the replicaof option again finds a kvrocks master).
+    replica.kill9()
+    c.set("while", "down")
+    replica.start()
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    assert replica.client().info("replication")["replica_full_syncs"] == 0
+    assert c.info("stats")["sync_partial_ok"] >= 1
+    # Promoted with REPLICAOF NO ONE, as a Redis replica is.
+    r = replica.client()
+    assert r.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    assert r.info("replication")["role"] == "master" and r.set("own", 1)
+
+
+def test_sentinel_fails_over_a_group_of_kvrocks_servers(servers, tmp_path):
+    """A kvrocks master with two kvrocks replicas (replicaof) under Redis Sentinel:
+    when the master dies, Sentinel promotes a replica (SLAVEOF NO ONE), points the
+    other at it (SLAVEOF host port) and, when the old master comes back, makes it a
+    replica of the new one; every server ends with the same data."""
+    from test_replication import start_sentinel
+    master = servers()
+    c = master.client()
+    fill(c)
+    replicas = [servers("--replicaof", f"127.0.0.1 {master.port}") for _ in range(2)]
+    wait_caught_up(master, replicas)
+    sentinel, s = start_sentinel(tmp_path / "sentinel", master.port)
+    try:
+        def replicas_seen():
+            seen = s.execute_command("SENTINEL", "REPLICAS", "mymaster")
+            return len([f for f in seen if f["master-link-status"] == "ok" and "s_down" not in f["flags"]]) == 2
+        wait_until(replicas_seen, 30, "Sentinel to see both kvrocks replicas")
+        master.stop()
+        ports = {r.port: r for r in replicas}
+
+        def promoted():
+            port = int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1])
+            return port in ports and ports[port].client().execute_command("ROLE")[0] == b"master"
+        wait_until(promoted, 60, "Sentinel to promote a kvrocks replica")
+        new = ports[int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1])]
+        other = next(r for r in replicas if r is not new)
+        nc = new.client()
+        nc.set("after", "failover")
+        wait_until(lambda: other.client().info("replication").get("master_port") == new.port and
+                   other.client().get("after") == b"failover", 60, "the other replica to follow the new master")
+        master.start()  # Sentinel turns it into a replica of the new master
+        wait_until(lambda: master.client().info("replication").get("master_port") == new.port and
+                   master.client().get("after") == b"failover", 60, "the old master to follow the new one")
+        wait_caught_up(new, [other, master])
+        assert_same(new, other)
+        assert_same(new, master)
+    finally:
+        sentinel.terminate()
+        sentinel.wait()
+
+
+def test_a_redis_position_does_not_outlive_a_promotion_or_a_kvrocks_master(servers):
+    """A kvrocks replica of a Redis master keeps (replid, offset) to resume with PSYNC.
+    Once it accepted writes as a master (REPLICAOF NO ONE, then a restart) or took a
+    kvrocks master's data (KSLAVEOF), that position no longer describes its data: a
+    later REPLICAOF of the same Redis master must be a full sync, as Redis' own replica
+    (whose replication id changes on promotion) gets one."""
+    m = RealRedis(extra=["--repl-backlog-size", "16mb", "--repl-diskless-sync-delay", "0"])
+    try:
+        mc = m.client()
+        mc.set("from", "redis")
+        kv = servers()
+        r = kv.client()
+        assert r.execute_command("REPLICAOF", "127.0.0.1", m.port) == b"OK"
+        wait_replicas_caught_up(m, [kv])
+        assert r.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+        r.set("own", "write")
+        kv.restart()
+        r = kv.client()
+        assert r.execute_command("REPLICAOF", "127.0.0.1", m.port) == b"OK"
+        wait_replicas_caught_up(m, [kv])
+        assert r.get("own") is None and r.get("from") == b"redis"
+        assert mc.info("stats")["sync_full"] == 2
+
+        other = servers()
+        other.client().set("from", "kvrocks")
+        follow(kv, other)
+        wait_caught_up(other, [kv])
+        assert r.get("from") == b"kvrocks"
+        assert r.execute_command("REPLICAOF", "127.0.0.1", m.port) == b"OK"
+        wait_replicas_caught_up(m, [kv])
+        assert r.get("from") == b"redis" and r.dbsize() == 1
+        assert mc.info("stats")["sync_full"] == 3
+    finally:
+        m.cleanup()
