@@ -131,7 +131,8 @@ void Role(CommandCall& call) {
 // WAIT numreplicas timeout: Redis' waitCommand over kvrocks replicas
 // (KSLAVEOF). A Redis master waits for the offset of the client's last write;
 // here it is the sequence number of the last write of any client when WAIT
-// runs (at least as late). Replicas are asked to acknowledge at once. The
+// runs (at least as late), or none for a client that never wrote (every
+// streaming replica counts, as Redis counts them for a woff of 0). Replicas are asked to acknowledge at once. The
 // reply is the count of replicas that acknowledged it: as soon as there are
 // numreplicas, else when the timeout expires (never with timeout 0, as in
 // Redis), or on CLIENT UNBLOCK. In MULTI it answers the count at once.
@@ -146,7 +147,7 @@ void Wait(CommandCall& call) {
   if (!IntArg(call, 1, &wanted)) return;
   if (!ParseInt64(call.args[2], &timeout)) return ReplyError(call, "ERR timeout is not an integer or out of range");
   if (timeout < 0) return ReplyError(call, "ERR timeout is negative");
-  const uint64_t seq = call.server->storage()->LatestSequence();
+  const uint64_t seq = call.conn->wrote ? call.server->storage()->LatestSequence() : 0;
   const int64_t acked = call.server->ReplicasAcked(seq);
   if (wanted <= acked || call.in_exec) return reply::Integer(call.out, acked);
   call.server->WaitForReplicaAcks(call.conn, seq, wanted, static_cast<uint64_t>(timeout));

@@ -214,7 +214,9 @@ void Replica::Supervise() {
     requests_.clear();
     g.unlock();
     StopSession();
-    native_link_ = false;
+    // REPLICAOF with a kvrocks master's position kept: presumed kvrocks (read-only
+    // at once) until the master says what it is.
+    native_link_ = last.follow && !last.kvrocks && native_->wal_id() != "?";
     replid_shifted_ = false;
     if (!last.follow) {
       // A promoted replica's writes are its own history: a later KSLAVEOF starts
@@ -341,7 +343,8 @@ Status Replica::Session(const std::string& host, int port, bool kvrocks) {
   s = Handshake(&link, host, port, &kvrocks_master);
   if (!s.ok()) return s;
   if (kvrocks_master) {
-    if (!native_link_.exchange(true)) LOG(INFO) << "The master is kvrocks: following its write-ahead log (KPSYNC)";
+    native_link_ = true;
+    LOG(INFO) << "The master is kvrocks: following its write-ahead log (KPSYNC)";
     return FollowNative(&link);
   }
   return StreamCommands(&link);
@@ -436,6 +439,7 @@ Status Replica::Handshake(MasterLink* link, const std::string& host, int port, b
   }
   if (line.rfind("-NOMASTERLINK", 0) != 0 && line.rfind("-LOADING", 0) != 0) {
     // What comes now is a Redis master's data set.
+    native_link_ = false;
     if (!(s = native_->ForgetState()).ok()) return s;
   }
   if (line.rfind("+FULLRESYNC", 0) == 0) {

@@ -141,7 +141,7 @@ class Replica {
   std::atomic<bool> stop_{false};
   std::atomic<bool> following_{false};
   std::atomic<bool> kvrocks_{false};      // the master is kvrocks (KSLAVEOF)
-  std::atomic<bool> native_link_{false};  // REPLICAOF's master is kvrocks (said so to PSYNC)
+  std::atomic<bool> native_link_{false};  // REPLICAOF's master is kvrocks (said so to PSYNC, or presumed)
   bool replid_shifted_ = false;           // for this request's kvrocks master; the session thread's
   std::unique_ptr<NativeFollower> native_;
   std::atomic<int> state_{kNone};

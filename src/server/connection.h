@@ -215,6 +215,9 @@ class Connection {
   ReplConf replconf;
   // The replica's client that applies the master's stream (writes are allowed).
   bool is_master = false;
+  // A command of this client changed data: WAIT counts replicas that have what was
+  // written when it runs, else every replica (a Redis client's woff of 0).
+  bool wrote = false;
   // The master client's replication link: its addresses (CLIENT LIST addr and
   // laddr; MONITOR and SLOWLOG show addr) and socket (fd=). Called only while
   // no other thread sees the client (Server::ListMasterClient says when).

@@ -358,6 +358,7 @@ void TakeOwnExpiries(Server* srv, Context* ctx) {
 // it commits); a client told of its own writes runs nothing more until then.
 void NoteChanges(Server* srv, Connection* conn, WriteBatcher* batcher, Context* ctx) {
   const bool wrote = !ctx->touched().empty();
+  if (wrote) conn->wrote = true;
   srv->TouchKeys(*ctx);
   batcher->NoteChanged(ctx, conn->id());
   if (wrote && TellsItself(conn)) batcher->HoldUntilTold(conn);
@@ -387,6 +388,7 @@ void RunExclusive(Connection* conn, WriteBatcher* batcher, const std::function<v
   }
   srv->TouchKeys(ctx);
   const bool wrote = s.ok() && !ctx.touched().empty();
+  if (wrote) conn->wrote = true;
   const bool told = wrote && !srv->tracking().idle();
   const Tracking::Changes changes{&ctx.touched(), conn->id(), &ctx.touch_marks()};
   if (told) srv->tracking().Invalidate({changes}, Tracking::Parts::kReaders);

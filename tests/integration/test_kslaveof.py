@@ -3,6 +3,8 @@ master's storage, then the replica follows its write-ahead log, resumes after a
 broken link or a restart, and can serve replicas of its own (A -> B -> C).
 Replicas must hold exactly their master's data set: DEBUG DIGEST, then key by
 key (DEBUG DIGEST-VALUE, type, TTL), and INFO keyspace's counts."""
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -519,31 +521,38 @@ def test_sentinel_fails_over_a_group_of_kvrocks_servers(servers, tmp_path):
     fill(c)
     replicas = [servers("--replicaof", f"127.0.0.1 {master.port}") for _ in range(2)]
     wait_caught_up(master, replicas)
-    sentinel, s = start_sentinel(tmp_path / "sentinel", master.port)
+    sentinel, s = start_sentinel(tmp_path / "sentinel", master.port, down_after_ms=2000)
     try:
         def replicas_seen():
             seen = s.execute_command("SENTINEL", "REPLICAS", "mymaster")
             return len([f for f in seen if f["master-link-status"] == "ok" and "s_down" not in f["flags"]]) == 2
         wait_until(replicas_seen, 30, "Sentinel to see both kvrocks replicas")
         master.stop()
-        ports = {r.port: r for r in replicas}
+        by_port = {r.port: r for r in replicas + [master]}
 
-        def promoted():
-            port = int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1])
-            return port in ports and ports[port].client().execute_command("ROLE")[0] == b"master"
-        wait_until(promoted, 60, "Sentinel to promote a kvrocks replica")
-        new = ports[int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1])]
-        other = next(r for r in replicas if r is not new)
-        nc = new.client()
-        nc.set("after", "failover")
-        wait_until(lambda: other.client().info("replication").get("master_port") == new.port and
-                   other.client().get("after") == b"failover", 60, "the other replica to follow the new master")
+        def sentinels_master():
+            return by_port[int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1])]
+        wait_until(lambda: sentinels_master() in replicas and
+                   sentinels_master().client().execute_command("ROLE")[0] == b"master", 60,
+                   "Sentinel to promote a kvrocks replica")
+        sentinels_master().client().set("after", "failover")
         master.start()  # Sentinel turns it into a replica of the new master
-        wait_until(lambda: master.client().info("replication").get("master_port") == new.port and
-                   master.client().get("after") == b"failover", 60, "the old master to follow the new one")
-        wait_caught_up(new, [other, master])
-        assert_same(new, other)
-        assert_same(new, master)
+
+        def converged():
+            new = sentinels_master()
+            if new.client().execute_command("ROLE")[0] != b"master":
+                return False
+            for r in by_port.values():
+                if r is not new and (r.client().info("replication").get("master_port") != new.port or
+                                     r.client().get("after") != b"failover"):
+                    return False
+            return True
+        wait_until(converged, 60, "all three servers to follow Sentinel's master")
+        new = sentinels_master()
+        others = [r for r in by_port.values() if r is not new]
+        wait_caught_up(new, others)
+        for r in others:
+            assert_same(new, r)
     finally:
         sentinel.terminate()
         sentinel.wait()
@@ -583,3 +592,52 @@ def test_a_redis_position_does_not_outlive_a_promotion_or_a_kvrocks_master(serve
         assert mc.info("stats")["sync_full"] == 3
     finally:
         m.cleanup()
+
+
+def test_a_writable_replica_of_a_kvrocks_master_stays_read_only_while_its_master_is_away(servers):
+    """replica-read-only no lets a replica of a Redis master take writes, but a copy of
+    a kvrocks master's storage is always read-only. Restarted while its master is down,
+    a REPLICAOF replica that last followed a kvrocks master is presumed to follow one
+    until the master answers: a local write would otherwise stay under the log it resumes."""
+    master = servers()
+    master.client().set("k", "master")
+    replica = servers("--replicaof", f"127.0.0.1 {master.port}", "--replica-read-only", "no")
+    wait_caught_up(master, [replica])
+    with pytest.raises(redis.ReadOnlyError):
+        replica.client().set("k", "replica")
+    master.stop()
+    replica.restart()
+    r = replica.client()
+    assert r.info("replication")["master_link_status"] == "down"
+    with pytest.raises(redis.ReadOnlyError):
+        r.set("k", "replica")
+    master.start()
+    master.client().set("k2", "later")
+    wait_caught_up(master, [replica])
+    assert_same(master, replica)
+    assert replica.client().info("replication")["replica_full_syncs"] == 0
+
+
+def test_wait_counts_replicas_against_the_clients_own_writes(servers):
+    """WAIT of a client that never wrote counts every streaming replica (Redis: its
+    woff is 0), while a writer's WAIT waits for its write: with one replica stopped,
+    the writer gets 1 after the timeout and a reader 2 at once."""
+    master = servers()
+    replicas = [servers(), servers()]
+    for r in replicas:
+        follow(r, master)
+    c = master.client()
+    wait_until(lambda: c.info("replication")["connected_slaves"] == 2, 30, "two replicas streaming")
+    writer, reader = master.client(), master.client()
+    writer.set("k", 1)
+    assert writer.execute_command("WAIT", 2, 0) == 2
+    os.kill(replicas[1].proc.pid, signal.SIGSTOP)
+    try:
+        writer.set("k", 2)
+        assert writer.execute_command("WAIT", 2, 300) == 1
+        assert reader.execute_command("WAIT", 2, 0) == 2
+        assert reader.get("k") == b"2"  # a read is no write
+        assert reader.execute_command("WAIT", 2, 0) == 2
+    finally:
+        os.kill(replicas[1].proc.pid, signal.SIGCONT)
+    assert writer.execute_command("WAIT", 2, 0) == 2

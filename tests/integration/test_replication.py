@@ -1051,15 +1051,17 @@ def test_redis_62_master():
         m.cleanup()
 
 
-def start_sentinel(dir, master_port):
+def start_sentinel(dir, master_port, down_after_ms=1000):
     """A Redis Sentinel (Debian's redis-server --sentinel) monitoring the master at
-    master_port as "mymaster" with quorum 1; returns the process and a client."""
+    master_port as "mymaster" with quorum 1; returns the process and a client.
+    With down_after_ms at 1000, its ping period, Sentinel now and then judges a master
+    it just switched to down before its first PING (seen with Redis servers too)."""
     dir.mkdir()
     port = free_port()
     conf = dir / "sentinel.conf"
     conf.write_text(f"port {port}\nbind 127.0.0.1\ndir {dir}\n"
                     f"sentinel monitor mymaster 127.0.0.1 {master_port} 1\n"
-                    "sentinel down-after-milliseconds mymaster 1000\n"
+                    f"sentinel down-after-milliseconds mymaster {down_after_ms}\n"
                     "sentinel failover-timeout mymaster 10000\n")
     proc = subprocess.Popen([REDIS_BIN, str(conf), "--sentinel"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
