@@ -16,8 +16,9 @@ from conftest import Kvrocks, RawClient, RealRedis, wait_replicas_caught_up, wai
 from random_commands import Gen, feed_master, key_differences
 
 
-def follow(replica, master):
-    assert replica.client().execute_command("KSLAVEOF", "127.0.0.1", master.port) == b"OK"
+def follow(replica, master, command="KSLAVEOF"):
+    """command REPLICAOF: the same, found out in the handshake (a kvrocks master)."""
+    assert replica.client().execute_command(command, "127.0.0.1", master.port) == b"OK"
 
 
 def wal_sequence(server):
@@ -147,7 +148,7 @@ def test_the_replica_follows_writes_and_is_read_only(servers):
 def test_random_commands_reach_a_chain_of_replicas(servers, seed):
     a, b, c = servers(), servers(), servers()
     follow(b, a)
-    follow(c, b)
+    follow(c, b, "REPLICAOF" if seed == 2 else "KSLAVEOF")
     wait_until(lambda: all(s.client().info("replication")["master_link_status"] == "up" for s in (b, c)), 20,
                "the links")
     history = feed_master(RawClient(a.port), Gen(seed), 1500)
