@@ -132,10 +132,11 @@ void Role(CommandCall& call) {
 // (KSLAVEOF). A Redis master waits for the offset of the client's last write;
 // here it is the sequence number of the last write of any client when WAIT
 // runs (at least as late), or none for a client that never wrote (every
-// streaming replica counts, as Redis counts them for a woff of 0). Replicas are asked to acknowledge at once. The
-// reply is the count of replicas that acknowledged it: as soon as there are
-// numreplicas, else when the timeout expires (never with timeout 0, as in
-// Redis), or on CLIENT UNBLOCK. In MULTI it answers the count at once.
+// streaming replica counts, as Redis counts them for a woff of 0). Replicas are
+// asked to acknowledge at once. The reply is the count of replicas that
+// acknowledged it: as soon as there are numreplicas, else when the timeout
+// expires (never with timeout 0, as in Redis), or on CLIENT UNBLOCK. In MULTI
+// it answers the count at once.
 void Wait(CommandCall& call) {
   if (call.server->replica()->is_replica()) {
     return ReplyError(call,

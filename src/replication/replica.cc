@@ -211,14 +211,15 @@ void Replica::Supervise() {
     req_cv_.wait(g, [this] { return quit_ || !requests_.empty(); });
     if (quit_) break;
     Pending last = requests_.back();  // only the latest wish matters
+    // ... but a promotion in between (REPLICAOF NO ONE, writes, KSLAVEOF) still
+    // ends the kvrocks position: the writes it accepted are its own history.
+    bool promoted = false;
+    for (const Pending& p : requests_) promoted = promoted || !p.follow;
     requests_.clear();
     g.unlock();
     StopSession();
-    // REPLICAOF with a kvrocks master's position kept: presumed kvrocks (read-only
-    // at once) until the master says what it is.
-    native_link_ = last.follow && !last.kvrocks && native_->wal_id() != "?";
     replid_shifted_ = false;
-    if (!last.follow) {
+    if (promoted) {
       // A promoted replica's writes are its own history: a later KSLAVEOF starts
       // with a full sync, and a later PSYNC with the id Unfollow gave it. (A Redis
       // master's data set is forgotten in the same way when its PSYNC reply comes.)
@@ -227,6 +228,9 @@ void Replica::Supervise() {
       fs = PersistReplId(applier_.offset());
       if (!fs.ok()) LOG(WARNING) << "Persisting the new replication id: " << fs.message();
     }
+    // REPLICAOF with a kvrocks master's position kept: presumed kvrocks (read-only
+    // at once) until the master says what it is.
+    native_link_ = last.follow && !last.kvrocks && native_->wal_id() != "?";
     if (!last.follow) {
       renew_master_client = true;
     } else {

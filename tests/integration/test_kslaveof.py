@@ -642,3 +642,22 @@ def test_wait_counts_replicas_against_the_clients_own_writes(servers):
     finally:
         os.kill(replicas[1].proc.pid, signal.SIGCONT)
     assert writer.execute_command("WAIT", 2, 0) == 2
+
+
+def test_a_promotion_between_two_kslaveofs_means_a_full_sync(servers):
+    """KSLAVEOF NO ONE, a write, KSLAVEOF of the same master, sent together: the
+    replica's own write must not stay under the master's resumed log."""
+    master, replica = servers(), servers()
+    master.client().set("k", "master")
+    follow(replica, master)
+    wait_caught_up(master, [replica])
+    r = replica.client()
+    for _ in range(3):
+        pipe = r.pipeline(transaction=False)
+        pipe.execute_command("KSLAVEOF", "NO", "ONE").set("own", "write")
+        pipe.execute_command("KSLAVEOF", "127.0.0.1", master.port)
+        assert pipe.execute() == [b"OK", True, b"OK"]
+        master.client().incr("n")
+        wait_caught_up(master, [replica])
+        assert_same(master, replica)
+        assert r.get("own") is None
